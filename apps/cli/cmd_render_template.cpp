@@ -1,0 +1,6 @@
+// Placeholder until this subcommand is implemented.
+#include "apps/cli/commands.h"
+
+namespace inferdesk::cli {
+void register_render_template(CLI::App&) {}
+}  // namespace inferdesk::cli

@@ -1,0 +1,34 @@
+// inferdesk-cli entry point: dispatches to the subcommands in cmd_*.cpp.
+#include <cstdio>
+#include <exception>
+
+#include "apps/cli/commands.h"
+#include "core/util/error.h"
+
+namespace inferdesk::cli {
+int& exit_status() {
+  static int status = 0;
+  return status;
+}
+}  // namespace inferdesk::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"InferDesk command line: run, benchmark and inspect local LLMs"};
+  app.require_subcommand(1);
+  inferdesk::cli::register_generate(app);
+  inferdesk::cli::register_bench(app);
+  inferdesk::cli::register_tokenize(app);
+  inferdesk::cli::register_render_template(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const inferdesk::Error& e) {
+    std::fprintf(stderr, "inferdesk-cli: %s: %s\n", inferdesk::to_string(e.code()), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "inferdesk-cli: error: %s\n", e.what());
+    return 1;
+  }
+  return inferdesk::cli::exit_status();
+}

@@ -1,0 +1,209 @@
+// The Backend interface: the seam between the engine (core/) and the hardware that runs a model.
+//
+// A backend owns device memory (activations, weights, the paged KV cache) and implements a small
+// set of ops that the architecture files in core/model/ compose into a forward pass. The CPU
+// backend (core/backend/cpu) is the reference every other backend is tested against; the CUDA
+// backend (cuda/) implements the same interface.
+//
+// Ops are issued in order from one thread (the engine thread). A backend may run them
+// asynchronously (the CUDA backend queues them on a stream so a decode step can be captured as a
+// CUDA graph); results become visible to the host only through to_host()/sample(), which
+// synchronise. All shapes are validated by the caller (core/model), not by the op.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/util/dtype.h"
+#include "core/util/host_tensor.h"
+
+namespace inferdesk {
+
+enum class DeviceKind { Cpu, Cuda };
+
+// A 2-D row-major view of backend memory. Vectors (norm weights, biases) have rows == 1.
+// stride is the number of elements between the starts of consecutive rows (>= cols).
+struct Tensor {
+  void* data = nullptr;
+  DType dtype = DType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t stride = 0;
+
+  bool empty() const { return data == nullptr; }
+  size_t element_size() const { return dtype_size(dtype); }
+  // Rows [r0, r0+n).
+  Tensor row_slice(int64_t r0, int64_t n) const {
+    Tensor t = *this;
+    t.data = static_cast<char*>(data) + r0 * stride * static_cast<int64_t>(element_size());
+    t.rows = n;
+    return t;
+  }
+  // Columns [c0, c0+n) of every row (stride unchanged).
+  Tensor col_slice(int64_t c0, int64_t n) const {
+    Tensor t = *this;
+    t.data = static_cast<char*>(data) + c0 * static_cast<int64_t>(element_size());
+    t.cols = n;
+    return t;
+  }
+  // Same contiguous memory seen as [rows*cols/new_cols, new_cols]; requires stride == cols.
+  Tensor reshaped(int64_t new_cols) const {
+    Tensor t = *this;
+    t.rows = rows * cols / new_cols;
+    t.cols = new_cols;
+    t.stride = new_cols;
+    return t;
+  }
+};
+
+// Owning handle for a tensor allocated by a backend (or a non-owning one for weights the backend
+// reads in place, e.g. the CPU backend's mmapped BF16 weights).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Tensor t, std::shared_ptr<void> owner) : tensor_(t), owner_(std::move(owner)) {}
+  const Tensor& tensor() const { return tensor_; }
+  Tensor& tensor() { return tensor_; }
+  bool empty() const { return tensor_.empty(); }
+
+ private:
+  Tensor tensor_;
+  std::shared_ptr<void> owner_;
+};
+
+// Geometry of the paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads,
+// head_dim]. A token's slot is block_id * block_size + offset_in_block.
+struct KvCacheShape {
+  int32_t num_layers = 0;
+  int32_t num_blocks = 0;
+  int32_t block_size = 16;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+};
+
+// One sequence's part of a step. Its tokens are rows [query_start, query_start + query_len) of the
+// step; after the step the cache holds context_len tokens of it (cached before + query_len).
+struct StepSeq {
+  int32_t query_start = 0;
+  int32_t query_len = 0;
+  int32_t context_len = 0;
+  int32_t block_table_start = 0;  // index into StepInput::block_tables
+  int32_t num_blocks = 0;
+};
+
+// Everything about a step that is not a tensor: built on the host by the engine, uploaded once per
+// step by begin_step().
+struct StepInput {
+  std::vector<int32_t> token_ids;     // [T]
+  std::vector<int32_t> positions;     // [T] absolute position of each token in its sequence
+  std::vector<int32_t> slot_mapping;  // [T] cache slot each token's K/V is written to
+  std::vector<StepSeq> seqs;          // sequences in row order
+  std::vector<int32_t> block_tables;  // concatenated block tables of seqs
+  std::vector<int32_t> logit_rows;    // rows whose logits are wanted, in output order
+  int32_t block_size = 16;
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
+};
+
+// Rotary embedding: inv_freq has rotary_dim/2 entries (llama3 / linear scaling already applied by
+// core/layers/rope); q and k rows are rotated "rotate_half" style (HF Llama/NeoX convention) and
+// multiplied by attention_scaling.
+struct RopeConfig {
+  std::vector<float> inv_freq;
+  int32_t rotary_dim = 0;
+  float attention_scaling = 1.0f;
+};
+
+struct AttentionParams {
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  float scale = 1.0f;
+  int32_t sliding_window = 0;  // 0: full causal attention; else a query at position p sees keys in (p - window, p]
+};
+
+// Weights of one expert of a MoE layer (SwiGLU: down(silu(gate x) * up x)).
+struct ExpertWeights {
+  Tensor gate;  // [inter, hidden]
+  Tensor up;    // [inter, hidden]
+  Tensor down;  // [hidden, inter]
+};
+
+struct MemoryInfo {
+  int64_t device_total = 0;  // bytes; 0 when not applicable
+  int64_t device_used = 0;
+  int64_t weights = 0;
+  int64_t kv_cache = 0;
+  int64_t activations = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual DeviceKind kind() const = 0;
+  virtual std::string name() const = 0;
+
+  // ---- memory ----
+  virtual Buffer alloc(DType dtype, int64_t rows, int64_t cols) = 0;
+  // Make a weight available to ops. A backend may keep a view of host memory (the host memory must
+  // then outlive the model) or copy/convert it to device memory. rows/cols give the 2-D view
+  // (1-D tensors are [1, n]).
+  virtual Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) = 0;
+  // Fill a tensor with uniform random values in [-scale, scale] (dummy-weight benchmarks).
+  virtual void fill_random(Tensor t, uint64_t seed, float scale) = 0;
+  virtual void init_kv_cache(const KvCacheShape& shape) = 0;
+  // Bytes one KV block takes over all layers for this geometry (used to size the pool).
+  virtual int64_t kv_block_bytes(const KvCacheShape& shape) const = 0;
+  virtual MemoryInfo memory_info() const = 0;
+
+  // ---- step ----
+  virtual void begin_step(const StepInput& step) = 0;
+
+  // ---- ops (shapes: x is [T, n] for the step's T token rows unless said otherwise) ----
+  // out[i] = table[token_ids[i]]
+  virtual void embed(const Tensor& table, Tensor out) = 0;
+  // out = x / rms(x) * w, row-wise over cols. x and out may be the same tensor.
+  virtual void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) = 0;
+  // residual += x; out = rms_norm(residual). Fused residual add.
+  virtual void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
+                            Tensor out) = 0;
+  // out = x @ w^T (+ bias). x [T, in], w [out, in], bias [1, out] or null.
+  virtual void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) = 0;
+  // Rotate q [T, Hq*D] and k [T, Hk*D] in place at the step's positions.
+  virtual void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads,
+                    int32_t head_dim, const RopeConfig& rope) = 0;
+  // Write k, v [T, Hk*D] of `layer` into the cache at the step's slot_mapping.
+  virtual void write_kv(int32_t layer, const Tensor& k, const Tensor& v) = 0;
+  // Causal paged attention of q [T, Hq*D] over the cache of `layer` (incl. this step's K/V).
+  virtual void attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) = 0;
+  // out = silu(gate) * up
+  virtual void silu_mul(const Tensor& gate, const Tensor& up, Tensor out) = 0;
+  // inout += x
+  virtual void add(Tensor inout, const Tensor& x) = 0;
+  // out[j] = x[logit_rows[j]]
+  virtual void gather_rows(const Tensor& x, Tensor out) = 0;
+
+  // ---- mixture of experts ----
+  // Softmax over router logits [T, E], pick top_k (ties: lower expert id first), renormalise the
+  // chosen weights to sum 1 when normalize is true. ids [T, k] I32, weights [T, k] F32.
+  virtual void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids,
+                         Tensor weights) = 0;
+  // out = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]); also adds the token counts per expert to
+  // the counters of `layer` (see expert_counts).
+  virtual void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
+                           const Tensor& ids, const Tensor& weights, Tensor out) = 0;
+  // out += sigmoid(gate[t, 0]) * x[t]  (Qwen2-MoE shared expert).
+  virtual void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) = 0;
+  // Counters of routed tokens, [num_layers * num_experts], cumulative since init_expert_counters.
+  virtual void init_expert_counters(int32_t num_layers, int32_t num_experts) = 0;
+  virtual std::vector<int64_t> expert_counts() = 0;
+
+  // ---- results ----
+  // Copy (converting to float) a tensor to host memory of rows*cols floats. Synchronises.
+  virtual void to_host(const Tensor& t, float* dst) = 0;
+  virtual void synchronize() = 0;
+};
+
+}  // namespace inferdesk

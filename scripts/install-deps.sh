@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages InferDesk needs to build and test. Idempotent; uses sudo when not root.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PKGS=(build-essential cmake ninja-build pkg-config git
+      nlohmann-json3-dev libpcre2-dev libsqlite3-dev libcli11-dev libgtest-dev libopenblas-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
