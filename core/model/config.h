@@ -72,6 +72,10 @@ struct GenerationConfig {
   double top_p = -1;
   int64_t top_k = -1;
   double repetition_penalty = -1;
+  double min_p = -1;
+  int64_t max_new_tokens = -1;
+  // Parse and validate (types, and ranges of the sampling values). Throws Error(Format) naming
+  // the field.
   static GenerationConfig from_json(const nlohmann::json& j);
 };
 

@@ -1,0 +1,429 @@
+// ModelConfig / GenerationConfig parsing. Defaults follow the transformers config classes
+// (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen2MoeConfig,
+// Qwen3MoeConfig) for keys a config.json leaves out; the core sizes are required.
+// Built into inferdesk_io (see core/io/CMakeLists.txt).
+#include "core/model/config.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+
+namespace inferdesk {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& field, const std::string& reason) {
+  throw Error(ErrorCode::Format, "field \"" + field + "\": " + reason);
+}
+
+const json* lookup(const json& j, const char* key) {
+  auto it = j.find(key);
+  return (it == j.end() || it->is_null()) ? nullptr : &*it;
+}
+
+std::optional<int64_t> opt_int(const json& j, const char* key) {
+  const json* v = lookup(j, key);
+  if (!v) return std::nullopt;
+  if (v->is_number_unsigned()) {
+    if (v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(key, "integer too large");
+    return static_cast<int64_t>(v->get<uint64_t>());
+  }
+  if (!v->is_number_integer()) bad(key, "must be an integer, got " + v->dump());
+  return v->get<int64_t>();
+}
+
+int64_t required_int(const json& j, const char* key) {
+  auto v = opt_int(j, key);
+  if (!v) bad(key, "missing (required)");
+  return *v;
+}
+
+std::optional<double> opt_double(const json& j, const char* key) {
+  const json* v = lookup(j, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) bad(key, "must be a number, got " + v->dump());
+  double d = v->get<double>();
+  if (!std::isfinite(d)) bad(key, "must be finite");
+  return d;
+}
+
+bool opt_bool(const json& j, const char* key, bool def) {
+  const json* v = lookup(j, key);
+  if (!v) return def;
+  if (!v->is_boolean()) bad(key, "must be true or false, got " + v->dump());
+  return v->get<bool>();
+}
+
+std::string opt_string(const json& j, const char* key) {
+  const json* v = lookup(j, key);
+  if (!v) return "";
+  if (!v->is_string()) bad(key, "must be a string, got " + v->dump());
+  return v->get<std::string>();
+}
+
+void check_range(const char* key, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    bad(key, "value " + std::to_string(v) + " is outside the supported range [" +
+                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+}
+
+// eos_token_id: an int, a list of ints, or null.
+std::vector<int64_t> token_id_list(const json& j, const char* key) {
+  const json* v = lookup(j, key);
+  std::vector<int64_t> out;
+  if (!v) return out;
+  auto one = [&](const json& x) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0) {
+      bad(key, "token ids must be non-negative integers, got " + x.dump());
+    }
+    out.push_back(x.get<int64_t>());
+  };
+  if (v->is_array()) {
+    if (v->size() > 1024) bad(key, "too many token ids");
+    for (const auto& x : *v) one(x);
+  } else {
+    one(*v);
+  }
+  return out;
+}
+
+int64_t optional_token_id(const json& j, const char* key) {
+  auto v = opt_int(j, key);
+  if (!v) return -1;
+  if (*v < 0) bad(key, "must be a non-negative token id or null");
+  return *v;
+}
+
+// ---- per-family defaults -------------------------------------------------------------------
+
+enum class Bias { Read, Always, Never };
+enum class Sliding {
+  None,            // llama: no sliding window
+  EveryLayer,      // mistral, mixtral: sliding_window on every layer (null -> none)
+  FromMaxWindow,   // qwen2, qwen3: use_sliding_window && i >= max_window_layers
+  Qwen2MoeRule,    // qwen2_moe: use_sliding_window && i even && i < max_window_layers
+  EnabledAll,      // qwen3_moe: use_sliding_window -> every layer
+};
+enum class Moe { Dense, Mixtral, Qwen };
+
+struct Family {
+  std::string_view type;
+  int64_t kv_heads;          // default when the key is absent; -1: num_attention_heads
+  int64_t head_dim;          // default when absent; 0: hidden_size / num_attention_heads
+  int64_t max_position;
+  double rms_eps;
+  double rope_theta;
+  int64_t bos, eos;          // -1: none
+  Bias bias;
+  bool qk_norm;
+  Sliding sliding;
+  int64_t sliding_window;    // default window when the key is absent (0: none)
+  Moe moe;
+  int64_t experts, experts_per_tok, moe_width, shared_width;
+};
+
+constexpr std::array<Family, 7> kFamilies = {{
+    {"llama", -1, 0, 2048, 1e-6, 10000.0, 1, 2, Bias::Read, false, Sliding::None, 0, Moe::Dense,
+     0, 0, 0, 0},
+    {"mistral", 8, 0, 131072, 1e-6, 10000.0, 1, 2, Bias::Never, false, Sliding::EveryLayer, 4096,
+     Moe::Dense, 0, 0, 0, 0},
+    {"qwen2", 32, 0, 32768, 1e-6, 10000.0, -1, -1, Bias::Always, false, Sliding::FromMaxWindow,
+     4096, Moe::Dense, 0, 0, 0, 0},
+    {"qwen3", 32, 128, 32768, 1e-6, 10000.0, -1, -1, Bias::Read, true, Sliding::FromMaxWindow,
+     4096, Moe::Dense, 0, 0, 0, 0},
+    {"mixtral", 8, 0, 131072, 1e-5, 1e6, 1, 2, Bias::Never, false, Sliding::EveryLayer, 0,
+     Moe::Mixtral, 8, 2, 0, 0},
+    {"qwen2_moe", 16, 0, 32768, 1e-6, 1e6, -1, -1, Bias::Always, false, Sliding::Qwen2MoeRule,
+     4096, Moe::Qwen, 60, 4, 1408, 5632},
+    {"qwen3_moe", 4, 0, 32768, 1e-6, 10000.0, -1, -1, Bias::Read, true, Sliding::EnabledAll, 4096,
+     Moe::Qwen, 128, 8, 768, 0},
+}};
+
+const Family& find_family(const json& j) {
+  const json* v = lookup(j, "model_type");
+  if (!v || !v->is_string()) bad("model_type", "missing or not a string");
+  const auto& type = v->get_ref<const std::string&>();
+  for (const auto& f : kFamilies) {
+    if (f.type == type) return f;
+  }
+  std::string list;
+  for (const auto& f : kFamilies) list += (list.empty() ? "" : ", ") + std::string(f.type);
+  throw Error(ErrorCode::Unsupported,
+              "field \"model_type\": \"" + type + "\" is not supported (supported: " + list + ")");
+}
+
+// ---- sections ------------------------------------------------------------------------------
+
+void parse_sizes(const json& j, const Family& f, ModelConfig& c) {
+  c.vocab_size = required_int(j, "vocab_size");
+  c.hidden_size = required_int(j, "hidden_size");
+  c.intermediate_size = required_int(j, "intermediate_size");
+  c.num_hidden_layers = required_int(j, "num_hidden_layers");
+  c.num_attention_heads = required_int(j, "num_attention_heads");
+  check_range("vocab_size", c.vocab_size, 1, 4'000'000);
+  check_range("hidden_size", c.hidden_size, 1, 65536);
+  check_range("intermediate_size", c.intermediate_size, 1, 1 << 20);
+  check_range("num_hidden_layers", c.num_hidden_layers, 1, 1024);
+  check_range("num_attention_heads", c.num_attention_heads, 1, 4096);
+
+  // Absent -> the class default; explicit null -> num_attention_heads (as the classes do).
+  int64_t kv_default = f.kv_heads < 0 ? c.num_attention_heads : f.kv_heads;
+  if (j.contains("num_key_value_heads") && j["num_key_value_heads"].is_null()) {
+    kv_default = c.num_attention_heads;
+  }
+  c.num_key_value_heads = opt_int(j, "num_key_value_heads").value_or(kv_default);
+  check_range("num_key_value_heads", c.num_key_value_heads, 1, c.num_attention_heads);
+  if (c.num_attention_heads % c.num_key_value_heads != 0) {
+    bad("num_key_value_heads", "num_attention_heads (" + std::to_string(c.num_attention_heads) +
+                                   ") is not divisible by num_key_value_heads (" +
+                                   std::to_string(c.num_key_value_heads) + ")");
+  }
+  // head_dim: explicit when non-null; absent -> the class default (qwen3: 128); else derived.
+  std::optional<int64_t> hd = opt_int(j, "head_dim");
+  if (!hd && f.head_dim > 0 && !j.contains("head_dim")) hd = f.head_dim;
+  if (hd) {
+    c.head_dim = *hd;
+  } else {
+    if (c.hidden_size % c.num_attention_heads != 0) {
+      bad("hidden_size", "hidden_size (" + std::to_string(c.hidden_size) +
+                             ") is not divisible by num_attention_heads (" +
+                             std::to_string(c.num_attention_heads) + ") and no head_dim is given");
+    }
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  }
+  check_range("head_dim", c.head_dim, 2, 1024);
+  if (c.head_dim % 2 != 0) bad("head_dim", "must be even for rotary embeddings");
+  c.max_position_embeddings = opt_int(j, "max_position_embeddings").value_or(f.max_position);
+  check_range("max_position_embeddings", c.max_position_embeddings, 1, int64_t{1} << 27);
+}
+
+void parse_misc(const json& j, const Family& f, ModelConfig& c) {
+  if (const json* a = lookup(j, "architectures")) {
+    if (!a->is_array()) bad("architectures", "must be a list of strings");
+    if (!a->empty()) {
+      if (!(*a)[0].is_string()) bad("architectures", "must be a list of strings");
+      c.architecture = (*a)[0].get<std::string>();
+    }
+  }
+  c.torch_dtype = opt_string(j, "torch_dtype");
+  if (c.torch_dtype.empty()) c.torch_dtype = opt_string(j, "dtype");  // transformers 5 name
+  std::string act = opt_string(j, "hidden_act");
+  if (act.empty() || act == "swish") act = "silu";
+  if (act != "silu") {
+    throw Error(ErrorCode::Unsupported,
+                "field \"hidden_act\": activation \"" + act + "\" is not supported (only silu)");
+  }
+  c.hidden_act = act;
+  c.rms_norm_eps = opt_double(j, "rms_norm_eps").value_or(f.rms_eps);
+  if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) bad("rms_norm_eps", "must be in (0, 1)");
+  c.tie_word_embeddings = opt_bool(j, "tie_word_embeddings", false);
+  switch (f.bias) {
+    case Bias::Always:
+      // qwen2 always has q/k/v biases; transformers 5 writes qkv_bias (default true) for qwen2_moe.
+      c.attention_bias = f.type == "qwen2_moe" ? opt_bool(j, "qkv_bias", true) : true;
+      break;
+    case Bias::Read: c.attention_bias = opt_bool(j, "attention_bias", false); break;
+    case Bias::Never: c.attention_bias = false; break;
+  }
+  c.qk_norm = f.qk_norm;
+  c.eos_token_ids = j.contains("eos_token_id") ? token_id_list(j, "eos_token_id")
+                                               : std::vector<int64_t>{};
+  if (!j.contains("eos_token_id") && f.eos >= 0) c.eos_token_ids = {f.eos};
+  c.bos_token_id = j.contains("bos_token_id") ? optional_token_id(j, "bos_token_id") : f.bos;
+}
+
+double required_rope_double(const json& r, const char* key, const std::string& type) {
+  auto v = opt_double(r, key);
+  if (!v) bad(std::string("rope_scaling.") + key, "required for rope type \"" + type + "\"");
+  return *v;
+}
+
+// rope_theta and rope_scaling; transformers 5 folds both into rope_parameters.
+void parse_rope(const json& j, const Family& f, ModelConfig& c) {
+  const json* params = lookup(j, "rope_parameters");
+  const json* scaling = params ? params : lookup(j, "rope_scaling");
+  if (params && !params->is_object()) bad("rope_parameters", "must be an object");
+  if (scaling && !scaling->is_object()) bad("rope_scaling", "must be an object or null");
+  if (params && !params->contains("rope_type") && !params->contains("rope_theta") &&
+      (params->contains("full_attention") || params->contains("sliding_attention"))) {
+    throw Error(ErrorCode::Unsupported,
+                "field \"rope_parameters\": per-layer-type rope parameters are not supported");
+  }
+  std::optional<double> theta = params ? opt_double(*params, "rope_theta") : std::nullopt;
+  if (!theta) theta = opt_double(j, "rope_theta");
+  c.rope_theta = theta.value_or(f.rope_theta);
+  if (!(c.rope_theta > 0)) bad("rope_theta", "must be positive");
+
+  c.rope_scaling = RopeScaling{};
+  if (!scaling) return;
+  std::string type = opt_string(*scaling, "rope_type");
+  if (type.empty()) type = opt_string(*scaling, "type");
+  if (type.empty() || type == "default") return;
+  if (type == "linear" || type == "llama3") {
+    c.rope_scaling.type = type;
+    c.rope_scaling.factor = required_rope_double(*scaling, "factor", type);
+    if (!(c.rope_scaling.factor > 0)) bad("rope_scaling.factor", "must be positive");
+  }
+  if (type == "linear") return;
+  if (type != "llama3") {
+    throw Error(ErrorCode::Unsupported,
+                "field \"rope_scaling\": rope type \"" + type +
+                    "\" is not supported (supported: default, linear, llama3)");
+  }
+  RopeScaling& r = c.rope_scaling;
+  r.low_freq_factor = required_rope_double(*scaling, "low_freq_factor", type);
+  r.high_freq_factor = required_rope_double(*scaling, "high_freq_factor", type);
+  auto orig = opt_int(*scaling, "original_max_position_embeddings");
+  if (!orig) bad("rope_scaling.original_max_position_embeddings", "required for llama3");
+  r.original_max_position_embeddings = *orig;
+  if (!(r.low_freq_factor > 0 && r.high_freq_factor > r.low_freq_factor)) {
+    bad("rope_scaling.high_freq_factor", "llama3 needs 0 < low_freq_factor < high_freq_factor");
+  }
+  check_range("rope_scaling.original_max_position_embeddings", *orig, 1, int64_t{1} << 27);
+}
+
+bool layer_slides(const Family& f, int64_t i, int64_t max_window_layers) {
+  switch (f.sliding) {
+    case Sliding::None: return false;
+    case Sliding::EveryLayer: return true;
+    case Sliding::FromMaxWindow: return i >= max_window_layers;
+    case Sliding::Qwen2MoeRule: return i % 2 == 0 && i < max_window_layers;
+    case Sliding::EnabledAll: return true;
+  }
+  return false;
+}
+
+void parse_sliding(const json& j, const Family& f, ModelConfig& c) {
+  const int64_t n = c.num_hidden_layers;
+  int64_t window = 0;
+  if (f.sliding != Sliding::None) {
+    window = j.contains("sliding_window") ? opt_int(j, "sliding_window").value_or(0)
+                                          : f.sliding_window;
+    check_range("sliding_window", window, 0, int64_t{1} << 27);
+    bool qwen_rule = f.sliding != Sliding::EveryLayer;
+    if (qwen_rule && !opt_bool(j, "use_sliding_window", false)) window = 0;
+  }
+  c.layer_sliding_window.assign(static_cast<size_t>(n), 0);
+  if (const json* lt = lookup(j, "layer_types")) {
+    if (!lt->is_array() || static_cast<int64_t>(lt->size()) != n) {
+      bad("layer_types", "must be a list with one entry per layer (" + std::to_string(n) + ")");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const json& t = (*lt)[static_cast<size_t>(i)];
+      if (t == "sliding_attention") {
+        c.layer_sliding_window[static_cast<size_t>(i)] = window;
+      } else if (t != "full_attention") {
+        throw Error(ErrorCode::Unsupported, "field \"layer_types\": entry " + std::to_string(i) +
+                                                " is " + t.dump() +
+                                                " (supported: full_attention, sliding_attention)");
+      }
+    }
+    return;
+  }
+  if (window == 0) return;
+  const int64_t mwl = opt_int(j, "max_window_layers").value_or(28);
+  for (int64_t i = 0; i < n; ++i) {
+    if (layer_slides(f, i, mwl)) c.layer_sliding_window[static_cast<size_t>(i)] = window;
+  }
+}
+
+void parse_moe(const json& j, const Family& f, ModelConfig& c) {
+  if (f.moe == Moe::Dense) return;
+  if (f.moe == Moe::Mixtral) {
+    c.num_experts = opt_int(j, "num_local_experts").value_or(f.experts);
+    c.moe_intermediate_size = c.intermediate_size;
+    c.norm_topk_prob = true;  // Mixtral always renormalises the top-k routing weights
+  } else {
+    c.num_experts = opt_int(j, "num_experts").value_or(f.experts);
+    c.moe_intermediate_size = opt_int(j, "moe_intermediate_size").value_or(f.moe_width);
+    c.norm_topk_prob = opt_bool(j, "norm_topk_prob", false);
+    if (f.type == "qwen2_moe") {
+      c.shared_expert_intermediate_size =
+          opt_int(j, "shared_expert_intermediate_size").value_or(f.shared_width);
+      check_range("shared_expert_intermediate_size", c.shared_expert_intermediate_size, 0, 1 << 20);
+    }
+    c.decoder_sparse_step = opt_int(j, "decoder_sparse_step").value_or(1);
+    check_range("decoder_sparse_step", c.decoder_sparse_step, 1, c.num_hidden_layers);
+    if (const json* m = lookup(j, "mlp_only_layers")) {
+      if (!m->is_array()) bad("mlp_only_layers", "must be a list of layer indices");
+      for (const auto& x : *m) {
+        if (!x.is_number_integer()) bad("mlp_only_layers", "entries must be integers");
+        int64_t i = x.get<int64_t>();
+        check_range("mlp_only_layers", i, 0, c.num_hidden_layers - 1);
+        c.mlp_only_layers.push_back(i);
+      }
+      std::sort(c.mlp_only_layers.begin(), c.mlp_only_layers.end());
+      c.mlp_only_layers.erase(std::unique(c.mlp_only_layers.begin(), c.mlp_only_layers.end()),
+                              c.mlp_only_layers.end());
+    }
+  }
+  const char* experts_key = f.moe == Moe::Mixtral ? "num_local_experts" : "num_experts";
+  check_range(experts_key, c.num_experts, 1, 4096);
+  c.num_experts_per_tok = opt_int(j, "num_experts_per_tok").value_or(f.experts_per_tok);
+  check_range("num_experts_per_tok", c.num_experts_per_tok, 1, c.num_experts);
+  check_range(f.moe == Moe::Mixtral ? "intermediate_size" : "moe_intermediate_size",
+              c.moe_intermediate_size, 1, 1 << 20);
+}
+
+}  // namespace
+
+bool ModelConfig::is_moe_layer(int64_t i) const {
+  if (num_experts <= 0 || i < 0 || i >= num_hidden_layers) return false;
+  if (std::binary_search(mlp_only_layers.begin(), mlp_only_layers.end(), i)) return false;
+  return decoder_sparse_step > 0 && (i + 1) % decoder_sparse_step == 0;
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw Error(ErrorCode::Format, "config is not a JSON object");
+  const Family& f = find_family(j);
+  ModelConfig c;
+  c.model_type = std::string(f.type);
+  parse_sizes(j, f, c);
+  parse_misc(j, f, c);
+  parse_rope(j, f, c);
+  parse_sliding(j, f, c);
+  parse_moe(j, f, c);
+  return c;
+}
+
+GenerationConfig GenerationConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw Error(ErrorCode::Format, "generation config is not a JSON object");
+  GenerationConfig g;
+  g.eos_token_ids = token_id_list(j, "eos_token_id");
+  g.bos_token_id = optional_token_id(j, "bos_token_id");
+  if (auto v = opt_double(j, "temperature")) {
+    if (*v < 0) bad("temperature", "must be >= 0");
+    g.temperature = *v;
+  }
+  if (auto v = opt_double(j, "top_p")) {
+    if (!(*v > 0 && *v <= 1)) bad("top_p", "must be in (0, 1]");
+    g.top_p = *v;
+  }
+  if (auto v = opt_int(j, "top_k")) {
+    if (*v < 0) bad("top_k", "must be >= 0");
+    g.top_k = *v;
+  }
+  if (auto v = opt_double(j, "repetition_penalty")) {
+    if (!(*v > 0)) bad("repetition_penalty", "must be > 0");
+    g.repetition_penalty = *v;
+  }
+  if (auto v = opt_double(j, "min_p")) {
+    if (!(*v >= 0 && *v <= 1)) bad("min_p", "must be in [0, 1]");
+    g.min_p = *v;
+  }
+  if (auto v = opt_int(j, "max_new_tokens")) {
+    if (*v < 1) bad("max_new_tokens", "must be >= 1");
+    g.max_new_tokens = *v;
+  }
+  return g;
+}
+
+}  // namespace inferdesk
