@@ -1,0 +1,115 @@
+// CpuBackend's declaration, shared by the files that implement its ops (cpu_backend.cpp for
+// memory and simple ops, cpu_linear.cpp, cpu_attention.cpp, cpu_moe.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/kernels.h"
+#include "core/backend/cpu/thread_pool.h"
+
+namespace inferdesk::cpu {
+
+// A 64-byte aligned, growable scratch area (contents are not preserved when it grows).
+class Scratch {
+ public:
+  float* floats(int64_t n);
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t size_ = 0;
+};
+
+// Byte counters shared with the deleters of the buffers the backend hands out, so they stay valid
+// if a buffer outlives the backend.
+struct MemoryCounters {
+  std::atomic<int64_t> weights{0};
+  std::atomic<int64_t> activations{0};
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const CpuBackendOptions& options);
+
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  std::string name() const override;
+
+  Buffer alloc(DType dtype, int64_t rows, int64_t cols) override;
+  Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
+  void fill_random(Tensor t, uint64_t seed, float scale) override;
+  void init_kv_cache(const KvCacheShape& shape) override;
+  int64_t kv_block_bytes(const KvCacheShape& shape) const override;
+  MemoryInfo memory_info() const override;
+
+  void begin_step(const StepInput& step) override;
+
+  void embed(const Tensor& table, Tensor out) override;
+  void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override;
+  void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
+                    Tensor out) override;
+  void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) override;
+  void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+            const RopeConfig& rope) override;
+  void write_kv(int32_t layer, const Tensor& k, const Tensor& v) override;
+  void attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) override;
+  void silu_mul(const Tensor& gate, const Tensor& up, Tensor out) override;
+  void add(Tensor inout, const Tensor& x) override;
+  void gather_rows(const Tensor& x, Tensor out) override;
+
+  void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids,
+                 Tensor weights) override;
+  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
+                   const Tensor& ids, const Tensor& weights, Tensor out) override;
+  void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) override;
+  void init_expert_counters(int32_t num_layers, int32_t num_experts) override;
+  std::vector<int64_t> expert_counts() override;
+
+  void to_host(const Tensor& t, float* dst) override;
+  void synchronize() override {}
+
+ private:
+  // Runs fn(row_begin, row_end) over [0, rows) on the pool when the work is big enough.
+  void for_rows(int64_t rows, int64_t cost_per_row,
+                const std::function<void(int64_t, int64_t)>& fn);
+  // out[T, O] = x[T, K] @ w^T (+ bias), threaded.
+  void run_linear(const LinearArgs& a);
+  const std::vector<float>& rope_table(const RopeConfig& rope, int32_t half);
+  void check_attention_step(const AttentionParams& p) const;
+
+  ThreadPool pool_;
+  KernelTable k_;
+  int gemm_min_tokens_ = 8;
+  std::shared_ptr<MemoryCounters> counters_;
+
+  StepInput step_;
+  uint64_t step_id_ = 0;
+
+  KvCacheShape kv_shape_;
+  std::unique_ptr<float, void (*)(float*)> kv_{nullptr, nullptr};
+  int64_t kv_layer_elems_ = 0;  // floats of K (or V) per layer
+
+  std::vector<int64_t> expert_counts_;
+  int32_t counter_layers_ = 0;
+  int32_t counter_experts_ = 0;
+
+  // Rope cos/sin for the current step: [T][half] each, for one RopeConfig.
+  uint64_t rope_step_id_ = ~0ull;
+  std::vector<float> rope_inv_freq_;
+  float rope_scaling_ = 0.0f;
+  std::vector<float> rope_cs_;  // [T][2][half]: cos then sin
+
+  Scratch scratch_linear_;     // packed x panels
+  Scratch scratch_threads_;    // per-thread scratch
+  Scratch scratch_moe_;        // gathered rows and expert intermediates
+};
+
+}  // namespace inferdesk::cpu

@@ -1,0 +1,88 @@
+// The CPU backend's inner loops, compiled once per instruction set (kernels_scalar.cpp,
+// kernels_avx2.cpp, kernels_avx512.cpp from the same kernels_impl.h) and picked at run time.
+// Kernels are single-threaded; the ops in cpu_ops_*.cpp split work across the thread pool.
+#pragma once
+
+#include <cstdint>
+
+#include "core/util/dtype.h"
+
+namespace inferdesk::cpu {
+
+enum class Isa { Scalar, Avx2, Avx512 };
+const char* isa_name(Isa isa);
+// The best instruction set this CPU and this build support.
+Isa detect_isa();
+
+// out[t, o] = sum_k x[t, k] * w[o, k] (+ bias[o]) for t < T and o in [o_begin, o_end).
+struct LinearArgs {
+  const float* x = nullptr;
+  int64_t x_stride = 0;
+  const void* w = nullptr;
+  DType w_dtype = DType::F32;
+  int64_t w_stride = 0;  // elements
+  const void* bias = nullptr;  // [O] or null
+  DType bias_dtype = DType::F32;
+  float* out = nullptr;
+  int64_t out_stride = 0;
+  int64_t T = 0;  // rows of x
+  int64_t K = 0;  // in features
+  int64_t O = 0;  // out features
+};
+
+// Geometry of the blocked GEMM used for larger T: x is first packed transposed in panels of
+// `nr` tokens ([T/nr][K][nr], zero padded), then each thread converts `mr` weight rows at a time
+// to f32 and runs an mr x nr micro-kernel over them.
+struct GemmGeometry {
+  int mr = 1;
+  int nr = 1;
+};
+
+// One (token row, kv head) work item of paged attention: the `group` query heads that share kv
+// head `kv_head` attend over keys [key_begin, key_end] (inclusive) of one sequence.
+struct AttentionItem {
+  const float* q = nullptr;      // first query head of the group; heads are head_dim apart
+  float* out = nullptr;          // same layout as q
+  int32_t group = 1;
+  int32_t head_dim = 0;
+  float scale = 1.0f;
+  const float* k_cache = nullptr;  // layer base, [num_blocks, block_size, kv_heads, head_dim]
+  const float* v_cache = nullptr;
+  int32_t block_size = 16;
+  int32_t num_kv_heads = 1;
+  int32_t kv_head = 0;
+  const int32_t* block_table = nullptr;
+  int64_t key_begin = 0;
+  int64_t key_end = -1;
+  float* scratch = nullptr;  // group * (head_dim + block_size + 2) floats
+};
+
+struct KernelTable {
+  Isa isa = Isa::Scalar;
+  GemmGeometry gemm;
+  // Small-T linear over output rows [o_begin, o_end): weights streamed once per group of tokens.
+  void (*linear_gemv)(const LinearArgs& a, int64_t o_begin, int64_t o_end) = nullptr;
+  // Packs tokens [panel * nr, panel * nr + nr) of x transposed into dst ([K][nr] floats).
+  void (*gemm_pack_x)(const LinearArgs& a, int64_t panel, float* dst) = nullptr;
+  // Large-T linear over output rows [o_begin, o_end) using packed x (all panels, [T/nr][K][nr]).
+  // scratch holds mr * K floats.
+  void (*linear_gemm)(const LinearArgs& a, const float* packed_x, int64_t o_begin, int64_t o_end,
+                      float* scratch) = nullptr;
+  // Row helpers (n elements).
+  void (*convert_row)(const void* src, DType dtype, float* dst, int64_t n) = nullptr;
+  // out = x * rsqrt(mean(x^2) + eps) * w; x and out may alias.
+  void (*rms_norm_row)(const float* x, const void* w, DType w_dtype, float eps, float* out,
+                       int64_t n) = nullptr;
+  // out = silu(gate) * up
+  void (*silu_mul_row)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
+  // y += a * x
+  void (*axpy_row)(float a, const float* x, float* y, int64_t n) = nullptr;
+  void (*attention)(const AttentionItem& item) = nullptr;
+};
+
+KernelTable kernels_scalar();
+KernelTable kernels_avx2();    // only valid where detect_isa() >= Avx2
+KernelTable kernels_avx512();  // only valid where detect_isa() == Avx512
+KernelTable kernels_for(Isa isa);
+
+}  // namespace inferdesk::cpu

@@ -1,0 +1,138 @@
+// Helpers shared by the CPU backend tests: random data, weights in every dtype kept on the host
+// (the backend reads them in place), NaN-poisoned outputs and a normalised error measure.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/util/dtype.h"
+#include "core/util/host_tensor.h"
+
+namespace inferdesk::test {
+
+struct BackendCase {
+  CpuIsa isa;
+  int threads;
+};
+
+inline std::string case_name(const testing::TestParamInfo<BackendCase>& info) {
+  const char* isa = info.param.isa == CpuIsa::Scalar ? "scalar"
+                    : info.param.isa == CpuIsa::Avx2 ? "avx2"
+                                                     : "avx512";
+  return std::string(isa) + "_t" + std::to_string(info.param.threads);
+}
+
+inline std::vector<BackendCase> all_cases() {
+  return {{CpuIsa::Scalar, 1}, {CpuIsa::Avx2, 2}, {CpuIsa::Avx512, 1}, {CpuIsa::Avx512, 2}};
+}
+
+class CpuBackendTest : public testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override {
+    if (!cpu_isa_supported(GetParam().isa)) GTEST_SKIP() << "ISA not supported on this CPU";
+    CpuBackendOptions o;
+    o.isa = GetParam().isa;
+    o.num_threads = GetParam().threads;
+    be = make_cpu_backend(o);
+  }
+  std::unique_ptr<Backend> be;
+  std::mt19937_64 rng{12345};
+};
+
+inline std::vector<double> random_values(std::mt19937_64& rng, size_t n, double scale = 1.0) {
+  std::uniform_real_distribution<double> d(-scale, scale);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Round a double to what `dtype` can hold and back.
+inline double round_to(DType dt, double v) {
+  switch (dt) {
+    case DType::BF16: return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
+    case DType::F16: return f16_to_f32(f32_to_f16(static_cast<float>(v)));
+    default: return static_cast<float>(v);
+  }
+}
+
+// A weight held in host memory in `dtype`, with its exact values (after rounding) as doubles.
+struct HostWeight {
+  std::vector<uint8_t> bytes;
+  HostTensor host;
+  std::vector<double> values;
+  Buffer buf;
+};
+
+inline std::unique_ptr<HostWeight> make_weight(Backend& be, DType dt, int64_t rows, int64_t cols,
+                                               const std::vector<double>& v) {
+  auto w = std::make_unique<HostWeight>();
+  const size_t n = static_cast<size_t>(rows * cols);
+  w->bytes.resize(n * dtype_size(dt));
+  w->values.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    w->values[i] = round_to(dt, v[i]);
+    if (dt == DType::F32) {
+      float f = static_cast<float>(v[i]);
+      std::memcpy(&w->bytes[i * 4], &f, 4);
+    } else {
+      uint16_t h = dt == DType::BF16 ? f32_to_bf16(static_cast<float>(v[i]))
+                                     : f32_to_f16(static_cast<float>(v[i]));
+      std::memcpy(&w->bytes[i * 2], &h, 2);
+    }
+  }
+  w->host.name = "test.weight";
+  w->host.dtype = dt;
+  w->host.shape = {rows, cols};
+  w->host.data = reinterpret_cast<const std::byte*>(w->bytes.data());
+  w->host.nbytes = w->bytes.size();
+  w->buf = be.load_weight(w->host, rows, cols);
+  return w;
+}
+
+// An F32 activation tensor filled with `v` (rounded to float); returns the rounded values.
+inline std::vector<double> set_f32(Tensor t, const std::vector<double>& v) {
+  std::vector<double> r(v.size());
+  for (int64_t i = 0; i < t.rows; ++i)
+    for (int64_t j = 0; j < t.cols; ++j) {
+      float f = static_cast<float>(v[i * t.cols + j]);
+      static_cast<float*>(t.data)[i * t.stride + j] = f;
+      r[i * t.cols + j] = f;
+    }
+  return r;
+}
+
+inline void poison(Tensor t) {
+  for (int64_t i = 0; i < t.rows; ++i)
+    for (int64_t j = 0; j < t.cols; ++j)
+      static_cast<float*>(t.data)[i * t.stride + j] = std::numeric_limits<float>::quiet_NaN();
+}
+
+inline std::vector<double> get_f32(Backend& be, const Tensor& t) {
+  std::vector<float> f(static_cast<size_t>(t.rows * t.cols));
+  be.to_host(t, f.data());
+  return std::vector<double>(f.begin(), f.end());
+}
+
+// sqrt(sum (a-b)^2 / sum b^2); +inf when a holds a NaN or the sizes differ.
+inline double nerr(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return std::numeric_limits<double>::infinity();
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1.0));
+}
+
+}  // namespace inferdesk::test
