@@ -137,6 +137,17 @@ TEST(BlockPool, HashCollisionNeverServesOtherTokens) {
   EXPECT_EQ(pool.num_cached_blocks(), 1);
 }
 
+TEST(BlockPool, SameTokensUnderAnotherParentAreNotServed) {
+  BlockPool pool(4, true);
+  Ids a = pool.allocate(3);
+  const Tokens t{9, 9};
+  const BlockHash forced = 7;  // a colliding hash: only the parent link tells them apart
+  pool.cache_block(2, forced, pool.link(0), t);
+  EXPECT_EQ(pool.lookup(forced, pool.link(0), t), 2);
+  EXPECT_FALSE(pool.lookup(forced, pool.link(1), t).has_value());
+  EXPECT_FALSE(pool.lookup(forced, BlockLink{}, t).has_value());
+}
+
 TEST(BlockPool, ChildOfEvictedParentIsNotServed) {
   BlockPool pool(3, true);
   Ids a = pool.allocate(2);  // 0 1

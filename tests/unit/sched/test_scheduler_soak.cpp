@@ -134,7 +134,7 @@ class Soak {
       sampled.push_back(next_token(row.id, row.start + row.count, row.tokens.back()));
     }
     // Cancel while the step "runs".
-    if (!out.rows.empty() && uniform(0, 9) == 0) cancel(out.rows[static_cast<size_t>(
+    if (!out.rows.empty() && uniform(0, 24) == 0) cancel(out.rows[static_cast<size_t>(
                                                          uniform(0, int(out.rows.size()) - 1))].id);
     size_t k = 0;
     for (const ScheduledSeq& row : out.rows) {
@@ -150,7 +150,7 @@ class Soak {
         end(row.id, FinishReason::Stop);
       }
     }
-    if (!sched_.waiting().empty() && uniform(0, 14) == 0) cancel(sched_.waiting().back());
+    if (!sched_.waiting().empty() && uniform(0, 39) == 0) cancel(sched_.waiting().back());
   }
 
   void cancel(SeqId id) {
