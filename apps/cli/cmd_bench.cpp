@@ -1,6 +1,168 @@
-// Placeholder until this subcommand is implemented.
+// inferdesk-cli bench: throughput and latency of the engine on random prompts, with random
+// weights of a built-in shape (--dummy) or a real model folder (--model). Each figure is the
+// median over --repeat runs after one warm-up run. Never a timed test: run it and record the
+// figures in docs/PERF.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
+#include "core/util/error.h"
 
 namespace inferdesk::cli {
-void register_bench(CLI::App&) {}
+
+namespace {
+
+struct BenchArgs {
+  std::string model, dummy;
+  BackendChoice backend;
+  int32_t batch = 1, input_len = 128, output_len = 128, num_requests = 0, repeat = 3;
+  int64_t kv_cache_mb = 2048;
+  int32_t max_batched_tokens = 2048, max_num_seqs = 256;
+  bool json = false;
+};
+
+struct RunFigures {
+  double wall_s = 0, prefill_tps = 0, decode_tps = 0, output_tps = 0;
+  double ttft_mean = 0, ttft_median = 0, ttft_p99 = 0, tpot_mean = 0, tpot_median = 0,
+         tpot_p99 = 0;
+};
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+std::vector<Request> make_requests(int32_t n, int32_t in_len, int32_t out_len, int64_t vocab,
+                                   uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> tok(10, static_cast<int32_t>(std::max<int64_t>(vocab - 10, 11)));
+  std::vector<Request> out(static_cast<size_t>(n));
+  for (auto& r : out) {
+    r.prompt_ids.resize(static_cast<size_t>(in_len));
+    for (auto& t : r.prompt_ids) t = tok(rng);
+    r.params.temperature = 0;
+    r.params.max_tokens = out_len;
+    r.params.ignore_eos = true;
+  }
+  return out;
+}
+
+// vLLM's definitions: TTFT per request; TPOT = (latency - ttft) / (output tokens - 1).
+RunFigures run_once(Engine& engine, const BenchArgs& a, int32_t n, uint64_t seed) {
+  auto reqs = make_requests(n, a.input_len, a.output_len, engine.model_config().vocab_size, seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = generate_all(engine, std::move(reqs));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RunFigures f;
+  f.wall_s = wall;
+  std::vector<double> ttft, tpot;
+  double prefill_end = 0;
+  int64_t out_tokens = 0, decode_tokens = 0;
+  for (const auto& r : results) {
+    if (r.reason == FinishReason::Error) throw Error(ErrorCode::Internal, "bench request failed: " + r.error);
+    ttft.push_back(r.time_to_first_token_s);
+    prefill_end = std::max(prefill_end, r.time_to_first_token_s);
+    out_tokens += static_cast<int64_t>(r.tokens.size());
+    if (r.tokens.size() > 1)
+      tpot.push_back((r.elapsed_s - r.time_to_first_token_s) / static_cast<double>(r.tokens.size() - 1));
+  }
+  // Decode rate: tokens produced after every prompt was in, over the time after that point.
+  for (const auto& r : results)
+    for (double t : r.token_times_s) decode_tokens += t > prefill_end ? 1 : 0;
+  f.prefill_tps = prefill_end > 0 ? static_cast<double>(n) * a.input_len / prefill_end : 0;
+  f.decode_tps = wall > prefill_end ? static_cast<double>(decode_tokens) / (wall - prefill_end) : 0;
+  f.output_tps = static_cast<double>(out_tokens) / wall;
+  f.ttft_mean = mean(ttft);
+  f.ttft_median = percentile(ttft, 0.5);
+  f.ttft_p99 = percentile(ttft, 0.99);
+  f.tpot_mean = mean(tpot);
+  f.tpot_median = percentile(tpot, 0.5);
+  f.tpot_p99 = percentile(tpot, 0.99);
+  return f;
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.batch < 1 || a.input_len < 1 || a.output_len < 1 || a.repeat < 1 || a.num_requests < 0)
+    throw Error(ErrorCode::InvalidArgument, "--batch, --input-len, --output-len, --repeat must be >= 1");
+  LoadedModel model = load_for_cli(a.model, a.dummy, a.backend, !a.json);
+  const std::string name = model.name;
+  const int64_t weight_bytes = model.weight_bytes;
+  EngineOptions opts;
+  opts.kv_cache_bytes = a.kv_cache_mb << 20;
+  opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
+  opts.scheduler.max_num_seqs = a.max_num_seqs;
+  opts.enable_prefix_caching = false;  // random prompts never share prefixes; measure compute
+  Engine engine(std::move(model), opts);
+  const int32_t n = a.num_requests > 0 ? a.num_requests : a.batch;
+  {
+    BenchArgs warm = a;
+    warm.input_len = std::min(a.input_len, 16);
+    warm.output_len = 2;
+    run_once(engine, warm, 1, 999);
+  }
+  std::vector<RunFigures> runs;
+  for (int32_t i = 0; i < a.repeat; ++i) runs.push_back(run_once(engine, a, n, 1 + i));
+  auto med = [&](double RunFigures::*field) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.*field);
+    return percentile(v, 0.5);
+  };
+  const EngineStats st = engine.stats();
+  nlohmann::json j = {
+      {"model", name}, {"backend", a.backend.name}, {"threads", a.backend.threads},
+      {"mode", a.num_requests > 0 ? "offline" : "online"}, {"num_requests", n},
+      {"batch", n}, {"input_len", a.input_len}, {"output_len", a.output_len},
+      {"repeat", a.repeat}, {"weight_bytes", weight_bytes},
+      {"prefill_tokens_per_s", med(&RunFigures::prefill_tps)},
+      {"decode_tokens_per_s", med(&RunFigures::decode_tps)},
+      {"output_tokens_per_s", med(&RunFigures::output_tps)},
+      {"time_to_first_token_s", med(&RunFigures::ttft_mean)},
+      {"ttft_median_s", med(&RunFigures::ttft_median)}, {"ttft_p99_s", med(&RunFigures::ttft_p99)},
+      {"tpot_mean_s", med(&RunFigures::tpot_mean)}, {"tpot_median_s", med(&RunFigures::tpot_median)},
+      {"tpot_p99_s", med(&RunFigures::tpot_p99)}, {"wall_s", med(&RunFigures::wall_s)},
+      {"peak_rss_bytes", st.process_peak_rss_bytes},
+      {"device_memory_used_bytes", st.memory.device_used},
+      {"kv_cache_bytes", st.memory.kv_cache}};
+  if (a.json) {
+    std::cout << j.dump() << std::endl;
+  } else {
+    std::cout << j.dump(2) << std::endl;
+  }
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* c = app.add_subcommand("bench", "Measure prefill/decode throughput and latency");
+  c->add_option("--model", a->model, "Hugging Face model folder");
+  c->add_option("--dummy", a->dummy, "Built-in shape with random weights (e.g. llama-3.2-1b)");
+  c->add_option("--backend", a->backend.name, "cpu or cuda")->default_val("cpu");
+  c->add_option("--threads", a->backend.threads, "CPU threads (0: all cores)");
+  c->add_option("--batch", a->batch, "Concurrent requests (online mode)");
+  c->add_option("--input-len", a->input_len, "Prompt tokens per request");
+  c->add_option("--output-len", a->output_len, "Generated tokens per request");
+  c->add_option("--num-requests", a->num_requests, "Offline mode: push N requests at once");
+  c->add_option("--repeat", a->repeat, "Timed runs (median reported)");
+  c->add_option("--kv-cache-mb", a->kv_cache_mb, "KV-cache budget in MiB");
+  c->add_option("--max-batched-tokens", a->max_batched_tokens, "Tokens per step at most");
+  c->add_option("--max-num-seqs", a->max_num_seqs, "Running sequences at most");
+  c->add_flag("--json", a->json, "One JSON object on stdout");
+  c->callback([a] { run_bench(*a); });
+}
+
 }  // namespace inferdesk::cli

@@ -1,0 +1,97 @@
+#include "apps/cli/cli_common.h"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/util/error.h"
+
+namespace inferdesk::cli {
+
+std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
+  if (choice.name == "cpu") return make_cpu_backend(choice.threads);
+  if (choice.name == "cuda")
+    throw Error(ErrorCode::Unsupported,
+                "the CUDA backend is not available in this build yet; use --backend cpu");
+  throw Error(ErrorCode::InvalidArgument, "unknown backend '" + choice.name + "' (cpu, cuda)");
+}
+
+LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,
+                         const BackendChoice& backend, bool progress) {
+  if (model_dir.empty() == dummy_shape.empty())
+    throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
+  auto last = std::chrono::steady_clock::now();
+  LoadProgress report = [&](int64_t done, int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (progress && (now - last > std::chrono::milliseconds(500) || done >= total)) {
+      std::fprintf(stderr, "\rloading weights: %5.1f%%", total > 0 ? 100.0 * done / total : 0.0);
+      last = now;
+    }
+    return true;
+  };
+  LoadedModel m = model_dir.empty()
+                      ? load_dummy_model(dummy_shape, default_shapes_dir("/proc/self/exe"),
+                                         make_backend(backend), 1, report)
+                      : load_model_folder(model_dir, make_backend(backend), report);
+  if (progress) std::fprintf(stderr, "\n");
+  return m;
+}
+
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& what) {
+  std::vector<int32_t> ids;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < 0 || v > INT32_MAX)
+      throw Error(ErrorCode::InvalidArgument,
+                  what + ": '" + item + "' is not a token id (comma-separated integers >= 0)");
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return ids;
+}
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "abort";
+    case FinishReason::Error: return "error";
+    case FinishReason::None: return "none";
+  }
+  return "none";
+}
+
+nlohmann::json result_to_json(const GenerationResult& r, int32_t num_logprobs) {
+  nlohmann::json j;
+  j["tokens"] = r.token_ids();
+  if (num_logprobs > 0) {
+    nlohmann::json lps = nlohmann::json::array();
+    for (const auto& t : r.tokens) {
+      nlohmann::json step = nlohmann::json::array();
+      for (const auto& e : t.top) step.push_back({{"id", e.id}, {"logprob", e.logprob}});
+      lps.push_back(step);
+    }
+    j["logprobs"] = lps;
+  } else {
+    j["logprobs"] = nullptr;
+  }
+  j["finish_reason"] = finish_reason_name(r.reason);
+  if (!r.error.empty()) j["error"] = r.error;
+  const double decode_s = r.elapsed_s - r.time_to_first_token_s;
+  j["timing"] = {{"time_to_first_token_s", r.time_to_first_token_s},
+                 {"total_s", r.elapsed_s},
+                 {"output_tokens", r.tokens.size()},
+                 {"decode_tokens_per_s",
+                  r.tokens.size() > 1 && decode_s > 0 ? (r.tokens.size() - 1) / decode_s : 0.0}};
+  return j;
+}
+
+}  // namespace inferdesk::cli

@@ -1,0 +1,36 @@
+// Helpers shared by the inferdesk-cli subcommands: backend selection, model loading with
+// progress on stderr, parsing of id lists, JSON formatting of results.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine/engine.h"
+#include "core/engine/generate.h"
+
+namespace inferdesk::cli {
+
+struct BackendChoice {
+  std::string name = "cpu";  // cpu | cuda
+  int threads = 0;           // CPU threads; 0 = all cores
+};
+
+std::unique_ptr<Backend> make_backend(const BackendChoice& choice);
+
+// Load a model folder or a dummy shape, printing progress to stderr when `progress` is set.
+LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,
+                         const BackendChoice& backend, bool progress);
+
+// "1,2,3" → {1,2,3}; throws InvalidArgument naming `what` on anything else.
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& what);
+
+const char* finish_reason_name(FinishReason r);
+
+// {"tokens":[...], "logprobs":[[{"id":..,"logprob":..},..],..] | null, "finish_reason":..,
+//  "timing":{...}} (plus "error" when the request failed).
+nlohmann::json result_to_json(const GenerationResult& r, int32_t num_logprobs);
+
+}  // namespace inferdesk::cli

@@ -1,0 +1,302 @@
+#include "core/engine/engine.h"
+
+#include <algorithm>
+#include <deque>
+#include <random>
+
+#include "core/engine/step_builder.h"
+#include "core/sample/sampler.h"
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+using Clock = std::chrono::steady_clock;
+
+struct Engine::RequestState {
+  int64_t id = 0;
+  SamplingParams params;
+  StreamCallback callback;
+  SamplerRng rng;
+  Clock::time_point submitted;
+  double ttft = -1;
+  int32_t num_prompt = 0;
+  int32_t cached_prompt = -1;
+  RequestState(int64_t i, SamplingParams p, StreamCallback cb, uint64_t seed)
+      : id(i), params(std::move(p)), callback(std::move(cb)), rng(seed), submitted(Clock::now()) {}
+};
+
+struct Engine::Inbox {
+  struct Submit {
+    int64_t id;
+    Request request;
+    StreamCallback callback;
+    uint64_t seed;
+  };
+  std::deque<Submit> submits;
+  std::vector<int64_t> cancels;
+  bool stop = false;
+};
+
+Engine::Engine(LoadedModel model, EngineOptions options)
+    : model_(std::move(model)), options_(options), inbox_(std::make_unique<Inbox>()) {
+  const ModelConfig& c = model_.config;
+  KvCacheShape shape;
+  shape.num_layers = static_cast<int32_t>(c.num_hidden_layers);
+  shape.block_size = options_.block_size;
+  shape.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
+  shape.head_dim = static_cast<int32_t>(c.head_dim);
+  num_blocks_ = options_.num_kv_blocks;
+  if (num_blocks_ <= 0) {
+    const int64_t per_block = model_.backend->kv_block_bytes(shape);
+    num_blocks_ = static_cast<int32_t>(std::min<int64_t>(options_.kv_cache_bytes / per_block, 1 << 24));
+  }
+  if (num_blocks_ < 1)
+    throw Error(ErrorCode::OutOfMemory, "the KV-cache budget holds no block of " +
+                                            std::to_string(options_.block_size) + " tokens");
+  shape.num_blocks = num_blocks_;
+  model_.backend->init_kv_cache(shape);
+  max_model_len_ = options_.max_model_len > 0
+                       ? options_.max_model_len
+                       : static_cast<int32_t>(std::min<int64_t>(c.max_position_embeddings, 1 << 24));
+  kv_ = std::make_unique<KvCacheManager>(num_blocks_, options_.block_size,
+                                         options_.enable_prefix_caching);
+  scheduler_ = std::make_unique<Scheduler>(options_.scheduler, *kv_);
+  tracker_ = std::make_unique<StatsTracker>();
+  stats_.kv_blocks_total = num_blocks_;
+  thread_ = std::thread([this] { run(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    inbox_->stop = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t Engine::submit(Request request, StreamCallback callback) {
+  request.params.validate();
+  const auto& c = model_.config;
+  if (request.prompt_ids.empty())
+    throw Error(ErrorCode::InvalidArgument, "the prompt is empty: give at least one token");
+  for (int32_t id : request.prompt_ids)
+    if (id < 0 || id >= c.vocab_size)
+      throw Error(ErrorCode::InvalidArgument, "prompt token id " + std::to_string(id) +
+                                                  " is outside the vocabulary (0.." +
+                                                  std::to_string(c.vocab_size - 1) + ")");
+  const int64_t len = static_cast<int64_t>(request.prompt_ids.size());
+  if (len >= max_model_len_)
+    throw Error(ErrorCode::InvalidArgument,
+                "the prompt has " + std::to_string(len) + " tokens but the model's context is " +
+                    std::to_string(max_model_len_) + " tokens");
+  // Never generate past the context window.
+  request.params.max_tokens = static_cast<int32_t>(
+      std::min<int64_t>(request.params.max_tokens, max_model_len_ - len));
+  const uint64_t seed = request.params.seed ? *request.params.seed : std::random_device{}();
+  const int64_t id = next_id_.fetch_add(1);
+  {
+    std::lock_guard lock(mutex_);
+    inbox_->submits.push_back({id, std::move(request), std::move(callback), seed});
+  }
+  wake_.notify_all();
+  return id;
+}
+
+bool Engine::cancel(int64_t request_id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (request_id <= 0 || request_id >= next_id_.load()) return false;
+    inbox_->cancels.push_back(request_id);
+  }
+  wake_.notify_all();
+  return true;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Engine::run() {
+  bool stop = false;
+  while (!stop) {
+    drain_inbox(stop);
+    if (stop) break;
+    if (scheduler_->has_unfinished()) {
+      try {
+        step();
+      } catch (const std::exception& e) {
+        // A failing step (e.g. out of device memory) fails the requests in it, not the app.
+        std::vector<int64_t> ids;
+        for (auto& [id, st] : requests_) ids.push_back(id);
+        for (int64_t id : ids) finish_request(id, FinishReason::Error, e.what());
+        flush_events();
+      }
+    }
+  }
+  std::vector<int64_t> ids;
+  for (auto& [id, st] : requests_) ids.push_back(id);
+  for (int64_t id : ids) finish_request(id, FinishReason::Cancelled, "");
+  flush_events();
+}
+
+void Engine::drain_inbox(bool& stop) {
+  Inbox work;
+  {
+    std::unique_lock lock(mutex_);
+    if (!scheduler_->has_unfinished())
+      wake_.wait(lock, [&] {
+        return inbox_->stop || !inbox_->submits.empty() || !inbox_->cancels.empty();
+      });
+    std::swap(work, *inbox_);
+    inbox_->stop = work.stop;
+    stats_.total_requests += static_cast<int64_t>(work.submits.size());
+  }
+  stop = work.stop;
+  for (auto& s : work.submits) {
+    auto st = std::make_unique<RequestState>(s.id, s.request.params, std::move(s.callback), s.seed);
+    st->num_prompt = static_cast<int32_t>(s.request.prompt_ids.size());
+    try {
+      scheduler_->add(Sequence(s.id, std::move(s.request.prompt_ids), st->params.max_tokens));
+    } catch (const Error& e) {
+      StreamEvent ev;
+      ev.request_id = s.id;
+      ev.finished = true;
+      ev.reason = FinishReason::Error;
+      ev.error = e.what();
+      pending_.push_back({std::move(st->callback), std::move(ev)});
+      continue;
+    }
+    requests_[s.id] = std::move(st);
+  }
+  for (int64_t id : work.cancels)
+    if (requests_.contains(id)) finish_request(id, FinishReason::Cancelled, "");
+  if (!pending_.empty()) {
+    publish_stats(0, 0, 0);
+    flush_events();
+  }
+}
+
+void Engine::finish_request(int64_t id, FinishReason reason, const std::string& error) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  scheduler_->finish(id, reason);
+  StreamEvent ev;
+  ev.request_id = id;
+  ev.finished = true;
+  ev.reason = reason;
+  ev.error = error;
+  ev.num_prompt_tokens = it->second->num_prompt;
+  ev.elapsed_s = std::chrono::duration<double>(Clock::now() - it->second->submitted).count();
+  ev.time_to_first_token_s = std::max(it->second->ttft, 0.0);
+  pending_.push_back({std::move(it->second->callback), std::move(ev)});
+  requests_.erase(it);
+}
+
+void Engine::flush_events() {
+  // Stats first, so a caller woken by a final event sees the engine's state after that step.
+  std::vector<std::pair<StreamCallback, StreamEvent>> events;
+  events.swap(pending_);
+  for (auto& [cb, ev] : events) cb(ev);
+}
+
+void Engine::step() {
+  const auto t0 = Clock::now();
+  SchedulerOutput out = scheduler_->schedule();
+  for (const FinishedSeq& f : out.finished) finish_request(f.id, f.reason, f.message);
+  if (out.empty()) {
+    // Nothing could run although work is pending: fail the oldest waiting request so the engine
+    // always makes progress (the scheduler already fails requests that can never fit).
+    if (out.stalled && !scheduler_->waiting().empty())
+      finish_request(scheduler_->waiting().front(), FinishReason::Error, out.stall_reason);
+    publish_stats(0, 0, 0);
+    flush_events();
+    return;
+  }
+  const StepInput input = build_step_input(out);
+  Tensor logits = model_.model->forward(*model_.backend, input);
+  const size_t vocab = static_cast<size_t>(model_.config.vocab_size);
+  host_logits_.resize(static_cast<size_t>(logits.rows) * vocab);
+  model_.backend->to_host(logits, host_logits_.data());
+
+  std::vector<TokenId> sampled;
+  std::vector<std::pair<int64_t, GeneratedToken>> produced;
+  int64_t prompt_tokens = 0;
+  size_t logit_row = 0;
+  Sampler sampler;
+  for (const ScheduledSeq& row : out.rows) {
+    const Sequence* seq = scheduler_->find(row.id);
+    if (seq) prompt_tokens += std::max(0, std::min(row.start + row.count, seq->num_prompt_tokens) - row.start);
+    if (!row.sample) continue;
+    const float* lg = host_logits_.data() + logit_row++ * vocab;
+    RequestState& st = *requests_.at(row.id);
+    SampleResult r = sampler.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
+                                    seq->output(), st.rng);
+    sampled.push_back(r.token);
+    produced.push_back({row.id, GeneratedToken{r.token, r.logprob, std::move(r.top)}});
+  }
+  std::vector<FinishedSeq> length_done = scheduler_->update(out, sampled);
+  const auto now = Clock::now();
+  for (auto& [id, tok] : produced) {
+    RequestState& st = *requests_.at(id);
+    if (st.ttft < 0) st.ttft = std::chrono::duration<double>(now - st.submitted).count();
+    const bool eos = !st.params.ignore_eos &&
+                     std::find(model_.eos_token_ids.begin(), model_.eos_token_ids.end(), tok.id) !=
+                         model_.eos_token_ids.end();
+    const auto& stops = st.params.stop_token_ids;
+    const bool stop = eos || std::find(stops.begin(), stops.end(), tok.id) != stops.end();
+    const bool length = std::any_of(length_done.begin(), length_done.end(),
+                                    [&](const FinishedSeq& f) { return f.id == id; });
+    StreamEvent ev;
+    ev.request_id = id;
+    ev.tokens.push_back(std::move(tok));
+    ev.time_to_first_token_s = st.ttft;
+    ev.elapsed_s = std::chrono::duration<double>(now - st.submitted).count();
+    ev.num_prompt_tokens = st.num_prompt;
+    if (stop || length) {
+      ev.finished = true;
+      ev.reason = stop ? FinishReason::Stop : FinishReason::Length;
+      if (!length) scheduler_->finish(id, FinishReason::Stop);
+      pending_.push_back({std::move(st.callback), std::move(ev)});
+      requests_.erase(id);
+    } else {
+      pending_.push_back({st.callback, std::move(ev)});
+    }
+  }
+  tracker_->record(now, prompt_tokens, static_cast<int64_t>(produced.size()));
+  publish_stats(std::chrono::duration<double>(now - t0).count(), prompt_tokens,
+                static_cast<int64_t>(produced.size()));
+  flush_events();
+}
+
+void Engine::publish_stats(double step_seconds, int64_t prompt_tokens, int64_t generated) {
+  const auto now = Clock::now();
+  const KvCacheStats kv = kv_->stats();
+  const MemoryInfo mem = model_.backend->memory_info();
+  std::vector<int64_t> experts;
+  if (model_.config.is_moe()) experts = model_.backend->expert_counts();
+  std::lock_guard lock(mutex_);
+  stats_.decode_tokens_per_s = tracker_->decode_rate(now);
+  stats_.prompt_tokens_per_s = tracker_->prompt_rate(now);
+  stats_.total_generated_tokens += generated;
+  stats_.total_prompt_tokens += prompt_tokens;
+  stats_.running = scheduler_->num_running();
+  stats_.waiting = scheduler_->num_waiting();
+  stats_.kv_blocks_used = kv.blocks_used;
+  stats_.kv_blocks_total = kv.blocks_total;
+  stats_.prefix_cache_hit_rate = kv.hit_rate();
+  stats_.steps = scheduler_->stats().steps;
+  stats_.preemptions = scheduler_->stats().preemptions;
+  stats_.last_step_ms = step_seconds * 1000.0;
+  stats_.memory = mem;
+  stats_.process_rss_bytes = process_rss_bytes();
+  stats_.process_peak_rss_bytes = process_peak_rss_bytes();
+  if (model_.config.is_moe()) {
+    stats_.num_layers = static_cast<int32_t>(model_.config.num_hidden_layers);
+    stats_.num_experts = static_cast<int32_t>(model_.config.num_experts);
+    stats_.expert_counts = std::move(experts);
+  }
+}
+
+}  // namespace inferdesk

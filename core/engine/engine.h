@@ -1,0 +1,115 @@
+// Engine: owns the engine thread, the loaded model, the KV cache and the scheduler.
+// Callers on any thread submit requests and receive streamed tokens through a callback that runs
+// on the engine thread. The threading contract is written down in CONTRACT.md beside this file.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/engine/model_loader.h"
+#include "core/engine/stats.h"
+#include "core/sample/sampling_params.h"
+#include "core/sched/scheduler.h"
+
+namespace inferdesk {
+
+struct EngineOptions {
+  int32_t block_size = 16;
+  int32_t num_kv_blocks = 0;          // > 0: exactly this many blocks
+  int64_t kv_cache_bytes = 1LL << 30; // otherwise: as many blocks as fit in this many bytes
+  int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
+  bool enable_prefix_caching = true;
+  SchedulerConfig scheduler;
+};
+
+struct Request {
+  std::vector<int32_t> prompt_ids;
+  SamplingParams params;
+};
+
+struct GeneratedToken {
+  int32_t id = 0;
+  float logprob = 0.0f;
+  std::vector<TokenLogprob> top;  // params.logprobs best tokens, best first
+};
+
+// One callback invocation: tokens generated since the previous event, and whether the request
+// has finished (then `reason` and, for errors, `error` are set).
+struct StreamEvent {
+  int64_t request_id = 0;
+  std::vector<GeneratedToken> tokens;
+  bool finished = false;
+  FinishReason reason = FinishReason::None;
+  std::string error;
+  double time_to_first_token_s = 0;  // set once the first token exists
+  double elapsed_s = 0;              // since submit
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_prompt_tokens = 0;
+};
+
+using StreamCallback = std::function<void(const StreamEvent&)>;
+
+class Engine {
+ public:
+  // Takes the loaded model, sizes and allocates the KV cache, starts the engine thread.
+  // Throws OutOfMemory when the KV budget holds no block at all.
+  Engine(LoadedModel model, EngineOptions options);
+  ~Engine();  // cancels everything still running and joins the thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates the request (sampling params, token ids < vocab, prompt length) and queues it.
+  // Throws Error(InvalidArgument) on a bad request. Thread-safe.
+  int64_t submit(Request request, StreamCallback callback);
+  // Cancels a queued or running request; its callback then gets finished/Cancelled.
+  // Returns false when the id is unknown or already finished. Thread-safe, never blocks on a step.
+  bool cancel(int64_t request_id);
+  // A consistent snapshot of the engine's counters. Thread-safe.
+  EngineStats stats() const;
+
+  const ModelConfig& model_config() const { return model_.config; }
+  const LoadedModel& model() const { return model_; }
+  int32_t num_kv_blocks() const { return num_blocks_; }
+  int32_t max_model_len() const { return max_model_len_; }
+
+ private:
+  struct RequestState;
+  struct Inbox;
+  void run();
+  void drain_inbox(bool& stop);
+  void step();
+  void finish_request(int64_t id, FinishReason reason, const std::string& error);
+  void publish_stats(double step_seconds, int64_t prompt_tokens, int64_t generated);
+  void flush_events();  // delivers pending_ (engine thread, no lock held)
+
+  LoadedModel model_;
+  EngineOptions options_;
+  int32_t num_blocks_ = 0;
+  int32_t max_model_len_ = 0;
+  std::unique_ptr<KvCacheManager> kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<StatsTracker> tracker_;  // engine thread only
+  std::vector<float> host_logits_;
+
+  // Engine-thread state.
+  std::unordered_map<int64_t, std::unique_ptr<RequestState>> requests_;
+  std::vector<std::pair<StreamCallback, StreamEvent>> pending_;  // events of the current step
+
+  // Shared with callers (guarded by mutex_).
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::unique_ptr<Inbox> inbox_;
+  EngineStats stats_;
+  std::atomic<int64_t> next_id_{1};
+  std::thread thread_;
+};
+
+}  // namespace inferdesk

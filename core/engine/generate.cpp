@@ -1,0 +1,57 @@
+#include "core/engine/generate.h"
+
+#include <condition_variable>
+#include <mutex>
+
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+std::vector<int32_t> GenerationResult::token_ids() const {
+  std::vector<int32_t> ids;
+  ids.reserve(tokens.size());
+  for (const auto& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
+std::vector<GenerationResult> generate_all(Engine& engine, std::vector<Request> requests) {
+  std::vector<GenerationResult> results(requests.size());
+  std::mutex m;
+  std::condition_variable done_cv;
+  size_t pending = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto on_event = [&, i](const StreamEvent& ev) {
+      std::lock_guard lock(m);
+      GenerationResult& r = results[i];
+      for (const auto& t : ev.tokens) {
+        r.tokens.push_back(t);
+        r.token_times_s.push_back(ev.elapsed_s);
+      }
+      r.time_to_first_token_s = ev.time_to_first_token_s;
+      r.elapsed_s = ev.elapsed_s;
+      if (ev.finished) {
+        r.reason = ev.reason;
+        r.error = ev.error;
+        --pending;
+        done_cv.notify_all();
+      }
+    };
+    {
+      std::lock_guard lock(m);
+      ++pending;
+    }
+    try {
+      engine.submit(std::move(requests[i]), on_event);
+    } catch (const Error& e) {
+      std::lock_guard lock(m);
+      results[i].reason = FinishReason::Error;
+      results[i].error = e.what();
+      --pending;
+    }
+  }
+  std::unique_lock lock(m);
+  done_cv.wait(lock, [&] { return pending == 0; });
+  return results;
+}
+
+}  // namespace inferdesk

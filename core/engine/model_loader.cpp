@@ -1,0 +1,107 @@
+#include "core/engine/model_loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+namespace {
+
+void add_unique(std::vector<int32_t>& out, int64_t id) {
+  if (id < 0) return;
+  if (std::find(out.begin(), out.end(), static_cast<int32_t>(id)) == out.end())
+    out.push_back(static_cast<int32_t>(id));
+}
+
+ModelConfig read_config_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::NotFound, "cannot open model shape file " + path.string());
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw Error(ErrorCode::Format, path.string() + " is not valid JSON");
+  return ModelConfig::from_json(j);
+}
+
+}  // namespace
+
+ParamCount count_parameters(const ModelConfig& c) {
+  const int64_t H = c.hidden_size, D = c.head_dim;
+  const int64_t attn = H * c.num_attention_heads * D * 2 + H * c.num_key_value_heads * D * 2 + 2 * H;
+  const int64_t embed = c.vocab_size * H * (c.tie_word_embeddings ? 1 : 2);
+  ParamCount p;
+  p.total = embed + H;
+  p.active = embed + H;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    p.total += attn;
+    p.active += attn;
+    if (c.is_moe_layer(i)) {
+      const int64_t expert = 3 * H * c.moe_intermediate_size;
+      const int64_t shared = 3 * H * c.shared_expert_intermediate_size +
+                             (c.shared_expert_intermediate_size > 0 ? H : 0);
+      p.total += c.num_experts * expert + shared + c.num_experts * H;
+      p.active += c.num_experts_per_tok * expert + shared + c.num_experts * H;
+    } else {
+      p.total += 3 * H * c.intermediate_size;
+      p.active += 3 * H * c.intermediate_size;
+    }
+  }
+  return p;
+}
+
+LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
+                              const LoadProgress& progress) {
+  LoadedModel m;
+  m.folder = std::make_unique<ModelFolder>(ModelFolder::open(dir));
+  m.config = m.folder->config();
+  m.backend = std::move(backend);
+  m.weights = make_folder_weights(*m.folder);
+  m.model = load_model(m.config, *m.weights, *m.backend, progress);
+  for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);
+  for (int64_t id : m.folder->generation_config().eos_token_ids) add_unique(m.eos_token_ids, id);
+  m.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
+  if (m.name.empty()) m.name = std::filesystem::absolute(dir).parent_path().filename().string();
+  m.weight_bytes = m.folder->weight_bytes();
+  return m;
+}
+
+LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
+                             std::unique_ptr<Backend> backend, uint64_t seed,
+                             const LoadProgress& progress) {
+  std::filesystem::path path = shape;
+  if (!std::filesystem::exists(path)) path = shapes_dir / (shape + ".json");
+  if (!std::filesystem::exists(path)) {
+    std::string names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(shapes_dir, ec))
+      if (e.path().extension() == ".json") names += " " + e.path().stem().string();
+    throw Error(ErrorCode::NotFound, "unknown model shape '" + shape + "' (built-in:" + names +
+                                         ", looked in " + shapes_dir.string() + ")");
+  }
+  LoadedModel m;
+  m.config = read_config_file(path);
+  m.backend = std::move(backend);
+  m.weight_bytes = count_parameters(m.config).total * 2;
+  m.weights = make_dummy_weights(seed, m.weight_bytes);
+  m.model = load_model(m.config, *m.weights, *m.backend, progress);
+  for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);
+  m.name = shape;
+  return m;
+}
+
+std::filesystem::path default_shapes_dir(const std::filesystem::path& exe_path) {
+  if (const char* env = std::getenv("INFERDESK_RESOURCES"))
+    return std::filesystem::path(env) / "shapes";
+  const auto exe_dir = std::filesystem::absolute(exe_path).parent_path();
+  for (const auto& rel : {"../share/inferdesk/shapes", "../../resources/shapes",
+                          "../../../resources/shapes"}) {
+    const auto p = (exe_dir / rel).lexically_normal();
+    if (std::filesystem::is_directory(p)) return p;
+  }
+  return std::filesystem::path(INFERDESK_SOURCE_RESOURCES) / "shapes";
+}
+
+}  // namespace inferdesk

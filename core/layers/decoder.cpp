@@ -1,0 +1,224 @@
+#include "core/layers/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/layers/rope.h"
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std::string& p,
+                                const AttentionNames& names) {
+  const int64_t H = c.hidden_size, D = c.head_dim;
+  const int64_t q_out = c.num_attention_heads * D, kv_out = c.num_key_value_heads * D;
+  AttentionWeights a;
+  a.norm = w.vector(p + ".input_layernorm.weight", H);
+  a.q = w.matrix(p + ".self_attn.q_proj.weight", q_out, H);
+  a.k = w.matrix(p + ".self_attn.k_proj.weight", kv_out, H);
+  a.v = w.matrix(p + ".self_attn.v_proj.weight", kv_out, H);
+  a.o = w.matrix(p + ".self_attn.o_proj.weight", H, q_out);
+  if (names.bias) {
+    a.q_bias = w.vector(p + ".self_attn.q_proj.bias", q_out);
+    a.k_bias = w.vector(p + ".self_attn.k_proj.bias", kv_out);
+    a.v_bias = w.vector(p + ".self_attn.v_proj.bias", kv_out);
+  }
+  if (names.qk_norm) {
+    a.q_norm = w.vector(p + ".self_attn.q_norm.weight", D);
+    a.k_norm = w.vector(p + ".self_attn.k_norm.weight", D);
+  }
+  return a;
+}
+
+DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hidden, int64_t inter,
+                               const char* gate, const char* up, const char* down) {
+  DenseFfnWeights f;
+  f.gate = w.matrix(p + "." + gate + ".weight", inter, hidden);
+  f.up = w.matrix(p + "." + up + ".weight", inter, hidden);
+  f.down = w.matrix(p + "." + down + ".weight", hidden, inter);
+  return f;
+}
+
+void finish_moe(MoeWeights& moe) {
+  moe.views.clear();
+  for (auto& e : moe.experts)
+    moe.views.push_back({e.gate.tensor(), e.up.tensor(), e.down.tensor()});
+}
+
+void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out) {
+  out.embed = w.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
+  out.final_norm = w.vector("model.norm.weight", c.hidden_size);
+  // Tied embeddings: lm_head reuses the embedding matrix (some tied checkpoints still ship a copy).
+  if (!c.tie_word_embeddings || w.has("lm_head.weight"))
+    out.lm_head = w.matrix("lm_head.weight", c.vocab_size, c.hidden_size);
+  else
+    out.lm_head = out.embed;
+}
+
+namespace {
+
+// Activation buffers for up to `capacity` token rows; grown on demand.
+struct Workspace {
+  int64_t capacity = 0;
+  int64_t logit_capacity = 0;
+  Buffer x, h, q, k, v, attn, o, gate, up, act, ffn_out, router, ids, wts, shared, sgate;
+  Buffer last, logits;
+};
+
+class DecoderModel : public Model {
+ public:
+  DecoderModel(ModelConfig config, DecoderWeights weights)
+      : config_(std::move(config)), w_(std::move(weights)), rope_(make_rope_config(config_)) {
+    for (auto& l : w_.layers) max_inter_ = std::max(max_inter_, ffn_width(l));
+  }
+
+  const ModelConfig& config() const override { return config_; }
+
+  Tensor forward(Backend& b, const StepInput& step) override {
+    const int64_t T = step.num_tokens();
+    const int64_t R = static_cast<int64_t>(step.logit_rows.size());
+    if (T == 0) throw Error(ErrorCode::Internal, "forward called with an empty step");
+    ensure_workspace(b, T, R);
+    b.begin_step(step);
+    Tensor x = ws_.x.tensor().row_slice(0, T);
+    Tensor ffn_out = ws_.ffn_out.tensor().row_slice(0, T);
+    b.embed(w_.embed.tensor(), x);
+    for (size_t i = 0; i < w_.layers.size(); ++i) {
+      const DecoderLayerWeights& L = w_.layers[i];
+      Tensor h = ws_.h.tensor().row_slice(0, T);
+      if (i == 0)
+        b.rms_norm(x, L.attn.norm.tensor(), eps(), h);
+      else
+        b.add_rms_norm(x, ffn_out, L.attn.norm.tensor(), eps(), h);
+      attention(b, static_cast<int32_t>(i), L, T);
+      b.add_rms_norm(x, ws_.o.tensor().row_slice(0, T), L.ffn_norm.tensor(), eps(), h);
+      if (L.is_moe)
+        moe_ffn(b, static_cast<int32_t>(i), L.moe, h, ffn_out);
+      else
+        dense_ffn(b, L.dense, h, ffn_out);
+    }
+    b.add(x, ffn_out);
+    Tensor last = ws_.last.tensor().row_slice(0, R);
+    b.gather_rows(x, last);
+    b.rms_norm(last, w_.final_norm.tensor(), eps(), last);
+    Tensor logits = ws_.logits.tensor().row_slice(0, R);
+    b.linear(last, w_.lm_head.tensor(), nullptr, logits);
+    return logits;
+  }
+
+ private:
+  float eps() const { return static_cast<float>(config_.rms_norm_eps); }
+
+  static int64_t ffn_width(const DecoderLayerWeights& l) {
+    if (!l.is_moe) return l.dense.gate.tensor().rows;
+    int64_t w = l.moe.experts.empty() ? 0 : l.moe.experts[0].gate.tensor().rows;
+    if (!l.moe.shared.gate.empty()) w = std::max(w, l.moe.shared.gate.tensor().rows);
+    return w;
+  }
+
+  void attention(Backend& b, int32_t layer, const DecoderLayerWeights& L, int64_t T) {
+    const AttentionWeights& a = L.attn;
+    const auto D = static_cast<int32_t>(config_.head_dim);
+    const auto Hq = static_cast<int32_t>(config_.num_attention_heads);
+    const auto Hk = static_cast<int32_t>(config_.num_key_value_heads);
+    Tensor h = ws_.h.tensor().row_slice(0, T);
+    Tensor q = ws_.q.tensor().row_slice(0, T), k = ws_.k.tensor().row_slice(0, T);
+    Tensor v = ws_.v.tensor().row_slice(0, T);
+    b.linear(h, a.q.tensor(), a.q_bias.empty() ? nullptr : &a.q_bias.tensor(), q);
+    b.linear(h, a.k.tensor(), a.k_bias.empty() ? nullptr : &a.k_bias.tensor(), k);
+    b.linear(h, a.v.tensor(), a.v_bias.empty() ? nullptr : &a.v_bias.tensor(), v);
+    if (!a.q_norm.empty()) {
+      Tensor qh = q.reshaped(D), kh = k.reshaped(D);
+      b.rms_norm(qh, a.q_norm.tensor(), eps(), qh);
+      b.rms_norm(kh, a.k_norm.tensor(), eps(), kh);
+    }
+    b.rope(q, k, Hq, Hk, D, rope_);
+    b.write_kv(layer, k, v);
+    AttentionParams p;
+    p.num_heads = Hq;
+    p.num_kv_heads = Hk;
+    p.head_dim = D;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    p.sliding_window = static_cast<int32_t>(config_.layer_sliding_window.empty()
+                                                ? 0
+                                                : config_.layer_sliding_window[layer]);
+    Tensor attn = ws_.attn.tensor().row_slice(0, T);
+    b.attention(layer, q, p, attn);
+    b.linear(attn, a.o.tensor(), nullptr, ws_.o.tensor().row_slice(0, T));
+  }
+
+  void dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out) {
+    const int64_t T = h.rows, I = f.gate.tensor().rows;
+    Tensor gate = ws_.gate.tensor().row_slice(0, T).col_slice(0, I);
+    Tensor up = ws_.up.tensor().row_slice(0, T).col_slice(0, I);
+    Tensor act = ws_.act.tensor().row_slice(0, T).col_slice(0, I);
+    b.linear(h, f.gate.tensor(), nullptr, gate);
+    b.linear(h, f.up.tensor(), nullptr, up);
+    b.silu_mul(gate, up, act);
+    b.linear(act, f.down.tensor(), nullptr, out);
+  }
+
+  void moe_ffn(Backend& b, int32_t layer, const MoeWeights& m, const Tensor& h, Tensor out) {
+    const int64_t T = h.rows;
+    Tensor router = ws_.router.tensor().row_slice(0, T);
+    Tensor ids = ws_.ids.tensor().row_slice(0, T), wts = ws_.wts.tensor().row_slice(0, T);
+    b.linear(h, m.router.tensor(), nullptr, router);
+    b.moe_route(router, static_cast<int32_t>(config_.num_experts_per_tok), config_.norm_topk_prob,
+                ids, wts);
+    b.moe_experts(layer, h, m.views, ids, wts, out);
+    if (!m.shared.gate.empty()) {
+      Tensor shared = ws_.shared.tensor().row_slice(0, T);
+      dense_ffn(b, m.shared, h, shared);
+      Tensor g = ws_.sgate.tensor().row_slice(0, T);
+      b.linear(h, m.shared_gate.tensor(), nullptr, g);
+      b.sigmoid_gate_add(out, shared, g);
+    }
+  }
+
+  void ensure_workspace(Backend& b, int64_t T, int64_t R) {
+    if (T > ws_.capacity) {
+      const int64_t n = std::max<int64_t>(T, 16);
+      const int64_t H = config_.hidden_size, D = config_.head_dim;
+      auto f32 = [&](int64_t cols) { return b.alloc(DType::F32, n, cols); };
+      ws_.x = f32(H);
+      ws_.h = f32(H);
+      ws_.q = f32(config_.num_attention_heads * D);
+      ws_.k = f32(config_.num_key_value_heads * D);
+      ws_.v = f32(config_.num_key_value_heads * D);
+      ws_.attn = f32(config_.num_attention_heads * D);
+      ws_.o = f32(H);
+      ws_.gate = f32(max_inter_);
+      ws_.up = f32(max_inter_);
+      ws_.act = f32(max_inter_);
+      ws_.ffn_out = f32(H);
+      if (config_.is_moe()) {
+        ws_.router = f32(config_.num_experts);
+        ws_.ids = b.alloc(DType::I32, n, config_.num_experts_per_tok);
+        ws_.wts = f32(config_.num_experts_per_tok);
+        ws_.shared = f32(H);
+        ws_.sgate = f32(1);
+      }
+      ws_.capacity = n;
+    }
+    if (R > ws_.logit_capacity) {
+      const int64_t n = std::max<int64_t>(R, 8);
+      ws_.last = b.alloc(DType::F32, n, config_.hidden_size);
+      ws_.logits = b.alloc(DType::F32, n, config_.vocab_size);
+      ws_.logit_capacity = n;
+    }
+  }
+
+  ModelConfig config_;
+  DecoderWeights w_;
+  RopeConfig rope_;
+  int64_t max_inter_ = 0;
+  Workspace ws_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_decoder_model(const ModelConfig& config, DecoderWeights weights) {
+  return std::make_unique<DecoderModel>(config, std::move(weights));
+}
+
+}  // namespace inferdesk

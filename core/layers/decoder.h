@@ -1,0 +1,66 @@
+// The decoder-only transformer shared by every supported architecture: pre-norm attention with
+// rotary embeddings and GQA, then a dense SwiGLU or a mixture-of-experts FFN. Architecture files
+// (core/model/<arch>.cpp) only say which tensors exist and what they are called.
+#pragma once
+
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/model/config.h"
+#include "core/model/model.h"
+
+namespace inferdesk {
+
+struct AttentionWeights {
+  Buffer norm;                      // input_layernorm
+  Buffer q, k, v, o;                // projections
+  Buffer q_bias, k_bias, v_bias;    // empty when the model has none
+  Buffer q_norm, k_norm;            // per-head RMSNorm (qwen3); empty otherwise
+};
+
+struct DenseFfnWeights {
+  Buffer gate, up, down;
+};
+
+struct MoeWeights {
+  Buffer router;                        // [experts, hidden]
+  std::vector<DenseFfnWeights> experts; // owning
+  std::vector<ExpertWeights> views;     // the same tensors as passed to moe_experts
+  DenseFfnWeights shared;               // qwen2_moe shared expert (empty otherwise)
+  Buffer shared_gate;                   // [1, hidden]
+};
+
+struct DecoderLayerWeights {
+  AttentionWeights attn;
+  Buffer ffn_norm;  // post_attention_layernorm
+  bool is_moe = false;
+  DenseFfnWeights dense;
+  MoeWeights moe;
+};
+
+struct DecoderWeights {
+  Buffer embed;
+  std::vector<DecoderLayerWeights> layers;
+  Buffer final_norm;
+  Buffer lm_head;  // may share memory with embed (tied embeddings)
+};
+
+// Hub tensor names of the parts that differ between families.
+struct AttentionNames {
+  bool bias = false;     // q/k/v biases
+  bool qk_norm = false;  // self_attn.q_norm / k_norm
+};
+
+// Loading helpers for architecture files.
+AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std::string& layer_prefix,
+                                const AttentionNames& names);
+DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64_t hidden,
+                               int64_t inter, const char* gate = "gate_proj",
+                               const char* up = "up_proj", const char* down = "down_proj");
+void finish_moe(MoeWeights& moe);  // fills views from experts
+// Embedding, final norm and lm_head (tied or not) under the standard "model." names.
+void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);
+
+std::unique_ptr<Model> make_decoder_model(const ModelConfig& config, DecoderWeights weights);
+
+}  // namespace inferdesk

@@ -1,0 +1,31 @@
+// A loaded model: one architecture's forward pass composed from Backend ops.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/model/config.h"
+#include "core/model/weights.h"
+
+namespace inferdesk {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelConfig& config() const = 0;
+  // Run one step: the step's tokens through every layer (their K/V written to the cache) and
+  // the logits of step.logit_rows into the returned [logit_rows, vocab] F32 tensor, which stays
+  // valid until the next forward. Calls backend.begin_step(step) itself.
+  virtual Tensor forward(Backend& backend, const StepInput& step) = 0;
+};
+
+// Build the model for config.model_type from `weights`. Unknown model_type → Unsupported naming
+// the supported ones; a missing or mis-shaped tensor → NotFound / Format naming it.
+std::unique_ptr<Model> load_model(const ModelConfig& config, WeightSource& weights,
+                                  Backend& backend, const LoadProgress& progress = {});
+
+std::vector<std::string> supported_model_types();
+
+}  // namespace inferdesk

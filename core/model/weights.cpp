@@ -1,0 +1,104 @@
+#include "core/model/weights.h"
+
+#include <cmath>
+
+#include "core/io/model_folder.h"
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+namespace {
+
+std::pair<int64_t, int64_t> as_2d(const std::vector<int64_t>& shape) {
+  if (shape.size() == 1) return {1, shape[0]};
+  if (shape.size() == 2) return {shape[0], shape[1]};
+  throw Error(ErrorCode::Internal, "weights are 1-D or 2-D");
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+class FolderWeights : public WeightSource {
+ public:
+  explicit FolderWeights(const ModelFolder& folder) : folder_(folder) {}
+  bool has(const std::string& name) const override { return folder_.find(name) != nullptr; }
+  Buffer load(Backend& backend, const std::string& name,
+              const std::vector<int64_t>& shape) override {
+    const HostTensor& t = folder_.get(name, shape);
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
+      throw Error(ErrorCode::Unsupported, "tensor '" + name + "' has dtype " +
+                                              dtype_name(t.dtype) +
+                                              "; weights must be F32, F16 or BF16");
+    auto [rows, cols] = as_2d(shape);
+    return backend.load_weight(t, rows, cols);
+  }
+  int64_t nbytes(const std::string& name, const std::vector<int64_t>&) const override {
+    const HostTensor* t = folder_.find(name);
+    return t ? static_cast<int64_t>(t->nbytes) : 0;
+  }
+  int64_t total_bytes() const override { return folder_.weight_bytes(); }
+
+ private:
+  const ModelFolder& folder_;
+};
+
+class DummyWeights : public WeightSource {
+ public:
+  DummyWeights(uint64_t seed, int64_t total) : seed_(seed), total_(total) {}
+  bool has(const std::string&) const override { return true; }
+  Buffer load(Backend& backend, const std::string& name,
+              const std::vector<int64_t>& shape) override {
+    auto [rows, cols] = as_2d(shape);
+    Buffer b = backend.alloc(DType::BF16, rows, cols);
+    const uint64_t seed = seed_ ^ std::hash<std::string>{}(name);
+    // Matrices: uniform with variance ~1/fan_in keeps activations finite through many layers.
+    const float scale = rows == 1 ? 1.0f : std::sqrt(3.0f / static_cast<float>(cols));
+    backend.fill_random(b.tensor(), seed, scale);
+    return b;
+  }
+  int64_t nbytes(const std::string&, const std::vector<int64_t>& shape) const override {
+    int64_t n = 2;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  int64_t total_bytes() const override { return total_; }
+
+ private:
+  uint64_t seed_;
+  int64_t total_;
+};
+
+}  // namespace
+
+std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder) {
+  return std::make_unique<FolderWeights>(folder);
+}
+
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint) {
+  return std::make_unique<DummyWeights>(seed, total_bytes_hint);
+}
+
+WeightLoader::WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress)
+    : source_(source), backend_(backend), progress_(std::move(progress)) {}
+
+Buffer WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) {
+  return load(name, {rows, cols});
+}
+
+Buffer WeightLoader::vector(const std::string& name, int64_t n) { return load(name, {n}); }
+
+Buffer WeightLoader::load(const std::string& name, const std::vector<int64_t>& shape) {
+  if (!source_.has(name))
+    throw Error(ErrorCode::NotFound, "the checkpoint has no tensor '" + name + "' (expected shape " +
+                                         shape_str(shape) + ")");
+  Buffer b = source_.load(backend_, name, shape);
+  done_ += source_.nbytes(name, shape);
+  if (progress_ && !progress_(done_, source_.total_bytes()))
+    throw Error(ErrorCode::Cancelled, "model loading was cancelled");
+  return b;
+}
+
+}  // namespace inferdesk

@@ -1,0 +1,56 @@
+// Where a model's weights come from: a Hugging Face folder (mmapped safetensors) or random values
+// of a published shape (dummy-weight benchmarks). Architectures ask for tensors by hub name and
+// expected shape; a missing or mis-shaped tensor is a Format error naming it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/model/config.h"
+
+namespace inferdesk {
+
+class ModelFolder;
+
+// Called after each tensor is loaded with (bytes loaded so far, total bytes); return false to
+// cancel the load (load_model then throws ErrorCode::Cancelled).
+using LoadProgress = std::function<bool(int64_t done, int64_t total)>;
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  virtual bool has(const std::string& name) const = 0;
+  // Load `name`, which must have exactly `shape` (1-D or 2-D), as a [rows, cols] backend tensor.
+  virtual Buffer load(Backend& backend, const std::string& name,
+                      const std::vector<int64_t>& shape) = 0;
+  // Bytes `name` takes in the source, and of all weights (for progress).
+  virtual int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const = 0;
+  virtual int64_t total_bytes() const = 0;
+};
+
+// Weights of a model folder; the folder must outlive every model loaded from it.
+std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder);
+
+// Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked.
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint);
+
+// What an architecture file uses while loading: a source, a backend and progress reporting.
+class WeightLoader {
+ public:
+  WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress);
+  bool has(const std::string& name) const { return source_.has(name); }
+  Buffer matrix(const std::string& name, int64_t rows, int64_t cols);
+  Buffer vector(const std::string& name, int64_t n);
+
+ private:
+  Buffer load(const std::string& name, const std::vector<int64_t>& shape);
+  WeightSource& source_;
+  Backend& backend_;
+  LoadProgress progress_;
+  int64_t done_ = 0;
+};
+
+}  // namespace inferdesk

@@ -1,0 +1,71 @@
+#include "tests/support/golden.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace inferdesk::test {
+
+std::filesystem::path golden_models_dir() {
+  return std::filesystem::path(INFERDESK_SOURCE_DIR) / "tests" / "golden" / "models";
+}
+
+std::vector<std::string> golden_model_names() {
+  return {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"};
+}
+
+GoldenModel read_golden(const std::string& name) {
+  GoldenModel g;
+  g.name = name;
+  g.dir = golden_models_dir() / name;
+  std::ifstream in(g.dir / "expected.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  g.max_new_tokens = j["max_new_tokens"].get<int32_t>();
+  for (const auto& c : j["cases"]) {
+    GoldenCase gc;
+    gc.prompt_ids = c["prompt_ids"].get<std::vector<int32_t>>();
+    gc.tokens = c["tokens"].get<std::vector<int32_t>>();
+    for (const auto& step : c["top5"]) {
+      std::vector<std::pair<int32_t, float>> s;
+      for (const auto& e : step) s.emplace_back(e[0].get<int32_t>(), e[1].get<float>());
+      gc.top5.push_back(std::move(s));
+    }
+    g.cases.push_back(std::move(gc));
+  }
+  return g;
+}
+
+std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got,
+                                double logprob_tol, int* compared_steps) {
+  std::ostringstream err;
+  const size_t n = std::min(ref.tokens.size(), got.tokens.size());
+  if (got.tokens.size() != ref.tokens.size())
+    err << "generated " << got.tokens.size() << " tokens, reference " << ref.tokens.size() << "; ";
+  int steps = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t a = got.tokens[i].id, b = ref.tokens[i];
+    if (a != b) {
+      const auto& ours = got.tokens[i].top;
+      const bool a_in_ref = std::any_of(ref.top5[i].begin(), ref.top5[i].end(),
+                                        [&](const auto& e) { return e.first == a; });
+      const bool b_in_ours = std::any_of(ours.begin(), ours.end(),
+                                         [&](const auto& e) { return e.id == b; });
+      if (!a_in_ref || !b_in_ours)
+        err << "step " << i << ": token " << a << " vs reference " << b
+            << " and they are not in each other's top-5; ";
+      break;
+    }
+    ++steps;
+    const double diff = std::fabs(static_cast<double>(got.tokens[i].logprob) - ref.top5[i][0].second);
+    if (diff > logprob_tol)
+      err << "step " << i << ": logprob " << got.tokens[i].logprob << " vs reference "
+          << ref.top5[i][0].second << " (diff " << diff << "); ";
+  }
+  if (compared_steps) *compared_steps = steps;
+  return err.str();
+}
+
+}  // namespace inferdesk::test

@@ -1,0 +1,187 @@
+// Engine behaviour on the CPU backend with the golden fixture models: batch invariance with
+// chunked prefill, prefix-cache hits and preemption giving the same tokens as a cold run,
+// cancellation, and request validation.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/engine/generate.h"
+#include "core/util/error.h"
+#include "tests/support/golden.h"
+
+namespace inferdesk {
+namespace {
+
+Engine make_engine(const std::string& name, EngineOptions opts) {
+  return Engine(load_model_folder(test::golden_models_dir() / name, make_cpu_backend()), opts);
+}
+
+Request greedy(std::vector<int32_t> prompt, int32_t max_tokens) {
+  Request r;
+  r.prompt_ids = std::move(prompt);
+  r.params.temperature = 0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+std::vector<Request> random_requests(int n, uint64_t seed) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::uniform_int_distribution<int32_t> tok(3, 500), len(1, 90);
+  std::vector<Request> out;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int32_t> p(static_cast<size_t>(len(rng)));
+    for (auto& t : p) t = tok(rng);
+    out.push_back(greedy(std::move(p), 12));
+  }
+  return out;
+}
+
+std::vector<std::vector<int32_t>> run_alone(Engine& e, const std::vector<Request>& reqs) {
+  std::vector<std::vector<int32_t>> out;
+  for (const auto& r : reqs) out.push_back(generate_all(e, {r})[0].token_ids());
+  return out;
+}
+
+class BatchInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
+  const auto reqs = random_requests(16, 7);
+  EngineOptions alone_opts;
+  alone_opts.num_kv_blocks = 256;
+  Engine alone = make_engine(GetParam(), alone_opts);
+  const auto expected = run_alone(alone, reqs);
+
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  opts.scheduler.max_num_batched_tokens = 48;  // forces prompts to be split across steps
+  opts.scheduler.max_num_seqs = 16;
+  Engine batched = make_engine(GetParam(), opts);
+  const auto results = generate_all(batched, reqs);
+  for (size_t i = 0; i < reqs.size(); ++i)
+    EXPECT_EQ(results[i].token_ids(), expected[i]) << "request " << i;
+  EXPECT_GT(batched.stats().steps, 16u);
+}
+
+INSTANTIATE_TEST_SUITE_P(DenseAndMoe, BatchInvariance,
+                         ::testing::Values("qwen2", "mistral", "mixtral", "qwen2_moe"),
+                         [](const auto& info) { return info.param; });
+
+TEST(PrefixCache, HitGivesSameTokensAsColdRun) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int32_t> tok(3, 500);
+  std::vector<int32_t> prefix(150);
+  for (auto& t : prefix) t = tok(rng);
+  auto shared_a = prefix, shared_b = prefix;
+  shared_b.resize(100);
+  for (int i = 0; i < 30; ++i) shared_b.push_back(tok(rng));
+
+  EngineOptions cold_opts;
+  cold_opts.num_kv_blocks = 128;
+  cold_opts.enable_prefix_caching = false;
+  Engine cold = make_engine("llama", cold_opts);
+  const auto want_a = generate_all(cold, {greedy(shared_a, 10)})[0].token_ids();
+  const auto want_b = generate_all(cold, {greedy(shared_b, 10)})[0].token_ids();
+
+  EngineOptions opts;
+  opts.num_kv_blocks = 128;
+  Engine warm = make_engine("llama", opts);
+  EXPECT_EQ(generate_all(warm, {greedy(shared_a, 10)})[0].token_ids(), want_a);
+  EXPECT_EQ(warm.stats().prefix_cache_hit_rate, 0.0);
+  EXPECT_EQ(generate_all(warm, {greedy(shared_a, 10)})[0].token_ids(), want_a);
+  EXPECT_GT(warm.stats().prefix_cache_hit_rate, 0.0);
+  EXPECT_EQ(generate_all(warm, {greedy(shared_b, 10)})[0].token_ids(), want_b);
+}
+
+TEST(Preemption, PreemptedSequencesResumeWithTheSameTokens) {
+  const auto reqs = random_requests(6, 11);
+  std::vector<Request> longer;
+  for (auto r : reqs) {
+    r.params.max_tokens = 40;
+    longer.push_back(r);
+  }
+  EngineOptions big;
+  big.num_kv_blocks = 256;
+  Engine alone = make_engine("qwen3", big);
+  const auto expected = run_alone(alone, longer);
+
+  EngineOptions small;
+  small.num_kv_blocks = 14;  // 6 sequences of up to 130 tokens need far more
+  small.enable_prefix_caching = false;
+  Engine tight = make_engine("qwen3", small);
+  const auto results = generate_all(tight, longer);
+  for (size_t i = 0; i < longer.size(); ++i) {
+    EXPECT_EQ(results[i].reason, FinishReason::Length) << results[i].error;
+    EXPECT_EQ(results[i].token_ids(), expected[i]) << "request " << i;
+  }
+  EXPECT_GT(tight.stats().preemptions, 0u);
+  EXPECT_EQ(tight.stats().kv_blocks_used, 0);
+}
+
+TEST(Cancel, StopsARunningRequestAndTheEngineGoesOn) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("qwen2", opts);
+  std::promise<FinishReason> done;
+  std::atomic<int> tokens{0};
+  std::atomic<int64_t> id{0};
+  std::atomic<bool> cancelled{false};
+  Request r = greedy({5, 6, 7, 8}, 400);
+  id = e.submit(r, [&](const StreamEvent& ev) {
+    tokens += static_cast<int>(ev.tokens.size());
+    if (!cancelled.exchange(true)) e.cancel(ev.request_id);
+    if (ev.finished) done.set_value(ev.reason);
+  });
+  auto fut = done.get_future();
+  ASSERT_EQ(fut.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_EQ(fut.get(), FinishReason::Cancelled);
+  EXPECT_LT(tokens.load(), 400);
+  const auto after = generate_all(e, {greedy({9, 10, 11}, 5)});
+  EXPECT_EQ(after[0].tokens.size(), 5u);
+  EXPECT_EQ(e.stats().kv_blocks_used, 0);
+}
+
+TEST(Submit, RejectsInvalidRequestsWithTypedErrors) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 16;
+  Engine e = make_engine("qwen2", opts);
+  auto expect_invalid = [&](Request r) {
+    try {
+      e.submit(r, [](const StreamEvent&) {});
+      ADD_FAILURE() << "accepted an invalid request";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+    }
+  };
+  Request bad = greedy({1, 2, 3}, 4);
+  bad.params.temperature = -1;
+  expect_invalid(bad);
+  expect_invalid(greedy({1, 2, 512}, 4));  // vocab is 512
+  expect_invalid(greedy({}, 4));
+  bad = greedy({1, 2, 3}, 4);
+  bad.params.top_p = 0;
+  expect_invalid(bad);
+}
+
+TEST(Stop, StopTokenEndsGenerationWithReasonStop) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("mistral", opts);
+  const auto first = generate_all(e, {greedy({20, 30, 40}, 8)})[0];
+  ASSERT_GE(first.tokens.size(), 3u);
+  Request r = greedy({20, 30, 40}, 8);
+  r.params.stop_token_ids = {first.tokens[2].id};
+  const auto stopped = generate_all(e, {r})[0];
+  EXPECT_EQ(stopped.reason, FinishReason::Stop);
+  // Stops at the first occurrence of that token (it may occur earlier than index 2).
+  EXPECT_LE(stopped.tokens.size(), 3u);
+  EXPECT_EQ(stopped.tokens.back().id, first.tokens[2].id);
+}
+
+}  // namespace
+}  // namespace inferdesk
