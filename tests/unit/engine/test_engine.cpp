@@ -185,3 +185,27 @@ TEST(Stop, StopTokenEndsGenerationWithReasonStop) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+TEST(ExpertStats, CountsEveryRoutedToken) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("qwen2_moe", opts);  // 3 layers, layer 1 dense, 8 experts, top-2
+  const auto r = generate_all(e, {greedy({5, 6, 7, 8, 9}, 6)})[0];
+  ASSERT_EQ(r.tokens.size(), 6u);
+  const EngineStats s = e.stats();
+  ASSERT_EQ(s.num_layers, 3);
+  ASSERT_EQ(s.num_experts, 8);
+  ASSERT_EQ(s.expert_counts.size(), 24u);
+  // Tokens run through the model: 5 prompt + 5 fed-back outputs = 10; each routed to 2 experts.
+  for (int layer = 0; layer < 3; ++layer) {
+    int64_t sum = 0;
+    for (int x = 0; x < 8; ++x) sum += s.expert_counts[static_cast<size_t>(layer * 8 + x)];
+    EXPECT_EQ(sum, layer == 1 ? 0 : 20) << "layer " << layer;
+  }
+}
+
+}  // namespace
+}  // namespace inferdesk

@@ -1,0 +1,116 @@
+// The CLI's stable interface: generate (--prompt-ids, --requests), bench, and error exits.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/golden.h"
+
+namespace inferdesk {
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(INFERDESK_CLI) + " " + args + " 2>/dev/null";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s;
+}
+
+TEST(CliGenerate, PromptIdsJsonMatchesGoldenAndHasTheDocumentedShape) {
+  const auto g = test::read_golden("qwen3");
+  const auto& c = g.cases[2];
+  const CliRun r = run_cli("generate --model " + g.dir.string() + " --prompt-ids " +
+                        join(c.prompt_ids) + " --max-tokens 16 --temperature 0 --logprobs 5" +
+                        " --backend cpu --json --ignore-eos");
+  ASSERT_EQ(r.status, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tokens"].get<std::vector<int32_t>>(), c.tokens);
+  ASSERT_EQ(j["logprobs"].size(), 16u);
+  for (size_t i = 0; i < 16; ++i) {
+    ASSERT_EQ(j["logprobs"][i].size(), 5u);
+    EXPECT_EQ(j["logprobs"][i][0]["id"].get<int32_t>(), c.top5[i][0].first);
+    EXPECT_NEAR(j["logprobs"][i][0]["logprob"].get<double>(), c.top5[i][0].second, 1e-3);
+    EXPECT_GE(j["logprobs"][i][0]["logprob"].get<double>(),
+              j["logprobs"][i][4]["logprob"].get<double>());
+  }
+  EXPECT_EQ(j["finish_reason"], "length");
+  EXPECT_TRUE(j["timing"].contains("time_to_first_token_s"));
+}
+
+TEST(CliGenerate, RequestsFilePrintsOneLinePerRequestInOrder) {
+  const auto g = test::read_golden("mixtral");
+  const std::string path = std::string(INFERDESK_BINARY_DIR) + "/cli_requests.jsonl";
+  {
+    std::ofstream f(path);
+    for (int i : {3, 0, 1})
+      f << nlohmann::json({{"prompt_ids", g.cases[static_cast<size_t>(i)].prompt_ids},
+                           {"max_tokens", 16}, {"temperature", 0}, {"ignore_eos", true}})
+               .dump()
+        << "\n";
+    f << R"({"prompt_ids":[5,6,7],"max_tokens":4,"temperature":0.8,"seed":42,"ignore_eos":true})"
+      << "\n";
+  }
+  const CliRun r = run_cli("generate --model " + g.dir.string() + " --requests " + path + " --json");
+  ASSERT_EQ(r.status, 0);
+  std::istringstream lines(r.out);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0]["tokens"].get<std::vector<int32_t>>(), g.cases[3].tokens);
+  EXPECT_EQ(out[1]["tokens"].get<std::vector<int32_t>>(), g.cases[0].tokens);
+  EXPECT_EQ(out[2]["tokens"].get<std::vector<int32_t>>(), g.cases[1].tokens);
+  EXPECT_EQ(out[3]["tokens"].size(), 4u);
+  // Same seed, same tokens.
+  const CliRun again = run_cli("generate --model " + g.dir.string() + " --requests " + path + " --json");
+  std::istringstream lines2(again.out);
+  std::string last;
+  for (std::string line; std::getline(lines2, line);) last = line;
+  EXPECT_EQ(nlohmann::json::parse(last)["tokens"], out[3]["tokens"]);
+}
+
+TEST(CliGenerate, BadInputExitsNonZero) {
+  const auto dir = test::golden_models_dir() / "llama";
+  EXPECT_NE(run_cli("generate --model /nonexistent --prompt-ids 1,2 --json").status, 0);
+  EXPECT_NE(run_cli("generate --model " + dir.string() + " --prompt-ids 1,x --json").status, 0);
+  EXPECT_NE(run_cli("generate --model " + dir.string() + " --prompt-ids 1,2 --temperature -1").status, 0);
+  EXPECT_NE(run_cli("generate --model " + dir.string() + " --prompt-ids 1,99999").status, 0);
+}
+
+TEST(CliBench, ReportsTheDocumentedFigures) {
+  const auto dir = test::golden_models_dir() / "qwen2_moe";
+  const CliRun r = run_cli("bench --model " + dir.string() +
+                        " --backend cpu --batch 2 --input-len 8 --output-len 4 --repeat 1 --json");
+  ASSERT_EQ(r.status, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_s",
+                        "peak_rss_bytes", "output_tokens_per_s", "tpot_median_s"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace inferdesk
