@@ -67,9 +67,7 @@ void Scratch::Free::operator()(float* p) const { std::free(p); }
 CpuBackend::CpuBackend(const CpuBackendOptions& options)
     : pool_(options.num_threads),
       k_(kernels_for(resolve_isa(options.isa))),
-      counters_(std::make_shared<MemoryCounters>()) {
-  if (options.gemm_min_tokens > 0) gemm_min_tokens_ = options.gemm_min_tokens;
-}
+      counters_(std::make_shared<MemoryCounters>()) {}
 
 std::string CpuBackend::name() const {
   return std::string("cpu (") + isa_name(k_.isa) + ", " + std::to_string(pool_.size()) +

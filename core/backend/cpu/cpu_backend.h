@@ -17,9 +17,6 @@ enum class CpuIsa { Auto, Scalar, Avx2, Avx512 };
 struct CpuBackendOptions {
   int num_threads = 0;         // <= 0: one per hardware thread
   CpuIsa isa = CpuIsa::Auto;   // an ISA the CPU lacks is an Error(Unsupported)
-  // Steps with at least this many token rows use the blocked GEMM for linear(); fewer rows
-  // stream the weights with the GEMV kernel. <= 0: the backend's tuned default.
-  int gemm_min_tokens = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(int num_threads = 0);

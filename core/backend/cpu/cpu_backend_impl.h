@@ -87,7 +87,6 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   KernelTable k_;
-  int gemm_min_tokens_ = 8;
   std::shared_ptr<MemoryCounters> counters_;
 
   StepInput step_;
@@ -107,7 +106,6 @@ class CpuBackend final : public Backend {
   float rope_scaling_ = 0.0f;
   std::vector<float> rope_cs_;  // [T][2][half]: cos then sin
 
-  Scratch scratch_linear_;     // packed x panels
   Scratch scratch_threads_;    // per-thread scratch
   Scratch scratch_moe_;        // gathered rows and expert intermediates
 };

@@ -1,5 +1,4 @@
-// CpuBackend::linear: the threaded driver around the GEMV (few rows) and GEMM (many rows) kernels.
-#include <algorithm>
+// CpuBackend::linear: splits the output features across the pool; kernels.h does the rest.
 #include <string>
 
 #include "core/backend/cpu/cpu_backend_impl.h"
@@ -36,30 +35,11 @@ void CpuBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Te
 
 void CpuBackend::run_linear(const LinearArgs& a) {
   if (a.T <= 0 || a.O <= 0) return;
-  const int threads = pool_.size();
-  if (a.T < gemm_min_tokens_) {
-    // Memory-bound: split the output rows (i.e. the weight stream) evenly.
-    pool_.run([&](int thread, int n) {
-      int64_t b, e;
-      ThreadPool::split(a.O, 16, thread, n, &b, &e);
-      if (b < e) k_.linear_gemv(a, b, e);
-    });
-    return;
-  }
-  const int64_t nr = k_.gemm.nr;
-  const int64_t mr = k_.gemm.mr;
-  const int64_t panels = (a.T + nr - 1) / nr;
-  float* packed = scratch_linear_.floats(panels * nr * a.K);
-  // Per-thread weight panel: mr rows of K floats, rounded to a cache line.
-  const int64_t per_thread = (mr * a.K + 15) / 16 * 16;
-  float* wp = scratch_threads_.floats(per_thread * threads);
-  pool_.run([&](int thread, int n) {
-    for (int64_t p = thread; p < panels; p += n) k_.gemm_pack_x(a, p, packed + p * nr * a.K);
-  });
+  // Split the output rows (i.e. the weight stream) evenly; each thread sees every token.
   pool_.run([&](int thread, int n) {
     int64_t b, e;
-    ThreadPool::split(a.O, mr, thread, n, &b, &e);
-    if (b < e) k_.linear_gemm(a, packed, b, e, wp + per_thread * thread);
+    ThreadPool::split(a.O, 32, thread, n, &b, &e);
+    if (b < e) k_.linear(a, b, e);
   });
 }
 

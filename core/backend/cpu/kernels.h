@@ -30,14 +30,6 @@ struct LinearArgs {
   int64_t O = 0;  // out features
 };
 
-// Geometry of the blocked GEMM used for larger T: x is first packed transposed in panels of
-// `nr` tokens ([T/nr][K][nr], zero padded), then each thread converts `mr` weight rows at a time
-// to f32 and runs an mr x nr micro-kernel over them.
-struct GemmGeometry {
-  int mr = 1;
-  int nr = 1;
-};
-
 // One (token row, kv head) work item of paged attention: the `group` query heads that share kv
 // head `kv_head` attend over keys [key_begin, key_end] (inclusive) of one sequence.
 struct AttentionItem {
@@ -59,15 +51,8 @@ struct AttentionItem {
 
 struct KernelTable {
   Isa isa = Isa::Scalar;
-  GemmGeometry gemm;
-  // Small-T linear over output rows [o_begin, o_end): weights streamed once per group of tokens.
-  void (*linear_gemv)(const LinearArgs& a, int64_t o_begin, int64_t o_end) = nullptr;
-  // Packs tokens [panel * nr, panel * nr + nr) of x transposed into dst ([K][nr] floats).
-  void (*gemm_pack_x)(const LinearArgs& a, int64_t panel, float* dst) = nullptr;
-  // Large-T linear over output rows [o_begin, o_end) using packed x (all panels, [T/nr][K][nr]).
-  // scratch holds mr * K floats.
-  void (*linear_gemm)(const LinearArgs& a, const float* packed_x, int64_t o_begin, int64_t o_end,
-                      float* scratch) = nullptr;
+  // linear over output rows [o_begin, o_end) for all T rows; weights read from memory once.
+  void (*linear)(const LinearArgs& a, int64_t o_begin, int64_t o_end) = nullptr;
   // Row helpers (n elements).
   void (*convert_row)(const void* src, DType dtype, float* dst, int64_t n) = nullptr;
   // out = x * rsqrt(mean(x^2) + eps) * w; x and out may alias.

@@ -1,4 +1,4 @@
-// CPU backend linear(): every weight dtype, odd shapes, both kernels (GEMV and blocked GEMM),
+// CPU backend linear(): every weight dtype, odd shapes, every register-tile remainder, blocking,
 // bias, strided views, against a double-precision reference.
 #include "tests/unit/cpu_backend/cpu_test_util.h"
 
@@ -47,7 +47,7 @@ class CpuLinearTest : public CpuBackendTest {
 
 TEST_P(CpuLinearTest, MatchesReferenceAcrossDtypesAndShapes) {
   for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
-    for (int64_t T : {1, 2, 3, 4, 5, 8, 9, 33, 40}) {
+    for (int64_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 33, 40}) {
       for (auto [K, O] : {std::pair<int64_t, int64_t>{67, 13}, {128, 5}, {256, 67}}) {
         EXPECT_LT(check(*be, dt, T, K, O, T % 2 == 1, T % 3 == 0), 2e-6)
             << dtype_name(dt) << " T=" << T << " K=" << K << " O=" << O;
@@ -56,19 +56,13 @@ TEST_P(CpuLinearTest, MatchesReferenceAcrossDtypesAndShapes) {
   }
 }
 
-TEST_P(CpuLinearTest, BothKernelsAgreeWithReferenceAtEveryRowCount) {
-  // Force the GEMM for every row count, then the GEMV for every row count.
-  for (int min_tokens : {1, 1000}) {
-    CpuBackendOptions o;
-    o.isa = GetParam().isa;
-    o.num_threads = GetParam().threads;
-    o.gemm_min_tokens = min_tokens;
-    auto b2 = make_cpu_backend(o);
-    for (int64_t T : {1, 3, 16, 17, 31, 32, 35}) {
-      EXPECT_LT(check(*b2, DType::BF16, T, 130, 37, true, T % 2 == 0), 2e-6)
-          << "min_tokens=" << min_tokens << " T=" << T;
-    }
+TEST_P(CpuLinearTest, BlockedPathForManyRows) {
+  // More than 64 rows and more than 32 outputs: the kernel walks row x token blocks, with
+  // partial blocks and partial register tiles at both ends.
+  for (int64_t T : {65, 70, 131}) {
+    EXPECT_LT(check(*be, DType::BF16, T, 130, 75, true, T % 2 == 0), 2e-6) << "T=" << T;
   }
+  EXPECT_LT(check(*be, DType::F16, 200, 67, 100, false, true), 2e-6);
 }
 
 TEST_P(CpuLinearTest, LargeShapesStayAccurate) {

@@ -1,0 +1,225 @@
+// bench_cpu_backend: throughput of the CPU backend's hot paths (not a test; run by hand).
+//
+//   bench_cpu_backend [gemv|gemm|sweep|model|all] [--threads N] [--isa auto|avx512|avx2|scalar]
+//                     [--cpu-time]
+//
+// gemv:  BF16 weights [8192 out, 2048 in] x T rows (T = 1..8), weight-stream GB/s (decimal).
+//        Eight distinct weight matrices (256 MiB) are cycled so every call streams from DRAM.
+// gemm:  256 x 2048 activations times a BF16 [8192, 2048] weight: GFLOP/s.
+// sweep: GFLOP/s of the same linear for T = 1..256.
+// model: a Llama-3.2-1B-shaped stack (hidden 2048, 32/8 heads of 64, inter 8192, 16 layers,
+//        vocab 128256, dummy BF16 weights): prefill of 256 tokens and decode steps, in tok/s.
+// Every figure is the median of several repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu/cpu_backend.h"
+
+using namespace inferdesk;
+
+namespace {
+
+struct Timing {
+  double median = 0;
+  double best = 0;
+};
+
+// The machine is shared, so both the median and the best repetition are reported: the best is
+// what the code can do when it has the cores to itself.
+// --cpu-time: process CPU time instead of wall time. With --threads 1 that is the time the code
+// actually ran, which keeps kernel comparisons meaningful on a machine other jobs share.
+bool g_cpu_time = false;
+
+double now_seconds() {
+  if (!g_cpu_time)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+Timing time_it(int reps, const std::function<void()>& fn) {
+  fn();  // warm-up
+  std::vector<double> s;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = now_seconds();
+    fn();
+    s.push_back(now_seconds() - t0);
+  }
+  std::sort(s.begin(), s.end());
+  return {s[s.size() / 2], s.front()};
+}
+
+void bench_gemv(Backend& be) {
+  const int64_t K = 2048, O = 8192;
+  std::vector<Buffer> ws;
+  for (int i = 0; i < 8; ++i) {
+    ws.push_back(be.alloc(DType::BF16, O, K));
+    be.fill_random(ws.back().tensor(), 100 + i, 0.05f);
+  }
+  Buffer x = be.alloc(DType::F32, 8, K), out = be.alloc(DType::F32, 8, O);
+  be.fill_random(x.tensor(), 1, 1.0f);
+  for (int64_t T : {1, 2, 4, 8}) {
+    Timing s = time_it(25, [&] {
+      for (auto& w : ws)
+        be.linear(x.tensor().row_slice(0, T), w.tensor(), nullptr, out.tensor().row_slice(0, T));
+    });
+    const double bytes = 8.0 * O * K * 2;
+    std::printf("{\"bench\": \"gemv_bf16\", \"K\": %ld, \"O\": %ld, \"T\": %ld, "
+                "\"gbps_median\": %.2f, \"gbps_best\": %.2f, \"ms_per_call_median\": %.3f}\n",
+                (long)K, (long)O, (long)T, bytes / s.median / 1e9, bytes / s.best / 1e9,
+                s.median / 8 * 1e3);
+  }
+}
+
+void bench_gemm(Backend& be) {
+  const int64_t T = 256, K = 2048, O = 8192;
+  Buffer w = be.alloc(DType::BF16, O, K);
+  be.fill_random(w.tensor(), 7, 0.05f);
+  Buffer x = be.alloc(DType::F32, T, K), out = be.alloc(DType::F32, T, O);
+  be.fill_random(x.tensor(), 1, 1.0f);
+  Timing s = time_it(9, [&] { be.linear(x.tensor(), w.tensor(), nullptr, out.tensor()); });
+  const double flop = 2.0 * T * K * O;
+  std::printf("{\"bench\": \"gemm_bf16\", \"T\": %ld, \"K\": %ld, \"O\": %ld, "
+              "\"gflops_median\": %.1f, \"gflops_best\": %.1f, \"ms_median\": %.2f}\n",
+              (long)T, (long)K, (long)O, flop / s.median / 1e9, flop / s.best / 1e9, s.median * 1e3);
+}
+
+// GFLOP/s of linear over a range of row counts.
+void bench_sweep(Backend& be) {
+  const int64_t K = 2048, O = 8192;
+  Buffer w = be.alloc(DType::BF16, O, K);
+  be.fill_random(w.tensor(), 7, 0.05f);
+  Buffer x = be.alloc(DType::F32, 256, K), out = be.alloc(DType::F32, 256, O);
+  be.fill_random(x.tensor(), 1, 1.0f);
+  for (int64_t T : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+    Timing s = time_it(5, [&] {
+      be.linear(x.tensor().row_slice(0, T), w.tensor(), nullptr, out.tensor().row_slice(0, T));
+    });
+    std::printf("{\"bench\": \"sweep_bf16\", \"T\": %ld, \"K\": %ld, \"O\": %ld, "
+                "\"gflops_median\": %.1f, \"gflops_best\": %.1f}\n",
+                (long)T, (long)K, (long)O, 2.0 * T * K * O / s.median / 1e9,
+                2.0 * T * K * O / s.best / 1e9);
+  }
+}
+
+struct Layer {
+  Buffer ln1, qkv, o, ln2, gate, up, down;
+};
+
+void bench_model(Backend& be) {
+  const int64_t H = 2048, I = 8192, L = 16, V = 128256, Hq = 32, Hk = 8, D = 64;
+  const int64_t qkv_rows = (Hq + 2 * Hk) * D;
+  std::vector<Layer> layers(L);
+  uint64_t seed = 1;
+  auto weight = [&](int64_t r, int64_t c, float scale) {
+    Buffer b = be.alloc(DType::BF16, r, c);
+    be.fill_random(b.tensor(), seed++, scale);
+    return b;
+  };
+  for (auto& l : layers) {
+    l.ln1 = weight(1, H, 1.0f);
+    l.qkv = weight(qkv_rows, H, 0.03f);
+    l.o = weight(H, Hq * D, 0.03f);
+    l.ln2 = weight(1, H, 1.0f);
+    l.gate = weight(I, H, 0.03f);
+    l.up = weight(I, H, 0.03f);
+    l.down = weight(H, I, 0.015f);
+  }
+  Buffer embed = weight(V, H, 0.05f), norm = weight(1, H, 1.0f);
+  const int block = 16, max_ctx = 512;
+  be.init_kv_cache(KvCacheShape{static_cast<int32_t>(L), max_ctx / block, block, static_cast<int32_t>(Hk),
+                                static_cast<int32_t>(D)});
+  RopeConfig rope;
+  rope.rotary_dim = static_cast<int32_t>(D);
+  for (int64_t d = 0; d < D / 2; ++d) rope.inv_freq.push_back(std::pow(500000.0f, -2.0f * d / D));
+  AttentionParams ap{static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D),
+                     1.0f / 8.0f, 0};
+
+  auto forward = [&](int64_t start, int64_t T) {
+    StepInput s;
+    s.block_size = block;
+    for (int64_t t = 0; t < T; ++t) {
+      s.token_ids.push_back(static_cast<int32_t>((start + t) * 7919 % V));
+      s.positions.push_back(static_cast<int32_t>(start + t));
+      s.slot_mapping.push_back(static_cast<int32_t>(start + t));
+    }
+    s.seqs.push_back(StepSeq{0, static_cast<int32_t>(T), static_cast<int32_t>(start + T), 0,
+                             max_ctx / block});
+    for (int b = 0; b < max_ctx / block; ++b) s.block_tables.push_back(b);
+    s.logit_rows.push_back(static_cast<int32_t>(T - 1));
+    be.begin_step(s);
+    Buffer x = be.alloc(DType::F32, T, H), h = be.alloc(DType::F32, T, H),
+           qkv = be.alloc(DType::F32, T, qkv_rows), att = be.alloc(DType::F32, T, Hq * D),
+           g = be.alloc(DType::F32, T, I), u = be.alloc(DType::F32, T, I),
+           last = be.alloc(DType::F32, 1, H), logits = be.alloc(DType::F32, 1, V);
+    be.embed(embed.tensor(), x.tensor());
+    be.rms_norm(x.tensor(), layers[0].ln1.tensor(), 1e-5f, h.tensor());
+    for (int64_t li = 0; li < L; ++li) {
+      Layer& l = layers[li];
+      be.linear(h.tensor(), l.qkv.tensor(), nullptr, qkv.tensor());
+      Tensor q = qkv.tensor().col_slice(0, Hq * D), k = qkv.tensor().col_slice(Hq * D, Hk * D),
+             v = qkv.tensor().col_slice((Hq + Hk) * D, Hk * D);
+      be.rope(q, k, static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), rope);
+      be.write_kv(static_cast<int32_t>(li), k, v);
+      be.attention(static_cast<int32_t>(li), q, ap, att.tensor());
+      be.linear(att.tensor(), l.o.tensor(), nullptr, h.tensor());
+      be.add_rms_norm(x.tensor(), h.tensor(), l.ln2.tensor(), 1e-5f, h.tensor());
+      be.linear(h.tensor(), l.gate.tensor(), nullptr, g.tensor());
+      be.linear(h.tensor(), l.up.tensor(), nullptr, u.tensor());
+      be.silu_mul(g.tensor(), u.tensor(), g.tensor());
+      be.linear(g.tensor(), l.down.tensor(), nullptr, h.tensor());
+      const Tensor& next_ln = li + 1 < L ? layers[li + 1].ln1.tensor() : norm.tensor();
+      be.add_rms_norm(x.tensor(), h.tensor(), next_ln, 1e-5f, h.tensor());
+    }
+    be.gather_rows(h.tensor(), last.tensor());
+    be.linear(last.tensor(), embed.tensor(), nullptr, logits.tensor());  // tied embeddings
+    std::vector<float> host(static_cast<size_t>(V));
+    be.to_host(logits.tensor(), host.data());
+    if (!std::isfinite(host[0])) std::printf("non-finite logits!\n");
+  };
+  const int64_t P = 256;
+  Timing prefill = time_it(3, [&] { forward(0, P); });
+  std::printf("{\"bench\": \"model_prefill\", \"shape\": \"llama-3.2-1b\", \"tokens\": %ld, "
+              "\"seconds_median\": %.3f, \"tok_per_s_median\": %.1f, \"tok_per_s_best\": %.1f}\n",
+              (long)P, prefill.median, P / prefill.median, P / prefill.best);
+  int64_t pos = P;
+  Timing decode = time_it(7, [&] { forward(P + (pos++ % 64), 1); });
+  std::printf("{\"bench\": \"model_decode\", \"shape\": \"llama-3.2-1b\", \"context\": %ld, "
+              "\"ms_per_token_median\": %.1f, \"tok_per_s_median\": %.2f, \"tok_per_s_best\": %.2f}\n",
+              (long)P, decode.median * 1e3, 1.0 / decode.median, 1.0 / decode.best);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string what = "all";
+  CpuBackendOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      o.num_threads = std::atoi(argv[++i]);
+    } else if (a == "--isa" && i + 1 < argc) {
+      std::string v = argv[++i];
+      o.isa = v == "avx512" ? CpuIsa::Avx512 : v == "avx2" ? CpuIsa::Avx2 : v == "scalar" ? CpuIsa::Scalar : CpuIsa::Auto;
+    } else if (a == "--cpu-time") {
+      g_cpu_time = true;
+    } else {
+      what = a;
+    }
+  }
+  auto be = make_cpu_backend(o);
+  std::printf("{\"backend\": \"%s\"}\n", be->name().c_str());
+  if (what == "gemv" || what == "all") bench_gemv(*be);
+  if (what == "gemm" || what == "all") bench_gemm(*be);
+  if (what == "model" || what == "all") bench_model(*be);
+  if (what == "sweep") bench_sweep(*be);
+  return 0;
+}
