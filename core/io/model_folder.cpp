@@ -37,11 +37,12 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // Folders a weight file may resolve into: the model folder itself and, for a Hugging Face cache
 // snapshot (<repo>/snapshots/<rev>/, whose files are symlinks to <repo>/blobs/), that blobs folder.
 std::vector<fs::path> allowed_roots(const fs::path& dir) {
-  std::vector<fs::path> roots{fs::weakly_canonical(dir)};
-  fs::path abs = fs::absolute(dir).lexically_normal();
+  std::error_code ec;
+  std::vector<fs::path> roots{fs::weakly_canonical(dir, ec)};
+  fs::path abs = fs::absolute(dir, ec).lexically_normal();
   if (abs.has_relative_path() && abs.filename().empty()) abs = abs.parent_path();
   if (abs.parent_path().filename() == "snapshots") {
-    roots.push_back(fs::weakly_canonical(abs.parent_path().parent_path() / "blobs"));
+    roots.push_back(fs::weakly_canonical(abs.parent_path().parent_path() / "blobs", ec));
   }
   return roots;
 }
@@ -75,9 +76,13 @@ fs::path checked_weight_path(const fs::path& dir, const std::string& name, const
 
 std::vector<std::string> list_files(const fs::path& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::error_code ec;
-    if (entry.is_regular_file(ec)) names.push_back(entry.path().filename().string());
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) throw Error(ErrorCode::Io, dir.string() + ": cannot list the folder: " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw Error(ErrorCode::Io, dir.string() + ": cannot list the folder: " + ec.message());
+    std::error_code ec2;
+    if (it->is_regular_file(ec2)) names.push_back(it->path().filename().string());
   }
   std::sort(names.begin(), names.end());
   return names;

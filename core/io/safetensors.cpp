@@ -178,7 +178,7 @@ SafetensorsHeader parse_safetensors_header(std::string_view header_json, const s
   entries.reserve(root.size());
   for (const auto& [name, value] : root.items()) {
     if (name == "__metadata__") {
-      out.metadata = parse_metadata(value, source);
+      if (!value.is_null()) out.metadata = parse_metadata(value, source);  // null: none
       continue;
     }
     entries.push_back(parse_entry(name, value, data, data_size, source));

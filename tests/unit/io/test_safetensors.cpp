@@ -85,6 +85,8 @@ TEST_F(SafetensorsTest, PointersSurviveMove) {
 TEST_F(SafetensorsTest, EmptyHeaderAndNoDataIsValid) {
   auto p = write(safetensors_bytes("{}", ""));
   EXPECT_TRUE(SafetensorsFile::open(p).tensors().empty());
+  auto q = write(safetensors_bytes(R"({"__metadata__": null})", ""));
+  EXPECT_TRUE(SafetensorsFile::open(q).metadata().empty());
 }
 
 TEST_F(SafetensorsTest, HeaderPaddedWithSpacesIsAccepted) {
