@@ -31,7 +31,7 @@ struct ModelConfig {
   int64_t num_hidden_layers = 0;
   int64_t num_attention_heads = 0;
   int64_t num_key_value_heads = 0;
-  int64_t head_dim = 0;  // explicit, or hidden_size / num_attention_heads
+  int64_t head_dim = 0;  // explicit; absent: the class default (qwen3: 128), else hidden / heads
   int64_t max_position_embeddings = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
