@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,13 @@ void bench_model(Backend& be) {
   AttentionParams ap{static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D),
                      1.0f / 8.0f, 0};
 
+  // Seconds spent per op kind (ops are synchronous on the CPU backend), for the breakdown.
+  std::map<std::string, double> op_time;
+  auto timed = [&](const char* name, const std::function<void()>& fn) {
+    const double t0 = now_seconds();
+    fn();
+    op_time[name] += now_seconds() - t0;
+  };
   auto forward = [&](int64_t start, int64_t T) {
     StepInput s;
     s.block_size = block;
@@ -160,26 +168,26 @@ void bench_model(Backend& be) {
            qkv = be.alloc(DType::F32, T, qkv_rows), att = be.alloc(DType::F32, T, Hq * D),
            g = be.alloc(DType::F32, T, I), u = be.alloc(DType::F32, T, I),
            last = be.alloc(DType::F32, 1, H), logits = be.alloc(DType::F32, 1, V);
-    be.embed(embed.tensor(), x.tensor());
-    be.rms_norm(x.tensor(), layers[0].ln1.tensor(), 1e-5f, h.tensor());
+    timed("embed", [&] { be.embed(embed.tensor(), x.tensor()); });
+    timed("rms_norm", [&] { be.rms_norm(x.tensor(), layers[0].ln1.tensor(), 1e-5f, h.tensor()); });
     for (int64_t li = 0; li < L; ++li) {
       Layer& l = layers[li];
-      be.linear(h.tensor(), l.qkv.tensor(), nullptr, qkv.tensor());
+      timed("linear", [&] { be.linear(h.tensor(), l.qkv.tensor(), nullptr, qkv.tensor()); });
       Tensor q = qkv.tensor().col_slice(0, Hq * D), k = qkv.tensor().col_slice(Hq * D, Hk * D),
              v = qkv.tensor().col_slice((Hq + Hk) * D, Hk * D);
-      be.rope(q, k, static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), rope);
-      be.write_kv(static_cast<int32_t>(li), k, v);
-      be.attention(static_cast<int32_t>(li), q, ap, att.tensor());
-      be.linear(att.tensor(), l.o.tensor(), nullptr, h.tensor());
-      be.add_rms_norm(x.tensor(), h.tensor(), l.ln2.tensor(), 1e-5f, h.tensor());
-      be.linear(h.tensor(), l.gate.tensor(), nullptr, g.tensor());
-      be.linear(h.tensor(), l.up.tensor(), nullptr, u.tensor());
-      be.silu_mul(g.tensor(), u.tensor(), g.tensor());
-      be.linear(g.tensor(), l.down.tensor(), nullptr, h.tensor());
+      timed("rope", [&] { be.rope(q, k, static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), rope); });
+      timed("write_kv", [&] { be.write_kv(static_cast<int32_t>(li), k, v); });
+      timed("attention", [&] { be.attention(static_cast<int32_t>(li), q, ap, att.tensor()); });
+      timed("linear", [&] { be.linear(att.tensor(), l.o.tensor(), nullptr, h.tensor()); });
+      timed("add_rms_norm", [&] { be.add_rms_norm(x.tensor(), h.tensor(), l.ln2.tensor(), 1e-5f, h.tensor()); });
+      timed("linear", [&] { be.linear(h.tensor(), l.gate.tensor(), nullptr, g.tensor()); });
+      timed("linear", [&] { be.linear(h.tensor(), l.up.tensor(), nullptr, u.tensor()); });
+      timed("silu_mul", [&] { be.silu_mul(g.tensor(), u.tensor(), g.tensor()); });
+      timed("linear", [&] { be.linear(g.tensor(), l.down.tensor(), nullptr, h.tensor()); });
       const Tensor& next_ln = li + 1 < L ? layers[li + 1].ln1.tensor() : norm.tensor();
-      be.add_rms_norm(x.tensor(), h.tensor(), next_ln, 1e-5f, h.tensor());
+      timed("add_rms_norm", [&] { be.add_rms_norm(x.tensor(), h.tensor(), next_ln, 1e-5f, h.tensor()); });
     }
-    be.gather_rows(h.tensor(), last.tensor());
+    timed("gather_rows", [&] { be.gather_rows(h.tensor(), last.tensor()); });
     be.linear(last.tensor(), embed.tensor(), nullptr, logits.tensor());  // tied embeddings
     std::vector<float> host(static_cast<size_t>(V));
     be.to_host(logits.tensor(), host.data());
@@ -190,11 +198,19 @@ void bench_model(Backend& be) {
   std::printf("{\"bench\": \"model_prefill\", \"shape\": \"llama-3.2-1b\", \"tokens\": %ld, "
               "\"seconds_median\": %.3f, \"tok_per_s_median\": %.1f, \"tok_per_s_best\": %.1f}\n",
               (long)P, prefill.median, P / prefill.median, P / prefill.best);
+  auto dump = [&](const char* phase, double runs) {
+    std::printf("{\"bench\": \"op_breakdown\", \"phase\": \"%s\"", phase);
+    for (auto& [k, v] : op_time) std::printf(", \"%s_ms\": %.1f", k.c_str(), v / runs * 1e3);
+    std::printf("}\n");
+    op_time.clear();
+  };
+  dump("prefill", 4);
   int64_t pos = P;
   Timing decode = time_it(7, [&] { forward(P + (pos++ % 64), 1); });
   std::printf("{\"bench\": \"model_decode\", \"shape\": \"llama-3.2-1b\", \"context\": %ld, "
               "\"ms_per_token_median\": %.1f, \"tok_per_s_median\": %.2f, \"tok_per_s_best\": %.2f}\n",
               (long)P, decode.median * 1e3, 1.0 / decode.median, 1.0 / decode.best);
+  dump("decode", 8);
 }
 
 }  // namespace

@@ -73,28 +73,29 @@ struct HostWeight {
   Buffer buf;
 };
 
+// `offset` shifts the data by that many bytes (a misaligned tensor inside an mmapped file).
 inline std::unique_ptr<HostWeight> make_weight(Backend& be, DType dt, int64_t rows, int64_t cols,
-                                               const std::vector<double>& v) {
+                                               const std::vector<double>& v, size_t offset = 0) {
   auto w = std::make_unique<HostWeight>();
   const size_t n = static_cast<size_t>(rows * cols);
-  w->bytes.resize(n * dtype_size(dt));
+  w->bytes.resize(n * dtype_size(dt) + offset);
   w->values.resize(n);
   for (size_t i = 0; i < n; ++i) {
     w->values[i] = round_to(dt, v[i]);
     if (dt == DType::F32) {
       float f = static_cast<float>(v[i]);
-      std::memcpy(&w->bytes[i * 4], &f, 4);
+      std::memcpy(&w->bytes[offset + i * 4], &f, 4);
     } else {
       uint16_t h = dt == DType::BF16 ? f32_to_bf16(static_cast<float>(v[i]))
                                      : f32_to_f16(static_cast<float>(v[i]));
-      std::memcpy(&w->bytes[i * 2], &h, 2);
+      std::memcpy(&w->bytes[offset + i * 2], &h, 2);
     }
   }
   w->host.name = "test.weight";
   w->host.dtype = dt;
   w->host.shape = {rows, cols};
-  w->host.data = reinterpret_cast<const std::byte*>(w->bytes.data());
-  w->host.nbytes = w->bytes.size();
+  w->host.data = reinterpret_cast<const std::byte*>(w->bytes.data() + offset);
+  w->host.nbytes = w->bytes.size() - offset;
   w->buf = be.load_weight(w->host, rows, cols);
   return w;
 }

@@ -70,6 +70,23 @@ TEST_P(CpuLinearTest, LargeShapesStayAccurate) {
   EXPECT_LT(check(*be, DType::F16, 37, 1024, 50, true, true), 5e-6);
 }
 
+TEST_P(CpuLinearTest, MisalignedWeightsFromAFileAreRead) {
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    const int64_t T = 3, K = 67, O = 9;
+    auto w = make_weight(*be, dt, O, K, random_values(rng, O * K), 1);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(w->buf.tensor().data) % 2, 1u);
+    Buffer x = be->alloc(DType::F32, T, K), out = be->alloc(DType::F32, T, O);
+    std::vector<double> xv = set_f32(x.tensor(), random_values(rng, T * K));
+    poison(out.tensor());
+    be->linear(x.tensor(), w->buf.tensor(), nullptr, out.tensor());
+    std::vector<double> want(T * O, 0.0);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t k = 0; k < K; ++k) want[t * O + o] += xv[t * K + k] * w->values[o * K + k];
+    EXPECT_LT(nerr(get_f32(*be, out.tensor()), want), 2e-6) << dtype_name(dt);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
