@@ -62,6 +62,7 @@ Engine::Engine(LoadedModel model, EngineOptions options)
                                          options_.enable_prefix_caching);
   scheduler_ = std::make_unique<Scheduler>(options_.scheduler, *kv_);
   tracker_ = std::make_unique<StatsTracker>();
+  scratch_ = std::make_unique<SamplerScratch>();
   stats_.kv_blocks_total = num_blocks_;
   thread_ = std::thread([this] { run(); });
 }
@@ -224,15 +225,14 @@ void Engine::step() {
   std::vector<std::pair<int64_t, GeneratedToken>> produced;
   int64_t prompt_tokens = 0;
   size_t logit_row = 0;
-  Sampler sampler;
   for (const ScheduledSeq& row : out.rows) {
     const Sequence* seq = scheduler_->find(row.id);
     if (seq) prompt_tokens += std::max(0, std::min(row.start + row.count, seq->num_prompt_tokens) - row.start);
     if (!row.sample) continue;
     const float* lg = host_logits_.data() + logit_row++ * vocab;
     RequestState& st = *requests_.at(row.id);
-    SampleResult r = sampler.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
-                                    seq->output(), st.rng);
+    SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
+                                     seq->output(), st.rng, *scratch_);
     sampled.push_back(r.token);
     produced.push_back({row.id, GeneratedToken{r.token, r.logprob, std::move(r.top)}});
   }

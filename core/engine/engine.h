@@ -16,6 +16,7 @@
 
 #include "core/engine/model_loader.h"
 #include "core/engine/stats.h"
+#include "core/sample/sampler.h"
 #include "core/sample/sampling_params.h"
 #include "core/sched/scheduler.h"
 
@@ -98,6 +99,8 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<StatsTracker> tracker_;  // engine thread only
   std::vector<float> host_logits_;
+  Sampler sampler_;
+  std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)
 
   // Engine-thread state.
   std::unordered_map<int64_t, std::unique_ptr<RequestState>> requests_;
