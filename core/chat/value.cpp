@@ -1,0 +1,362 @@
+#include "core/chat/value.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/chat/pystr.h"
+
+namespace inferdesk::chat {
+
+void throw_type_error(const std::string& message) { throw EvalError(EvalErrorKind::Type, message); }
+
+// ---------------------------------------------------------------- Object
+
+bool Object::set_attr(const std::string&, Value) { return false; }
+
+std::string Object::repr(int) const { return "<" + std::string(type_name()) + " object>"; }
+
+std::vector<Value> Object::drain() { return {}; }
+std::optional<Value> Object::next_item() { return std::nullopt; }
+
+Value Object::call(Interp&, CallArgs&) { throw_type_error("'" + std::string(type_name()) + "' object is not callable"); }
+
+// ---------------------------------------------------------------- Value construction
+
+namespace {
+const std::shared_ptr<const UndefinedInfo>& plain_undefined() {
+  static const auto info = std::make_shared<const UndefinedInfo>();  // immutable, shared by all
+  return info;
+}
+}  // namespace
+
+Value::Value() : kind_(Kind::Undefined), data_(plain_undefined()) {}
+
+Value Value::undefined(std::string message, bool unsafe) {
+  return Value(Kind::Undefined, std::make_shared<const UndefinedInfo>(UndefinedInfo{std::move(message), unsafe}));
+}
+Value Value::none() { return Value(Kind::None, nullptr); }
+Value Value::boolean(bool b) { return Value(Kind::Bool, b); }
+Value Value::integer(int64_t i) { return Value(Kind::Int, i); }
+Value Value::number(double f) { return Value(Kind::Float, f); }
+Value Value::string(std::string s, bool safe) { return Value(Kind::String, std::move(s), safe); }
+namespace {
+uint32_t nested_depth(uint32_t child_max) {
+  if (child_max + 1 > kMaxValueDepth) {
+    throw EvalError(EvalErrorKind::Limit, "lists and dicts nested more than " + std::to_string(kMaxValueDepth) +
+                                              " levels deep");
+  }
+  return child_max + 1;
+}
+}  // namespace
+
+Value Value::list(List items, bool tuple) {
+  uint32_t child = 0;
+  for (const Value& v : items) child = std::max(child, v.depth_);
+  const uint32_t depth = nested_depth(child);
+  return Value(Kind::List, std::make_shared<const List>(std::move(items)), tuple, depth);
+}
+Value Value::dict(Dict d) { return dict(std::make_shared<const Dict>(std::move(d))); }
+Value Value::dict(std::shared_ptr<const Dict> d) {
+  uint32_t child = 0;
+  for (const auto& [k, v] : d->items()) child = std::max({child, k.depth_, v.depth_});
+  const uint32_t depth = nested_depth(child);
+  return Value(Kind::Dict, std::move(d), false, depth);
+}
+Value Value::function(std::string name, Function::Fn fn, bool is_macro) {
+  return Value(Kind::Function, std::make_shared<const Function>(Function{std::move(name), std::move(fn), is_macro}));
+}
+Value Value::object(std::shared_ptr<Object> obj) { return Value(Kind::Object, std::move(obj)); }
+
+bool Value::is_callable() const {
+  return kind_ == Kind::Function || (kind_ == Kind::Object && as_object().callable());
+}
+
+int64_t Value::as_int() const {
+  if (kind_ == Kind::Bool) return std::get<bool>(data_) ? 1 : 0;
+  return std::get<int64_t>(data_);
+}
+
+double Value::as_float() const {
+  switch (kind_) {
+    case Kind::Bool: return std::get<bool>(data_) ? 1.0 : 0.0;
+    case Kind::Int: return static_cast<double>(std::get<int64_t>(data_));
+    default: return std::get<double>(data_);
+  }
+}
+
+const UndefinedInfo& Value::undefined_info() const {
+  return *std::get<std::shared_ptr<const UndefinedInfo>>(data_);
+}
+
+// ---------------------------------------------------------------- Python protocol
+
+bool Value::truthy() const {
+  switch (kind_) {
+    case Kind::Undefined:
+    case Kind::None: return false;
+    case Kind::Bool: return as_bool();
+    case Kind::Int: return as_int() != 0;
+    case Kind::Float: return std::get<double>(data_) != 0.0;
+    case Kind::String: return !as_string().empty();
+    case Kind::List: return !as_list().empty();
+    case Kind::Dict: return !as_dict().empty();
+    case Kind::Function:
+    case Kind::Object: return true;
+  }
+  return false;
+}
+
+std::string Value::str() const {
+  if (kind_ == Kind::Undefined) return "";
+  if (kind_ == Kind::String) return as_string();
+  return repr();
+}
+
+std::string Value::repr(int depth) const {
+  if (depth > static_cast<int>(kMaxValueDepth) * 2) {
+    throw EvalError(EvalErrorKind::Limit, "repr() nested too deeply (an object that contains itself?)");
+  }
+  switch (kind_) {
+    case Kind::Undefined: return "Undefined";
+    case Kind::None: return "None";
+    case Kind::Bool: return as_bool() ? "True" : "False";
+    case Kind::Int: return std::to_string(as_int());
+    case Kind::Float: return py::float_repr(std::get<double>(data_));
+    case Kind::String: return is_safe() ? "Markup(" + py::str_repr(as_string()) + ")" : py::str_repr(as_string());
+    case Kind::List: {
+      const List& items = as_list();
+      std::string out = is_tuple() ? "(" : "[";
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        out += items[i].repr(depth + 1);
+      }
+      if (is_tuple() && items.size() == 1) out += ",";
+      out += is_tuple() ? ")" : "]";
+      return out;
+    }
+    case Kind::Dict: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, v] : as_dict().items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += k.repr(depth + 1) + ": " + v.repr(depth + 1);
+      }
+      return out + "}";
+    }
+    case Kind::Function: {
+      const Function& f = as_function();
+      return f.is_macro ? "<Macro '" + f.name + "'>" : "<function " + f.name + ">";
+    }
+    case Kind::Object: return as_object().repr(depth + 1);
+  }
+  return "";
+}
+
+std::string Value::type_name() const {
+  switch (kind_) {
+    case Kind::Undefined: return "Undefined";
+    case Kind::None: return "NoneType";
+    case Kind::Bool: return "bool";
+    case Kind::Int: return "int";
+    case Kind::Float: return "float";
+    case Kind::String: return is_safe() ? "Markup" : "str";
+    case Kind::List: return is_tuple() ? "tuple" : "list";
+    case Kind::Dict: return "dict";
+    case Kind::Function: return as_function().is_macro ? "Macro" : "function";
+    case Kind::Object: return std::string(as_object().type_name());
+  }
+  return "object";
+}
+
+bool operator==(const Value& a, const Value& b) {
+  using K = Value::Kind;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind() != K::Float && b.kind() != K::Float) return a.as_int() == b.as_int();
+    return a.as_float() == b.as_float();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case K::Undefined:
+    case K::None: return true;
+    case K::String: return a.as_string() == b.as_string();
+    case K::List: {
+      if (a.is_tuple() != b.is_tuple()) return false;
+      const auto& x = a.as_list();
+      const auto& y = b.as_list();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!(x[i] == y[i])) return false;
+      }
+      return true;
+    }
+    case K::Dict: {
+      const Dict& x = a.as_dict();
+      const Dict& y = b.as_dict();
+      if (x.size() != y.size()) return false;
+      for (const auto& [k, v] : x.items()) {
+        const Value* other = y.find(k);
+        if (!other || !(*other == v)) return false;
+      }
+      return true;
+    }
+    case K::Function: return &a.as_function() == &b.as_function();
+    case K::Object: return &a.as_object() == &b.as_object();
+    default: return false;
+  }
+}
+
+int compare(const Value& a, const Value& b, const char* op) {
+  using K = Value::Kind;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind() != K::Float && b.kind() != K::Float) {
+      const int64_t x = a.as_int(), y = b.as_int();
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    const double x = a.as_float(), y = b.as_float();
+    if (std::isnan(x) || std::isnan(y)) return 2;  // every ordering test is false
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  if (a.is_string() && b.is_string()) {
+    const int c = a.as_string().compare(b.as_string());
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    const auto& x = a.as_list();
+    const auto& y = b.as_list();
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (!(x[i] == y[i])) return compare(x[i], y[i], op);
+    }
+    return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
+  }
+  throw_type_error(std::string("'") + op + "' not supported between instances of '" + a.type_name() + "' and '" +
+                   b.type_name() + "'");
+}
+
+// ---------------------------------------------------------------- Dict
+
+std::string Dict::key_of(const Value& key) {
+  using K = Value::Kind;
+  switch (key.kind()) {
+    case K::None: return "N";
+    case K::Bool:
+    case K::Int: return "n" + std::to_string(key.as_int());
+    case K::Float: {
+      const double f = key.as_float();
+      if (std::floor(f) == f && std::fabs(f) < 9.2e18) return "n" + std::to_string(static_cast<int64_t>(f));
+      return "f" + py::float_repr(f);
+    }
+    case K::String: return "s" + key.as_string();
+    case K::List: {
+      if (!key.is_tuple()) throw_type_error("unhashable type: 'list'");
+      std::string out = "t(";
+      for (const Value& v : key.as_list()) out += key_of(v) + "\x1f";
+      return out + ")";
+    }
+    case K::Dict: throw_type_error("unhashable type: 'dict'");
+    case K::Undefined: return "u";
+    case K::Function: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "p%p", static_cast<const void*>(&key.as_function()));
+      return buf;
+    }
+    case K::Object: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "p%p", static_cast<const void*>(&key.as_object()));
+      return buf;
+    }
+  }
+  return "?";
+}
+
+namespace {
+constexpr size_t kIndexThreshold = 12;  // below this, a linear scan beats hashing
+}
+
+const Value* Dict::find(std::string_view key) const {
+  if (items_.size() < kIndexThreshold) {
+    for (const auto& [k, v] : items_) {
+      if (k.is_string() && k.as_string() == key) return &v;
+    }
+    return nullptr;
+  }
+  std::string canon = "s";
+  canon.append(key);
+  const auto it = index_.find(canon);
+  return it == index_.end() ? nullptr : &items_[it->second].second;
+}
+
+const Value* Dict::find(const Value& key) const {
+  if (key.is_string()) return find(std::string_view(key.as_string()));
+  const std::string canon = key_of(key);
+  if (items_.size() < kIndexThreshold) {
+    for (const auto& [k, v] : items_) {
+      if (!k.is_string() && key_of(k) == canon) return &v;
+    }
+    return nullptr;
+  }
+  const auto it = index_.find(canon);
+  return it == index_.end() ? nullptr : &items_[it->second].second;
+}
+
+void Dict::set(Value key, Value value) {
+  std::string canon = key_of(key);
+  if (items_.size() < kIndexThreshold) {
+    for (auto& [k, v] : items_) {
+      if (key_of(k) == canon) {
+        v = std::move(value);
+        return;
+      }
+    }
+    items_.emplace_back(std::move(key), std::move(value));
+    if (items_.size() == kIndexThreshold) {
+      for (size_t i = 0; i < items_.size(); ++i) index_.emplace(key_of(items_[i].first), i);
+    }
+    return;
+  }
+  const auto it = index_.find(canon);
+  if (it != index_.end()) {
+    items_[it->second].second = std::move(value);
+    return;
+  }
+  index_.emplace(std::move(canon), items_.size());
+  items_.emplace_back(std::move(key), std::move(value));
+}
+
+// ---------------------------------------------------------------- JSON
+
+namespace {
+template <typename Json>
+Value convert(const Json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return Value::none();
+    case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::integer(j.template get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned: {
+      const auto u = j.template get<uint64_t>();
+      if (u <= static_cast<uint64_t>(INT64_MAX)) return Value::integer(static_cast<int64_t>(u));
+      return Value::number(static_cast<double>(u));
+    }
+    case nlohmann::json::value_t::number_float: return Value::number(j.template get<double>());
+    case nlohmann::json::value_t::string: return Value::string(j.template get<std::string>());
+    case nlohmann::json::value_t::array: {
+      Value::List items;
+      items.reserve(j.size());
+      for (const auto& e : j) items.push_back(convert(e));
+      return Value::list(std::move(items));
+    }
+    case nlohmann::json::value_t::object: {
+      Dict d;
+      for (auto it = j.begin(); it != j.end(); ++it) d.set(Value::string(it.key()), convert(it.value()));
+      return Value::dict(std::move(d));
+    }
+    default: return Value::none();  // binary / discarded: not produced by the JSON parser
+  }
+}
+}  // namespace
+
+Value from_json(const nlohmann::ordered_json& j) { return convert(j); }
+Value from_json(const nlohmann::json& j) { return convert(j); }
+
+}  // namespace inferdesk::chat
