@@ -206,4 +206,8 @@ class Backend {
   virtual void synchronize() = 0;
 };
 
+// The CPU backend (core/backend/cpu, library inferdesk_backend); num_threads <= 0: one per core.
+// core/backend/cpu/cpu_backend.h has the overload with more options (kernel ISA for tests).
+std::unique_ptr<Backend> make_cpu_backend(int num_threads = 0);
+
 }  // namespace inferdesk

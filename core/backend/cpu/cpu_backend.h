@@ -19,7 +19,7 @@ struct CpuBackendOptions {
   CpuIsa isa = CpuIsa::Auto;   // an ISA the CPU lacks is an Error(Unsupported)
 };
 
-std::unique_ptr<Backend> make_cpu_backend(int num_threads = 0);
+// make_cpu_backend(int num_threads = 0) is declared in backend.h.
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options);
 
 // Whether this CPU (and this build) can run the given kernels.
