@@ -9,6 +9,11 @@
 
 namespace inferdesk::tok {
 
+namespace {
+constexpr std::string_view kMarker = "\xE2\x96\x81";  // ▁, SentencePiece's word-start marker
+constexpr size_t kSplitThreshold = 64;                  // pieces longer than this are split at words
+}  // namespace
+
 // Open-addressing hash table (left id, right id) -> (rank, merged id).
 struct BpeModel::MergeTable {
   struct Slot {
@@ -100,6 +105,16 @@ BpeModel::BpeModel(VocabMap vocab, const std::vector<std::pair<std::string, std:
     merges_->insert(ia->second, ib->second, static_cast<uint32_t>(rank), ij->second);
   }
   simple_chars_ = opts_.continuing_subword_prefix.empty() && opts_.end_of_word_suffix.empty();
+  split_at_marker_ = simple_chars_ && vocab_.count(std::string_view(kMarker)) > 0;
+  for (auto it = vocab_.begin(); split_at_marker_ && it != vocab_.end(); ++it) {
+    const std::string& t = it->first;
+    for (size_t p = t.find(kMarker, 1); p != std::string::npos; p = t.find(kMarker, p + 1)) {
+      if (p < kMarker.size() || t.compare(p - kMarker.size(), kMarker.size(), kMarker) != 0) {
+        split_at_marker_ = false;
+        break;
+      }
+    }
+  }
   std::string s;
   for (int b = 0; b < 256; ++b) {
     s.clear();
@@ -265,6 +280,21 @@ void BpeModel::encode_uncached(std::string_view piece, bool raw_bytes, std::vect
 }
 
 void BpeModel::encode(std::string_view piece, bool raw_bytes, std::vector<int32_t>& out) const {
+  if (piece.empty()) return;
+  if (!split_at_marker_ || raw_bytes || piece.size() <= kSplitThreshold) return encode_cached(piece, raw_bytes, out);
+  if (opts_.ignore_merges) {
+    if (auto id = token_to_id(piece)) return out.push_back(*id);
+  }
+  size_t start = 0;
+  for (size_t p = piece.find(kMarker, 1); p != std::string_view::npos; p = piece.find(kMarker, p + kMarker.size())) {
+    if (p >= kMarker.size() && piece.compare(p - kMarker.size(), kMarker.size(), kMarker) == 0) continue;
+    encode_cached(piece.substr(start, p - start), false, out);
+    start = p;
+  }
+  encode_cached(piece.substr(start), false, out);
+}
+
+void BpeModel::encode_cached(std::string_view piece, bool raw_bytes, std::vector<int32_t>& out) const {
   if (piece.empty()) return;
   if (piece.size() > Cache::kMaxPieceBytes) return encode_uncached(piece, raw_bytes, out);
   Cache::Shard& shard = cache_->shard(piece);

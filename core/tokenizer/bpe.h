@@ -58,6 +58,7 @@ class BpeModel {
     int32_t alive;
   };
 
+  void encode_cached(std::string_view piece, bool raw_bytes, std::vector<int32_t>& out) const;
   void encode_uncached(std::string_view piece, bool raw_bytes, std::vector<int32_t>& out) const;
   void initial_symbols(std::string_view piece, bool raw_bytes, std::vector<Symbol>& syms) const;
   void merge_all(std::vector<Symbol>& syms) const;
@@ -73,6 +74,9 @@ class BpeModel {
   std::array<int32_t, 256> fallback_ids_{};     // id of "<0xXX>" for each byte
   std::array<int32_t, 128> ascii_ids_{};        // id of each ASCII character
   bool simple_chars_ = true;                    // no subword prefix / word suffix
+  // No vocabulary token contains "x▁" with x != ▁, so no merge can cross the start of a "▁"
+  // that follows another character: long pieces are encoded word by word (exactly the same ids).
+  bool split_at_marker_ = false;
   std::unique_ptr<Cache> cache_;
 };
 
