@@ -1,4 +1,6 @@
-// CpuBackend::linear: splits the output features across the pool; kernels.h does the rest.
+// CpuBackend::linear: hands chunks of output features to the pool; kernels.h does the rest.
+#include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "core/backend/cpu/cpu_backend_impl.h"
@@ -35,11 +37,22 @@ void CpuBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Te
 
 void CpuBackend::run_linear(const LinearArgs& a) {
   if (a.T <= 0 || a.O <= 0) return;
-  // Split the output rows (i.e. the weight stream) evenly; each thread sees every token.
-  pool_.run([&](int thread, int n) {
-    int64_t b, e;
-    ThreadPool::split(a.O, 32, thread, n, &b, &e);
-    if (b < e) k_.linear(a, b, e);
+  const int threads = pool_.size();
+  if (threads == 1) {
+    k_.linear(a, 0, a.O);
+    return;
+  }
+  // Chunks of output rows (multiples of the kernel's 32-row blocks, ~16 per thread) handed out
+  // dynamically: on a machine shared with other work a descheduled thread's share is picked up
+  // by the others instead of stalling the whole op.
+  const int64_t chunk = std::clamp<int64_t>((a.O / (threads * 16) + 31) / 32 * 32, 32, 512);
+  const int64_t chunks = (a.O + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  pool_.run([&](int, int) {
+    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
+         c = next.fetch_add(1, std::memory_order_relaxed)) {
+      k_.linear(a, c * chunk, std::min(a.O, (c + 1) * chunk));
+    }
   });
 }
 
