@@ -77,6 +77,11 @@ BpeModel::BpeModel(VocabMap vocab, const std::vector<std::pair<std::string, std:
       throw Error(ErrorCode::Tokenizer, where + ": vocab: token id " + std::to_string(id) + " out of range");
     max_id = std::max(max_id, id);
   }
+  // Ids may have gaps, but an id far beyond the vocabulary size is a broken file (and would make
+  // the id table huge).
+  if (static_cast<size_t>(max_id) >= vocab_.size() * 2 + 65536)
+    throw Error(ErrorCode::Tokenizer, where + ": vocab: token id " + std::to_string(max_id) + " is far beyond the " +
+                                          std::to_string(vocab_.size()) + " tokens of the vocabulary");
   id_to_token_.resize(static_cast<size_t>(max_id + 1));
   has_id_.assign(static_cast<size_t>(max_id + 1), 0);
   for (const auto& [tok, id] : vocab_) {
