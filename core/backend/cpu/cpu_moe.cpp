@@ -48,10 +48,11 @@ void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, 
     for (int64_t e = 0; e < E; ++e) mx = std::max(mx, l[e]);
     float sum = 0.0f;
     for (int64_t e = 0; e < E; ++e) {
-      prob[e] = std::exp(l[e] - mx);
+      // A NaN logit (a broken checkpoint) gets probability 0 so the ordering below stays valid.
+      prob[e] = std::isnan(l[e]) ? 0.0f : std::exp(l[e] - mx);
       sum += prob[e];
     }
-    for (int64_t e = 0; e < E; ++e) prob[e] /= sum;
+    for (int64_t e = 0; e < E; ++e) prob[e] = sum > 0.0f ? prob[e] / sum : 0.0f;
     for (int64_t e = 0; e < E; ++e) order[e] = static_cast<int32_t>(e);
     // Largest first; equal probabilities keep the lower expert id first.
     std::partial_sort(order.begin(), order.begin() + top_k, order.end(), [&](int32_t a, int32_t b) {

@@ -92,6 +92,17 @@ double run_experts(Backend& be, std::mt19937_64& rng, DType dt, int layer,
   return nerr(get_f32(be, out.tensor()), want);
 }
 
+TEST_P(CpuMoeTest, RouteRanksANanLogitLast) {
+  Buffer logits = be->alloc(DType::F32, 1, 4);
+  set_f32(logits.tensor(), {0.5, std::numeric_limits<double>::quiet_NaN(), 0.25, -1.0});
+  Buffer ids = be->alloc(DType::I32, 1, 2), w = be->alloc(DType::F32, 1, 2);
+  be->moe_route(logits.tensor(), 2, true, ids.tensor(), w.tensor());
+  std::vector<double> got = get_f32(*be, ids.tensor());
+  EXPECT_EQ(got, (std::vector<double>{0, 2}));
+  std::vector<double> gw = get_f32(*be, w.tensor());
+  EXPECT_NEAR(gw[0] + gw[1], 1.0, 1e-6);
+}
+
 TEST_P(CpuMoeTest, ExpertsMatchReferenceWithIdleExperts) {
   // Experts 1 and 3 receive nothing; expert 4 gets most tokens.
   std::vector<std::vector<int>> route = {{4, 0}, {2, 4}, {4, 2}, {0, 4}, {4, 0}, {2, 0}, {4, 2}};
