@@ -123,18 +123,21 @@ void CpuBackend::attention(int32_t layer, const Tensor& q, const AttentionParams
   const float* vc = kc + kv_layer_elems_;
   const int32_t group = p.num_heads / p.num_kv_heads;
   const int32_t bs = kv_shape_.block_size;
-  // Work items: (sequence, row, kv head), listed so that the pool can hand them out.
+  // Work items: (sequence, group of up to kAttentionMaxRows consecutive rows, kv head), listed
+  // so that the pool can hand them out.
   struct Item {
     int32_t seq;
     int32_t row;
+    int32_t rows;
   };
   std::vector<Item> items;
   for (int32_t si = 0; si < static_cast<int32_t>(step_.seqs.size()); ++si) {
     const StepSeq& sq = step_.seqs[si];
-    for (int32_t t = sq.query_start; t < sq.query_start + sq.query_len; ++t) items.push_back({si, t});
+    for (int32_t t = sq.query_start; t < sq.query_start + sq.query_len; t += kAttentionMaxRows)
+      items.push_back({si, t, std::min(kAttentionMaxRows, sq.query_start + sq.query_len - t)});
   }
   const int64_t n_items = static_cast<int64_t>(items.size()) * p.num_kv_heads;
-  const int64_t per_thread = (int64_t{group} * (p.head_dim + 2) + bs + 15) / 16 * 16;
+  const int64_t per_thread = (attention_scratch_floats(p.head_dim, bs) + 15) / 16 * 16;
   float* scratch = scratch_threads_.floats(per_thread * pool_.size());
   pool_.parallel_for(n_items, [&](int64_t i, int thread) {
     const Item& item = items[i / p.num_kv_heads];
@@ -143,7 +146,10 @@ void CpuBackend::attention(int32_t layer, const Tensor& q, const AttentionParams
     const int64_t pos = int64_t{sq.context_len} - sq.query_len + (item.row - sq.query_start);
     AttentionItem a;
     a.q = frow(q, item.row) + int64_t{hk} * group * p.head_dim;
+    a.q_stride = q.stride;
     a.out = frow(out, item.row) + int64_t{hk} * group * p.head_dim;
+    a.out_stride = out.stride;
+    a.rows = item.rows;
     a.group = group;
     a.head_dim = p.head_dim;
     a.scale = p.scale;
@@ -153,8 +159,8 @@ void CpuBackend::attention(int32_t layer, const Tensor& q, const AttentionParams
     a.num_kv_heads = p.num_kv_heads;
     a.kv_head = hk;
     a.block_table = step_.block_tables.data() + sq.block_table_start;
-    a.key_begin = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
     a.key_end = pos;
+    a.sliding_window = p.sliding_window;
     a.scratch = scratch + per_thread * thread;
     k_.attention(a);
   });

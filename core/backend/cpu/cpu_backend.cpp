@@ -1,6 +1,7 @@
 // CpuBackend: construction, memory, step input and the simple row-wise ops.
 #include "core/backend/cpu/cpu_backend_impl.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,11 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+constexpr int64_t kHugeMin = int64_t{4} << 20;
+constexpr int64_t kHugePage = int64_t{2} << 20;
+
+int64_t huge_rounded(int64_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+
 char* row_ptr(const Tensor& t, int64_t r) {
   return static_cast<char*>(t.data) + r * t.stride * static_cast<int64_t>(t.element_size());
 }
@@ -51,6 +57,35 @@ Isa resolve_isa(CpuIsa want) {
 }
 
 }  // namespace
+
+void* alloc_zeroed(int64_t bytes) {
+  if (bytes < kHugeMin) {
+    void* p = aligned_bytes(bytes);
+    if (p) std::memset(p, 0, static_cast<size_t>(bytes));
+    return p;
+  }
+  // Map 2 MiB more than needed, then trim to a 2 MiB-aligned window.
+  const size_t size = static_cast<size_t>(huge_rounded(bytes));
+  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (base + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > base) munmap(raw, aligned - base);
+  const uintptr_t end = base + size + kHugePage;
+  if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+  madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // advisory: failure is fine
+  return reinterpret_cast<void*>(aligned);
+}
+
+void free_zeroed(void* p, int64_t bytes) {
+  if (!p) return;
+  if (bytes < kHugeMin) {
+    std::free(p);
+  } else {
+    munmap(p, static_cast<size_t>(huge_rounded(bytes)));
+  }
+}
 
 float* Scratch::floats(int64_t n) {
   if (n > size_) {
@@ -84,15 +119,14 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
     throw Error(ErrorCode::Unsupported,
                 std::string("CPU backend: cannot allocate dtype ") + dtype_name(dtype));
   const int64_t bytes = rows * cols * static_cast<int64_t>(dtype_size(dtype));
-  void* p = aligned_bytes(bytes);
+  void* p = alloc_zeroed(bytes);
   if (!p)
     throw Error(ErrorCode::OutOfMemory,
                 "CPU backend: out of memory allocating " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, static_cast<size_t>(bytes));
   counters_->activations += bytes;
   std::shared_ptr<void> owner(p, [c = counters_, bytes](void* q) {
     c->activations -= bytes;
-    std::free(q);
+    free_zeroed(q, bytes);
   });
   return Buffer(Tensor{p, dtype, rows, cols, cols}, std::move(owner));
 }
@@ -156,12 +190,12 @@ void CpuBackend::init_kv_cache(const KvCacheShape& s) {
     throw Error(ErrorCode::OutOfMemory, "init_kv_cache: the requested cache is too large");
   const int64_t bytes = per_layer * 2 * s.num_layers * 4;
   kv_.reset();
-  // Not zeroed: pages are touched only as tokens are written.
-  float* p = static_cast<float*>(aligned_bytes(bytes));
+  // Large caches are mapped lazily: pages are only backed as tokens are written.
+  float* p = static_cast<float*>(alloc_zeroed(bytes));
   if (!p)
     throw Error(ErrorCode::OutOfMemory, "init_kv_cache: cannot allocate " +
                                             std::to_string(bytes >> 20) + " MiB for the KV cache");
-  kv_ = std::unique_ptr<float, void (*)(float*)>(p, [](float* q) { std::free(q); });
+  kv_ = std::shared_ptr<float>(p, [bytes](float* q) { free_zeroed(q, bytes); });
   kv_shape_ = s;
   kv_layer_elems_ = per_layer;
 }

@@ -29,6 +29,13 @@ class Scratch {
   int64_t size_ = 0;
 };
 
+// Zeroed memory for big tensors (activations, dummy weights, the KV cache). Blocks of 4 MiB and
+// more are mapped anonymously at 2 MiB alignment with MADV_HUGEPAGE, so that streaming them
+// (one kv head's keys are 2 KiB apart) does not miss the TLB at every other row; smaller ones
+// come from aligned_alloc. Always 64-byte aligned. nullptr when the memory is not available.
+void* alloc_zeroed(int64_t bytes);
+void free_zeroed(void* p, int64_t bytes);
+
 // Byte counters shared with the deleters of the buffers the backend hands out, so they stay valid
 // if a buffer outlives the backend.
 struct MemoryCounters {
@@ -93,7 +100,7 @@ class CpuBackend final : public Backend {
   uint64_t step_id_ = 0;
 
   KvCacheShape kv_shape_;
-  std::unique_ptr<float, void (*)(float*)> kv_{nullptr, nullptr};
+  std::shared_ptr<float> kv_;
   int64_t kv_layer_elems_ = 0;  // floats of K (or V) per layer
 
   std::vector<int64_t> expert_counts_;

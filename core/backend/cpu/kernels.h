@@ -30,11 +30,18 @@ struct LinearArgs {
   int64_t O = 0;  // out features
 };
 
-// One (token row, kv head) work item of paged attention: the `group` query heads that share kv
-// head `kv_head` attend over keys [key_begin, key_end] (inclusive) of one sequence.
+// One work item of paged attention: `rows` consecutive query rows of one sequence (up to
+// kAttentionMaxRows) times the `group` query heads that share kv head `kv_head`. The rows are
+// consecutive positions: row r is at position key_end + r and attends over keys [0, key_end + r],
+// or with a sliding window w > 0 over (key_end + r - w, key_end + r]. Processing several rows
+// together reads each K/V row once for all of them.
+constexpr int kAttentionMaxRows = 4;
 struct AttentionItem {
-  const float* q = nullptr;      // first query head of the group; heads are head_dim apart
+  const float* q = nullptr;      // row 0, first query head of the group; heads are head_dim apart
+  int64_t q_stride = 0;          // floats between rows
   float* out = nullptr;          // same layout as q
+  int64_t out_stride = 0;
+  int32_t rows = 1;
   int32_t group = 1;
   int32_t head_dim = 0;
   float scale = 1.0f;
@@ -44,10 +51,14 @@ struct AttentionItem {
   int32_t num_kv_heads = 1;
   int32_t kv_head = 0;
   const int32_t* block_table = nullptr;
-  int64_t key_begin = 0;
-  int64_t key_end = -1;
-  float* scratch = nullptr;  // group * (head_dim + block_size + 2) floats
+  int64_t key_end = -1;         // row 0's position (its last key)
+  int32_t sliding_window = 0;   // 0: full causal
+  float* scratch = nullptr;  // attention_scratch_floats(head_dim, block_size) floats
 };
+
+inline int64_t attention_scratch_floats(int64_t head_dim, int64_t block_size) {
+  return int64_t{16} * (head_dim + block_size) + 16;
+}
 
 struct KernelTable {
   Isa isa = Isa::Scalar;

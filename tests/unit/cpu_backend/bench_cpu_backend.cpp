@@ -1,12 +1,13 @@
 // bench_cpu_backend: throughput of the CPU backend's hot paths (not a test; run by hand).
 //
-//   bench_cpu_backend [gemv|gemm|sweep|model|all] [--threads N] [--isa auto|avx512|avx2|scalar]
+//   bench_cpu_backend [gemv|gemm|sweep|attention|model|all] [--threads N] [--isa auto|avx512|avx2|scalar]
 //                     [--cpu-time]
 //
 // gemv:  BF16 weights [8192 out, 2048 in] x T rows (T = 1..8), weight-stream GB/s (decimal).
 //        Eight distinct weight matrices (256 MiB) are cycled so every call streams from DRAM.
 // gemm:  256 x 2048 activations times a BF16 [8192, 2048] weight: GFLOP/s.
 // sweep: GFLOP/s of the same linear for T = 1..256.
+// attention: one layer of paged attention (decode at 4096 context, 256-row prefill chunks).
 // model: a Llama-3.2-1B-shaped stack (hidden 2048, 32/8 heads of 64, inter 8192, 16 layers,
 //        vocab 128256, dummy BF16 weights): prefill of 256 tokens and decode steps, in tok/s.
 // Every figure is the median of several repetitions.
@@ -108,6 +109,40 @@ void bench_sweep(Backend& be) {
                 "\"gflops_median\": %.1f, \"gflops_best\": %.1f}\n",
                 (long)T, (long)K, (long)O, 2.0 * T * K * O / s.median / 1e9,
                 2.0 * T * K * O / s.best / 1e9);
+  }
+}
+
+// Paged attention of one layer (32 query heads, 8 kv heads of 64): one decode row at a long
+// context, and a 256-row prefill chunk.
+void bench_attention(Backend& be) {
+  const int32_t Hq = 32, Hk = 8, D = 64, bs = 16;
+  for (auto [ctx, T] : {std::pair<int32_t, int32_t>{4096, 1}, {256, 256}, {4096, 256}}) {
+    be.init_kv_cache(KvCacheShape{1, ctx / bs, bs, Hk, D});
+    StepInput s;
+    s.block_size = bs;
+    for (int32_t t = 0; t < ctx; ++t) s.slot_mapping.push_back(t);
+    s.token_ids.assign(static_cast<size_t>(ctx), 1);
+    s.positions = s.slot_mapping;
+    be.begin_step(s);
+    Buffer kv = be.alloc(DType::F32, ctx, Hk * D);
+    be.fill_random(kv.tensor(), 3, 1.0f);
+    be.write_kv(0, kv.tensor(), kv.tensor());
+    StepInput q;
+    q.block_size = bs;
+    for (int32_t t = 0; t < T; ++t) {
+      q.token_ids.push_back(1);
+      q.positions.push_back(ctx - T + t);
+      q.slot_mapping.push_back(ctx - T + t);
+    }
+    q.seqs.push_back(StepSeq{0, T, ctx, 0, ctx / bs});
+    for (int32_t b = 0; b < ctx / bs; ++b) q.block_tables.push_back(b);
+    be.begin_step(q);
+    Buffer qb = be.alloc(DType::F32, T, Hq * D), out = be.alloc(DType::F32, T, Hq * D);
+    be.fill_random(qb.tensor(), 4, 1.0f);
+    AttentionParams p{Hq, Hk, D, 0.125f, 0};
+    Timing t = time_it(5, [&] { be.attention(0, qb.tensor(), p, out.tensor()); });
+    std::printf("{\"bench\": \"attention\", \"context\": %d, \"rows\": %d, \"ms_median\": %.2f, "
+                "\"ms_best\": %.2f}\n", ctx, T, t.median * 1e3, t.best * 1e3);
   }
 }
 
@@ -237,5 +272,6 @@ int main(int argc, char** argv) {
   if (what == "gemm" || what == "all") bench_gemm(*be);
   if (what == "model" || what == "all") bench_model(*be);
   if (what == "sweep") bench_sweep(*be);
+  if (what == "attention") bench_attention(*be);
   return 0;
 }

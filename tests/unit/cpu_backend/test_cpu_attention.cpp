@@ -145,12 +145,13 @@ TEST_P(CpuAttentionTest, DecodeOfSeveralSequencesOddHeadCounts) {
 }
 
 TEST_P(CpuAttentionTest, MixedStepDecodeChunkAndFreshPrefill) {
-  EXPECT_LT(run_case(*be, rng, {{{70, 1}, {17, 9}, {0, 20}}, 8, 2, 64, 16, 0}), 1e-5);
+  EXPECT_LT(run_case(*be, rng, {{{70, 1}, {17, 9}, {0, 20}, {3, 6}}, 8, 2, 64, 16, 0}), 1e-5);
 }
 
 TEST_P(CpuAttentionTest, SlidingWindowMasksOldKeys) {
   EXPECT_LT(run_case(*be, rng, {{{70, 1}, {17, 9}, {0, 20}}, 8, 2, 64, 16, 7}), 1e-5);
   EXPECT_LT(run_case(*be, rng, {{{30, 5}}, 5, 5, 128, 4, 16}), 1e-5);
+  EXPECT_LT(run_case(*be, rng, {{{40, 7}, {2, 3}}, 12, 1, 64, 16, 5}), 1e-5);  // 12 heads per kv head
 }
 
 TEST_P(CpuAttentionTest, BlockSizeOneAndLongContext) {
