@@ -109,6 +109,27 @@ LINES = [
     "A sentence with a very-long-hyphenated-compound-word-in-it.",
     "tab\tseparated\tvalues\n1\t2\t3",
     "'quoted' \"double\" `backtick` 's 't 're 've 'm 'll 'd",
+    # added in the second reference run
+    "a\u180eb c\u180e d",
+    "<|im_end|><|im_start|>assistant\n<|im_end|>",
+    "</s><s><s>[INST]x[/INST]</s>",
+    " <s>hi there",
+    "<|end|>\n\n<|user|>  x<|end|>   ",
+    "Hello\u2581world and \u0120spaced",
+    "tab\t\tand  \u00a0 nbsp\u00a0\u00a0mix",
+    "\u00c5\u00c5A\u030aA\u030a\u212b",
+    "'s 'S 'T 'Re 'VE 'Ll 'D don'T",
+    "3,141,592.65358979 and 0.000001 and 1e+100",
+    "Supercalifragilisticexpialidocious" * 10,
+    "line\r\n\r\n  indented\r\n\tx",
+    "<|endoftext|>",
+    "Z\u0351\u036b\u0343\u036a\u0302\u036b\u033d\u034f\u0334\u0319\u0324\u031e\u0349\u035a\u032f\u031e\u0320\u034dA\u036b\u0357",
+    "\u263a\ufe0f 1\ufe0f\u20e3 #\ufe0f\u20e3 \u2764\ufe0f\u200d\U0001f525",
+    "\u03b1\u03b2\u03b3 \u0430\u0431\u0432 \u05d0\u05d1\u05d2 \u0e01\u0e02",
+    ("The tokenizer must match Hugging Face on long paragraphs too. " * 6 +
+     "def main():\n    for i in range(10):\n        print(f\"{i:>4} squared is {i * i}\")  # comment\n" * 3 +
+     "    trailing   spaces   and\ttabs\t\there.   " * 4),
+    "   ".join(["word%d" % i for i in range(60)]),
 ]
 
 
