@@ -33,12 +33,7 @@ struct RenderTemplateArgs {
 
 void run_render_template(const RenderTemplateArgs& a) {
   const std::string source = read_text(a.template_file, "template");
-  chat::Json context;
-  try {
-    context = chat::Json::parse(read_text(a.context_file, "context"));
-  } catch (const chat::Json::parse_error& e) {
-    throw Error(ErrorCode::Format, a.context_file + ": invalid JSON: " + e.what());
-  }
+  const chat::Json context = chat::parse_json_text(read_text(a.context_file, "context"), a.context_file);
   if (!context.is_object()) throw Error(ErrorCode::InvalidArgument, a.context_file + ": the context must be a JSON object");
   const chat::ChatTemplate tpl = chat::ChatTemplate::parse(source, a.template_file);
   const std::string out = tpl.render(context);

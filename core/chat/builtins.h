@@ -67,8 +67,12 @@ struct JsonDumpOptions {
   std::string item_separator = ", ";
   std::string key_separator = ": ";
   bool sort_keys = false;
+  size_t max_bytes = kDefaultTextLimit;  // Limit error when the text would grow past this
 };
 std::string json_dumps(const Value& value, const JsonDumpOptions& options);
+
+// Size of s.replace(old, new, count) without building it (for the size limit).
+size_t replaced_size(const std::string& s, const std::string& old_s, const std::string& new_s, int64_t count);
 
 // Python str.format / printf-style "%" formatting.
 std::string str_format(Interp& interp, const std::string& format, const CallArgs& args);

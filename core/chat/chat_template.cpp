@@ -115,6 +115,20 @@ std::string ChatTemplate::render(const nlohmann::json& context, const RenderLimi
 const std::string& ChatTemplate::name() const { return impl_->name; }
 const std::string& ChatTemplate::source() const { return impl_->source; }
 
+Json parse_json_text(std::string_view text, const std::string& what) {
+  constexpr size_t kMaxJsonDepth = 512;
+  const size_t depth = json_nesting_depth(text);
+  if (depth > kMaxJsonDepth) {
+    throw Error(ErrorCode::Format, what + ": JSON nested " + std::to_string(depth) + " levels deep (at most " +
+                                       std::to_string(kMaxJsonDepth) + " are accepted)");
+  }
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(ErrorCode::Format, what + ": invalid JSON: " + e.what());
+  }
+}
+
 Json build_chat_context(const Json& messages, const Json& tools, bool add_generation_prompt,
                         const std::optional<std::string>& bos_token, const std::optional<std::string>& eos_token,
                         const Json& extra_kwargs) {

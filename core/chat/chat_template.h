@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +83,10 @@ class ChatTemplate {
   explicit ChatTemplate(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
+
+// Parses untrusted JSON text (a context file, tokenizer_config.json): Error(Format) naming `what`
+// when it is not valid JSON or nests deeper than 512 levels (nlohmann's parser recurses per level).
+Json parse_json_text(std::string_view text, const std::string& what);
 
 // Builds the context the way transformers' apply_chat_template does — messages, tools (null when
 // there are none), documents (null), add_generation_prompt, bos_token and eos_token (when known),

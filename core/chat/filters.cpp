@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 
 #include "core/chat/builtins.h"
@@ -110,7 +111,7 @@ Value f_center(Interp& in, const Value& v, Args& a) {
   const int64_t width = r.int_or(0, 80);
   in.check_size(static_cast<size_t>(std::max<int64_t>(width, 0)));
   const Value s = soft_str(v);
-  return str_result(s, py::pad(s.as_string(), width, ' ', '^'));
+  return str_result(s, py::pad(s.as_string(), width, ' ', 'c'));
 }
 
 Value f_length(Interp&, const Value& v, Args& a) {
@@ -191,6 +192,7 @@ std::optional<double> parse_float(std::string s) {
 
 Value f_float(Interp&, const Value& v, Args& a) {
   ArgReader r("float", a, {"default"});
+  if (v.is_undefined()) fail_undefined(v);  // float(Undefined) raises
   if (v.is_number()) return Value::number(v.as_float());
   if (v.is_string()) {
     if (auto d = parse_float(v.as_string())) return Value::number(*d);
@@ -228,6 +230,7 @@ std::optional<int64_t> parse_int(const std::string& text, int64_t base) {
 Value f_int(Interp&, const Value& v, Args& a) {
   ArgReader r("int", a, {"default", "base"});
   const Value fallback = r.value_or(0, Value::integer(0));
+  if (v.is_undefined()) fail_undefined(v);  // int(Undefined) raises
   if (v.is_int() || v.is_bool()) return Value::integer(v.as_int());
   if (v.is_float()) {
     const double d = v.as_float();
@@ -264,10 +267,17 @@ Value f_indent(Interp& in, const Value& v, Args& a) {
     indention = width.as_string();
   } else {
     if (!width.is_int() && !width.is_bool()) throw_type_error("can't multiply sequence by non-int of type '" + width.type_name() + "'");
+    in.check_size(static_cast<size_t>(std::max<int64_t>(width.as_int(), 0)));
     indention.assign(static_cast<size_t>(std::max<int64_t>(width.as_int(), 0)), ' ');
   }
-  const Value s = soft_str(v);
+  if (v.is_undefined()) fail_undefined(v);
+  if (!v.is_string()) {  // jinja2 does `s += "\n"` first, which fails (or misbehaves) for anything but str
+    throw_type_error("indent expects a string, got '" + v.type_name() + "'");
+  }
+  const Value& s = v;
   std::vector<std::string> lines = py::splitlines(s.as_string() + "\n", false);
+  if (!lines.empty() && indention.size() > 0 && lines.size() > SIZE_MAX / indention.size()) in.check_size(SIZE_MAX);
+  in.check_size(s.as_string().size() + lines.size() * indention.size());
   std::string rv;
   if (r.bool_or(2, false)) {
     for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
@@ -286,7 +296,7 @@ Value f_items(Interp&, const Value& v, Args& a) {
   if (!v.is_dict()) throw_type_error("Can only get item pairs from a mapping.");
   std::vector<Value> pairs;
   for (const auto& [k, val] : v.as_dict().items()) pairs.push_back(Value::list({k, val}, true));
-  return make_iterator("dict_itemiterator", std::move(pairs));
+  return make_iterator("generator", std::move(pairs));
 }
 
 Value f_join(Interp& in, const Value& v, Args& a) {
@@ -322,7 +332,7 @@ Value f_upper(Interp&, const Value& v, Args& a) {
 }
 
 Value f_map(Interp& in, const Value& v, Args& a) {
-  std::vector<Value> items = iterate(v);
+  std::vector<Value> items = v.truthy() ? iterate(v) : std::vector<Value>();  // jinja2: `if value:`
   std::vector<Value> out;
   bool by_attribute = a.args.empty();
   Value attribute;
@@ -421,8 +431,9 @@ Value f_replace(Interp& in, const Value& v, Args& a) {
   ArgReader r("replace", a, {"old", "new", "count"});
   if (!r.has(0) || !r.has(1)) throw_type_error("replace() missing required arguments 'old' and 'new'");
   const Value s = soft_str(v);
-  std::string out = py::replace(s.as_string(), r.get(0)->str(), r.get(1)->str(), r.int_or(2, -1));
-  in.check_size(out.size());
+  const std::string old_s = r.get(0)->str(), new_s = r.get(1)->str();
+  in.check_size(replaced_size(s.as_string(), old_s, new_s, r.int_or(2, -1)));
+  std::string out = py::replace(s.as_string(), old_s, new_s, r.int_or(2, -1));
   return str_result(s, std::move(out));
 }
 
@@ -435,7 +446,13 @@ Value f_reverse(Interp&, const Value& v, Args& a) {
   }
   std::vector<Value> items = iterate(v);
   std::reverse(items.begin(), items.end());
-  if (v.is_list()) return make_iterator(v.is_tuple() ? "reversed" : "list_reverseiterator", std::move(items));
+  if (v.is_list()) {
+    const std::string type = v.type_name();  // list, tuple, dict_keys, dict_values, dict_items
+    const std::string name = type == "list" ? "list_reverseiterator"
+                             : type == "tuple" ? "reversed"
+                                               : "dict_reverse" + type.substr(5, type.size() - 6) + "iterator";
+    return make_iterator(name, std::move(items));
+  }
   if (v.is_dict()) return make_iterator("dict_reversekeyiterator", std::move(items));
   return Value::list(std::move(items));
 }
@@ -471,10 +488,11 @@ Value f_safe(Interp&, const Value& v, Args& a) {
   return Value::string(v.str(), true);
 }
 
-Value f_slice(Interp&, const Value& v, Args& a) {
+Value f_slice(Interp& in, const Value& v, Args& a) {
   ArgReader r("slice", a, {"slices", "fill_with"});
   const int64_t slices = r.int_or(0, 0);
   if (slices <= 0) throw EvalError(EvalErrorKind::Value, "slices must be positive");
+  in.check_size(static_cast<size_t>(slices));
   std::vector<Value> seq = iterate(v);
   const size_t n = seq.size();
   const size_t per = n / static_cast<size_t>(slices), extra = n % static_cast<size_t>(slices);
@@ -580,6 +598,7 @@ Value f_tojson(Interp& in, const Value& v, Args& a) {
     o.key_separator = seps[1].str();
   }
   o.sort_keys = r.bool_or(3, false);
+  o.max_bytes = in.max_text_bytes();
   std::string out = json_dumps(v, o);
   in.check_size(out.size());
   return Value::string(std::move(out));
@@ -596,7 +615,11 @@ Value f_truncate(Interp&, const Value& v, Args& a) {
   const int64_t length = r.int_or(0, 255), leeway = r.int_or(3, 5);
   const std::string end = r.str_or(2, "...");
   if (length < static_cast<int64_t>(py::cp_length(end))) throw EvalError(EvalErrorKind::Value, "expected length >= " + std::to_string(py::cp_length(end)));
-  const Value s = soft_str(v);
+  if (!v.is_string()) {  // jinja2 takes len() of the value as it is
+    if (py_len(v) <= length + leeway) return v;
+    throw_type_error("truncate expects a string, got '" + v.type_name() + "'");
+  }
+  const Value& s = v;
   const std::u32string cps = py::decode(s.as_string());
   if (static_cast<int64_t>(cps.size()) <= length + leeway) return s;
   const size_t keep = static_cast<size_t>(length - static_cast<int64_t>(py::cp_length(end)));
@@ -635,23 +658,35 @@ Value f_wordcount(Interp&, const Value& v, Args& a) {
   return Value::integer(n);
 }
 
+// jinja2 writes these filters as generator functions: nothing runs until the result is iterated, so
+// an error (say, batching a number) only surfaces when — and if — the generator is consumed.
+template <FilterFn F>
+Value lazy(Interp& in, const Value& v, Args& a) {
+  try {
+    return F(in, v, a);
+  } catch (const EvalError& e) {
+    if (e.kind() == EvalErrorKind::Limit) throw;
+    return make_iterator("generator", {}, e, 0);
+  }
+}
+
 constexpr FilterDef kFilters[] = {
-    {"abs", f_abs},          {"attr", f_attr},           {"batch", f_batch},
+    {"abs", f_abs},          {"attr", f_attr},           {"batch", lazy<f_batch>},
     {"capitalize", f_capitalize}, {"center", f_center},  {"count", f_length},
     {"d", f_default},        {"default", f_default},     {"dictsort", f_dictsort},
     {"e", f_escape},         {"escape", f_escape},       {"filesizeformat", nullptr},
     {"first", f_first},      {"float", f_float},         {"forceescape", f_forceescape},
     {"format", f_format},    {"groupby", nullptr},       {"indent", f_indent},
-    {"int", f_int},          {"items", f_items},         {"join", f_join},
+    {"int", f_int},          {"items", lazy<f_items>},         {"join", f_join},
     {"last", f_last},        {"length", f_length},       {"list", f_list},
-    {"lower", f_lower},      {"map", f_map},             {"max", f_max},
+    {"lower", f_lower},      {"map", lazy<f_map>},             {"max", f_max},
     {"min", f_min},          {"pprint", nullptr},        {"random", nullptr},
-    {"reject", f_reject},    {"rejectattr", f_rejectattr}, {"replace", f_replace},
+    {"reject", lazy<f_reject>},    {"rejectattr", lazy<f_rejectattr>}, {"replace", f_replace},
     {"reverse", f_reverse},  {"round", f_round},         {"safe", f_safe},
-    {"select", f_select},    {"selectattr", f_selectattr}, {"slice", f_slice},
+    {"select", lazy<f_select>},    {"selectattr", lazy<f_selectattr>}, {"slice", lazy<f_slice>},
     {"sort", f_sort},        {"string", f_string},       {"striptags", nullptr},
     {"sum", f_sum},          {"title", f_title},         {"tojson", f_tojson},
-    {"trim", f_trim},        {"truncate", f_truncate},   {"unique", f_unique},
+    {"trim", f_trim},        {"truncate", f_truncate},   {"unique", lazy<f_unique>},
     {"upper", f_upper},      {"urlencode", nullptr},     {"urlize", nullptr},
     {"wordcount", f_wordcount}, {"wordwrap", nullptr},   {"xmlattr", nullptr},
 };

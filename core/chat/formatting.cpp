@@ -368,7 +368,9 @@ std::string percent_format(const std::string& format, const Value& args) {
       default: value_error(std::string("unsupported format character '") + conv + "'");
     }
   }
-  if (!mapping && next < values.size()) throw_type_error("not all arguments converted during string formatting");
+  // Python skips this check for arguments that support item access (dict, list), not for tuples or str.
+  const bool subscriptable = mapping || args.is_undefined() || (args.is_list() && !args.is_tuple());
+  if (!subscriptable && next < values.size()) throw_type_error("not all arguments converted during string formatting");
   (void)used_mapping;
   return out;
 }

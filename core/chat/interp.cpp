@@ -34,8 +34,8 @@ class LoopObject : public Object, public std::enable_shared_from_this<LoopObject
   size_t index0 = 0;
 
   std::string_view type_name() const override { return "LoopContext"; }
-  std::string repr(int) const override {
-    return "<LoopContext " + std::to_string(index0 + 1) + "/" + std::to_string(items_->size()) + ">";
+  void repr_into(std::string& out, int, size_t) const override {
+    out += "<LoopContext " + std::to_string(index0 + 1) + "/" + std::to_string(items_->size()) + ">";
   }
   bool callable() const override { return static_cast<bool>(recurse_); }
   Value call(Interp& interp, CallArgs& args) override {
@@ -164,7 +164,7 @@ Interp::Flow Interp::exec_stmt(const Stmt& s, const ScopePtr& scope, std::string
         if (v.is_string()) {
           append(out, v.as_string());
         } else {
-          append(out, v.str());
+          append(out, v.str(options_.limits.max_output_bytes));
         }
         break;
       }
@@ -210,13 +210,13 @@ void Interp::exec_for(const Stmt& s, const ScopePtr& scope, std::string& out) {
 }
 
 std::string Interp::run_loop(const Stmt& s, const ScopePtr& scope, const Value& iterable, size_t depth0) {
-  auto loop_scope = child_of(scope);
   std::vector<Value> items = iterate(iterable);
   if (s.loop_filter) {
     std::vector<Value> kept;
     for (Value& item : items) {
-      assign(s.target, item, loop_scope);
-      if (eval(*s.loop_filter, loop_scope).truthy()) kept.push_back(std::move(item));
+      auto filter_scope = child_of(scope);
+      assign(s.target, item, filter_scope);
+      if (eval(*s.loop_filter, filter_scope).truthy()) kept.push_back(std::move(item));
     }
     items = std::move(kept);
   }
@@ -238,10 +238,12 @@ std::string Interp::run_loop(const Stmt& s, const ScopePtr& scope, const Value& 
     if (++iterations_ > options_.limits.max_loop_iterations) {
       limit_error("loop iteration limit of " + std::to_string(options_.limits.max_loop_iterations) + " reached");
     }
+    // jinja2 gives every iteration a fresh scope: what one iteration sets, the next does not see.
+    auto iteration = child_of(scope);
     loop->index0 = i;
-    assign(s.target, (*shared_items)[i], loop_scope);
-    loop_scope->vars["loop"] = loop_value;
-    if (exec(s.body, loop_scope, out) == Flow::Break) break;
+    assign(s.target, (*shared_items)[i], iteration);
+    iteration->vars["loop"] = loop_value;
+    if (exec(s.body, iteration, out) == Flow::Break) break;
   }
   return out;
 }
@@ -344,7 +346,7 @@ Value Interp::invoke_macro(const MacroDef& def, const ScopePtr& closure, CallArg
     scope->vars[def.params[i]] = def.defaults[i] ? eval(*def.defaults[i], scope)
                                                  : Value::undefined("parameter '" + def.params[i] + "' was not provided");
   }
-  scope->vars["varargs"] = Value::list(std::move(varargs));
+  scope->vars["varargs"] = Value::list(std::move(varargs), true);
   scope->vars["kwargs"] = Value::dict(std::move(kwargs));
   std::string out;
   exec(def.body, scope, out);

@@ -1,8 +1,8 @@
 // The evaluator of the chat-template renderer (internal): runs a parsed template over Values.
 //
-// Scoping follows jinja2: a {% for %} loop, macro call, {% with %}, block {% set %} and
-// {% generation %} body each get their own scope (assignments inside do not leak out; a loop's scope
-// lives for the whole loop, so values set in one iteration are seen by the next), {% if %} does not.
+// Scoping follows jinja2: every {% for %} iteration, macro call, {% with %}, block {% set %} and
+// {% generation %} body gets its own scope (assignments inside neither leak out nor carry over to
+// the next iteration; reads fall through to the enclosing scopes), {% if %} does not.
 #pragma once
 
 #include <ctime>
@@ -42,6 +42,7 @@ class Interp {
   bool apply_test(std::string_view name, const Value& value, CallArgs& args);
   // Throws a Limit error when a string or list of `size` bytes/items would exceed the output bound.
   void check_size(size_t size) const;
+  size_t max_text_bytes() const { return options_.limits.max_output_bytes; }
   std::tm now() const;
   // Objects that may end up in reference cycles; cleared when the render ends.
   void track(const std::shared_ptr<Object>& obj) { objects_.push_back(obj); }

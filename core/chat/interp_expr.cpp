@@ -1,5 +1,6 @@
 // Expression evaluation and Python operator semantics.
 #include <cmath>
+#include <cstdint>
 
 #include "core/chat/builtins.h"
 #include "core/chat/interp.h"
@@ -28,15 +29,19 @@ bool both_int(const Value& a, const Value& b) {
 
 Value repeat(const Value& seq, int64_t times, const Interp& interp) {
   if (times < 0) times = 0;
+  const size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
+  if (times > 0 && unit > 0) {
+    // unit * times without overflow: anything past SIZE_MAX / unit is over any limit anyway.
+    const auto t = static_cast<uint64_t>(times);
+    interp.check_size(t > SIZE_MAX / unit ? SIZE_MAX : unit * static_cast<size_t>(t));
+  }
   if (seq.is_string()) {
     const std::string& s = seq.as_string();
-    if (times > 0 && !s.empty()) interp.check_size(s.size() * static_cast<size_t>(times));
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += s;
     return Value::string(std::move(out), seq.is_safe());
   }
   const auto& items = seq.as_list();
-  if (times > 0 && !items.empty()) interp.check_size(items.size() * static_cast<size_t>(times));
   Value::List out;
   for (int64_t i = 0; i < times; ++i) out.insert(out.end(), items.begin(), items.end());
   return Value::list(std::move(out), seq.is_tuple());
@@ -60,7 +65,7 @@ Value add(const Value& a, const Value& b, const Interp& interp) {
     left += right;
     return Value::string(std::move(left), safe);
   }
-  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+  if (a.is_sequence_list() && b.is_sequence_list() && a.is_tuple() == b.is_tuple()) {
     Value::List out = a.as_list();
     interp.check_size(out.size() + b.as_list().size());
     out.insert(out.end(), b.as_list().begin(), b.as_list().end());
@@ -85,8 +90,8 @@ Value arith(BinOp op, const Value& a, const Value& b, const Interp& interp) {
   static constexpr const char* kNames[] = {"+", "-", "*", "/", "//", "%", "** or pow()"};
   const char* name = kNames[static_cast<int>(op)];
   if (op == BinOp::Mul) {
-    if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, b.as_int(), interp);
-    if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, a.as_int(), interp);
+    if ((a.is_string() || a.is_sequence_list()) && (b.is_int() || b.is_bool())) return repeat(a, b.as_int(), interp);
+    if ((b.is_string() || b.is_sequence_list()) && (a.is_int() || a.is_bool())) return repeat(b, a.as_int(), interp);
   }
   if (op == BinOp::Mod && a.is_string()) return Value::string(percent_format(a.as_string(), b), a.is_safe());
   if (!a.is_number() || !b.is_number()) {
@@ -156,6 +161,9 @@ Value arith(BinOp op, const Value& a, const Value& b, const Interp& interp) {
 }  // namespace
 
 Value binary_op(BinOp op, const Value& a, const Value& b, const Interp& interp) {
+  if (op == BinOp::Mod && a.is_string() && b.is_undefined()) {  // str % Undefined formats (Undefined prints "")
+    return Value::string(percent_format(a.as_string(), b), a.is_safe());
+  }
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
   if (op == BinOp::Add) return add(a, b, interp);
@@ -245,7 +253,7 @@ Value Interp::eval_inner(const Expr& e, const ScopePtr& scope) {
       std::string out;
       for (const ExprPtr& item : e.items) {
         const Value v = eval(*item, scope);
-        out += v.is_string() ? v.as_string() : v.str();
+        out += v.is_string() ? v.as_string() : v.str(options_.limits.max_output_bytes);
         check_size(out.size());
       }
       return Value::string(std::move(out));
@@ -286,9 +294,10 @@ Value Interp::eval_getitem(const Expr& e, const ScopePtr& scope) {
     if (e.b->items[i]) parts[i] = eval(*e.b->items[i], scope);
   }
   if (obj.is_undefined()) fail_undefined(obj);
-  if (!obj.is_string() && !obj.is_list()) {
-    return Value::undefined("'" + obj.type_name() + " object' has no element slice");
-  }
+  // jinja2 compiles slices to plain Python subscription (no sandbox getitem): anything but a
+  // sequence raises.
+  if (obj.is_dict()) throw_type_error("unhashable type: 'slice'");
+  if (!obj.is_string() && !obj.is_sequence_list()) throw_type_error("'" + obj.type_name() + "' object is not subscriptable");
   const std::optional<int64_t> start = slice_bound(parts[0]), stop = slice_bound(parts[1]);
   const int64_t step = slice_bound(parts[2]).value_or(1);
   if (step == 0) throw EvalError(EvalErrorKind::Value, "slice step cannot be zero");

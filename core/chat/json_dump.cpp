@@ -79,11 +79,17 @@ class Dumper {
       case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;
       case Value::Kind::Int: out += std::to_string(v.as_int()); return;
       case Value::Kind::Float: out += float_json(v.as_float()); return;
-      case Value::Kind::String: append_escaped(out, v.as_string(), o_.ensure_ascii); return;
-      case Value::Kind::List: return dump_list(v.as_list(), level);
+      case Value::Kind::String:
+        append_escaped(out, v.as_string(), o_.ensure_ascii);
+        check();
+        return;
+      case Value::Kind::List:
+        if (v.is_view()) break;
+        return dump_list(v.as_list(), level);
       case Value::Kind::Dict: return dump_dict(v.as_dict(), level);
-      default: throw_type_error("Object of type " + v.type_name() + " is not JSON serializable");
+      default: break;
     }
+    throw_type_error("Object of type " + v.type_name() + " is not JSON serializable");
   }
 
   std::string out;
@@ -92,6 +98,13 @@ class Dumper {
   void newline(int level) {
     out.push_back('\n');
     for (int i = 0; i < level; ++i) out += *o_.indent;
+    check();
+  }
+
+  void check() const {
+    if (out.size() > o_.max_bytes) {
+      throw EvalError(EvalErrorKind::Limit, "tojson output exceeds " + std::to_string(o_.max_bytes) + " bytes");
+    }
   }
 
   void dump_list(const std::vector<Value>& items, int level) {

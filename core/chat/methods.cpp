@@ -72,7 +72,7 @@ std::vector<Value> iterate(const Value& v) {
       for (size_t pos = 0; pos < s.size();) {
         const size_t start = pos;
         py::next_cp(s, pos);
-        chars.push_back(Value::string(s.substr(start, pos - start), v.is_safe()));
+        chars.push_back(Value::string(s.substr(start, pos - start)));  // iterating Markup gives str
       }
       return chars;
     }
@@ -167,6 +167,7 @@ Value get_attribute(const Value& obj, std::string_view name) {
       if (const Value* v = obj.as_dict().find(name)) return *v;
       break;
     case Value::Kind::List:
+      if (obj.is_view()) break;
       if (in(kListMethods, name)) return bound_method(obj, name);
       if (in(kListUnsafe, name)) return unsafe(obj, name);
       break;
@@ -190,7 +191,7 @@ Value get_item(const Value& obj, const Value& key) {
       return missing();
     }
     case Value::Kind::List:
-      if (key.is_int() || key.is_bool()) {
+      if ((key.is_int() || key.is_bool()) && obj.is_sequence_list()) {
         if (auto i = py::norm_index(key.as_int(), obj.as_list().size())) return obj.as_list()[*i];
       }
       return missing();
@@ -281,6 +282,19 @@ Value partition(const std::string& s, const std::string& sep, bool from_right) {
   return Value::list(std::move(parts), true);
 }
 
+}  // namespace
+
+size_t replaced_size(const std::string& s, const std::string& old_s, const std::string& new_s, int64_t count) {
+  int64_t n = py::count(s, old_s);
+  if (count >= 0 && count < n) n = count;
+  if (new_s.size() <= old_s.size()) return s.size();
+  const size_t grow = new_s.size() - old_s.size();
+  if (n > 0 && grow > (SIZE_MAX - s.size()) / static_cast<size_t>(n)) return SIZE_MAX;
+  return s.size() + grow * static_cast<size_t>(n);
+}
+
+namespace {
+
 bool str_method(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
   const std::string& s = self.as_string();
   const bool safe = self.is_safe();
@@ -322,8 +336,9 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
   } else if (name == "replace") {
     ArgReader r(fn, args, {"old", "new", "count"});
     if (!r.has(0) || !r.has(1)) throw_type_error("replace() takes at least 2 arguments");
-    std::string result = py::replace(s, *r.str_opt(0), *r.str_opt(1), r.int_or(2, -1));
-    interp.check_size(result.size());
+    const std::string old_s = *r.str_opt(0), new_s = *r.str_opt(1);
+    interp.check_size(replaced_size(s, old_s, new_s, r.int_or(2, -1)));
+    std::string result = py::replace(s, old_s, new_s, r.int_or(2, -1));
     *out = str(std::move(result));
   } else if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
     ArgReader r(fn, args, {"sub"});
@@ -360,7 +375,7 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
     if (py::cp_length(fill) != 1) throw_type_error("The fill character must be exactly one character long");
     const int64_t width = r.int_or(0, 0);
     interp.check_size(static_cast<size_t>(std::max<int64_t>(width, 0)));
-    const char align = name == "center" ? '^' : (name == "ljust" ? '<' : '>');
+    const char align = name == "center" ? 'c' : (name == "ljust" ? '<' : '>');
     *out = str(py::pad(s, width, py::decode(fill)[0], align));
   } else if (name == "zfill") {
     ArgReader r(fn, args, {"width"});
@@ -405,13 +420,13 @@ bool dict_method(const Value& self, std::string_view name, CallArgs& args, Value
     Value::List items;
     items.reserve(d.size());
     for (const auto& [k, v] : d.items()) items.push_back(Value::list({k, v}, true));
-    *out = Value::list(std::move(items));
+    *out = Value::view(std::move(items), Value::View::Items);
   } else if (name == "keys" || name == "values") {
     ArgReader r(fn, args, {});
     Value::List items;
     items.reserve(d.size());
     for (const auto& [k, v] : d.items()) items.push_back(name == "keys" ? k : v);
-    *out = Value::list(std::move(items));
+    *out = Value::view(std::move(items), name == "keys" ? Value::View::Keys : Value::View::Values);
   } else if (name == "copy") {
     ArgReader r(fn, args, {});
     *out = self;
@@ -456,6 +471,7 @@ bool call_method(Interp& interp, const Value& obj, std::string_view name, CallAr
       if (in(kDictUnsafe, name)) fail_undefined(unsafe(obj, name));
       return dict_method(obj, name, args, result);
     case Value::Kind::List:
+      if (obj.is_view()) return false;
       if (in(kListUnsafe, name)) fail_undefined(unsafe(obj, name));
       return list_method(obj, name, args, result);
     default: return false;

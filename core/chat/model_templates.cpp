@@ -28,14 +28,7 @@ std::string read_file(const fs::path& file) {
   return ss.str();
 }
 
-Json read_json(const fs::path& file) {
-  const std::string text = read_file(file);
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw Error(ErrorCode::Format, file.string() + ": invalid JSON: " + e.what());
-  }
-}
+Json read_json(const fs::path& file) { return parse_json_text(read_file(file), file.string()); }
 
 std::vector<NamedTemplate> templates_from_field(const Json& field, const fs::path& file) {
   const std::string where = file.string() + ": \"chat_template\"";

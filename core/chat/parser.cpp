@@ -754,8 +754,17 @@ class Parser {
     return spec;
   }
 
+  // Where an expression starts (the receiver of a.b.c(...)), for messages about calls.
+  static SrcPos leftmost(const Expr& e) {
+    const Expr* p = &e;
+    while ((p->kind == ExprKind::Getattr || p->kind == ExprKind::Getitem || p->kind == ExprKind::Call) && p->a) {
+      p = p->a.get();
+    }
+    return p->pos;
+  }
+
   ExprPtr parse_call(ExprPtr node) {
-    auto e = make(ExprKind::Call, pos_of(cur()));
+    auto e = make(ExprKind::Call, leftmost(*node));
     e->call = parse_call_args();
     e->a = std::move(node);
     return e;

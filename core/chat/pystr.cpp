@@ -273,6 +273,21 @@ void append_upper(std::string& out, char32_t c) {
   }
 }
 
+// Title case (str.title / str.capitalize): like upper case except for the expanding characters.
+void append_title(std::string& out, char32_t c) {
+  switch (c) {
+    case 0xDF: out += "Ss"; return;
+    case 0xFB00: out += "Ff"; return;
+    case 0xFB01: out += "Fi"; return;
+    case 0xFB02: out += "Fl"; return;
+    case 0xFB03: out += "Ffi"; return;
+    case 0xFB04: out += "Ffl"; return;
+    case 0xFB05:
+    case 0xFB06: out += "St"; return;
+    default: append_upper(out, c);
+  }
+}
+
 void append_lower(std::string& out, const std::u32string& cps, size_t i) {
   const char32_t c = cps[i];
   if (c == 0x130) {
@@ -334,7 +349,7 @@ std::string capitalize(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < cps.size(); ++i) {
     if (i == 0) {
-      append_upper(out, cps[0]);
+      append_title(out, cps[0]);
     } else {
       append_lower(out, cps, i);
     }
@@ -352,7 +367,7 @@ std::string title(std::string_view s) {
       if (prev_cased) {
         append_lower(out, cps, i);
       } else {
-        append_upper(out, c);
+        append_title(out, c);
       }
       prev_cased = true;
     } else {
@@ -579,6 +594,8 @@ std::string pad(std::string_view s, int64_t width, char32_t fill, char align) {
     left = total;
   } else if (align == '^') {
     left = total / 2;
+  } else if (align == 'c') {  // str.center() rounds the other way for odd widths
+    left = total / 2 + (total & width & 1);
   }
   std::string out;
   for (int64_t i = 0; i < left; ++i) append_utf8(out, fill);

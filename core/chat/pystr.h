@@ -58,7 +58,8 @@ bool is_alnum_str(std::string_view s);
 bool is_space_str(std::string_view s);
 bool is_upper_str(std::string_view s);
 bool is_lower_str(std::string_view s);
-std::string pad(std::string_view s, int64_t width, char32_t fill, char align);  // align '<' '>' '^'
+// align '<' '>' '^' (format spec), or 'c' for str.center()'s rounding.
+std::string pad(std::string_view s, int64_t width, char32_t fill, char align);
 
 // ---- code-point indexing and slicing
 // Normalises a Python index (negative counts from the end); nullopt when out of range.

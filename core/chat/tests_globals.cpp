@@ -23,7 +23,7 @@ class IteratorObject : public Object {
   Value get_attr(std::string_view name) const override {
     return Value::undefined("'" + type_ + " object' has no attribute '" + std::string(name) + "'");
   }
-  std::string repr(int) const override { return "<" + type_ + " object>"; }
+  void repr_into(std::string& out, int, size_t) const override { out += "<" + type_ + " object>"; }
   bool is_iterator() const override { return true; }
   std::vector<Value> drain() override {
     if (error_ && pos_ <= error_at_) {
@@ -174,15 +174,17 @@ class NamespaceObject : public Object {
     attrs_.set(Value::string(name), std::move(value));
     return true;
   }
-  std::string repr(int depth) const override {
-    std::string out = "<Namespace {";
+  void repr_into(std::string& out, int depth, size_t limit) const override {
+    out += "<Namespace {";
     bool first = true;
     for (const auto& [k, v] : attrs_.items()) {
       if (!first) out += ", ";
       first = false;
-      out += k.repr(depth + 1) + ": " + v.repr(depth + 1);
+      k.repr_into(out, depth + 1, limit);
+      out += ": ";
+      v.repr_into(out, depth + 1, limit);
     }
-    return out + "}>";
+    out += "}>";
   }
   void clear() override { attrs_ = Dict(); }
 

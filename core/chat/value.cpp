@@ -14,7 +14,7 @@ void throw_type_error(const std::string& message) { throw EvalError(EvalErrorKin
 
 bool Object::set_attr(const std::string&, Value) { return false; }
 
-std::string Object::repr(int) const { return "<" + std::string(type_name()) + " object>"; }
+void Object::repr_into(std::string& out, int, size_t) const { out += "<" + std::string(type_name()) + " object>"; }
 
 std::vector<Value> Object::drain() { return {}; }
 std::optional<Value> Object::next_item() { return std::nullopt; }
@@ -55,6 +55,11 @@ Value Value::list(List items, bool tuple) {
   for (const Value& v : items) child = std::max(child, v.depth_);
   const uint32_t depth = nested_depth(child);
   return Value(Kind::List, std::make_shared<const List>(std::move(items)), tuple, depth);
+}
+Value Value::view(List items, View which) {
+  Value v = list(std::move(items));
+  v.flag_ = static_cast<uint8_t>(which);
+  return v;
 }
 Value Value::dict(Dict d) { return dict(std::make_shared<const Dict>(std::move(d))); }
 Value Value::dict(std::shared_ptr<const Dict> d) {
@@ -107,51 +112,75 @@ bool Value::truthy() const {
   return false;
 }
 
-std::string Value::str() const {
+std::string Value::str(size_t limit) const {
   if (kind_ == Kind::Undefined) return "";
   if (kind_ == Kind::String) return as_string();
-  return repr();
+  return repr(limit);
 }
 
-std::string Value::repr(int depth) const {
+std::string Value::repr(size_t limit) const {
+  std::string out;
+  repr_into(out, 0, limit);
+  return out;
+}
+
+namespace {
+void check_text(const std::string& out, size_t limit) {
+  if (out.size() > limit) {
+    throw EvalError(EvalErrorKind::Limit, "text of a value exceeds " + std::to_string(limit) + " bytes");
+  }
+}
+}  // namespace
+
+void Value::repr_into(std::string& out, int depth, size_t limit) const {
   if (depth > static_cast<int>(kMaxValueDepth) * 2) {
     throw EvalError(EvalErrorKind::Limit, "repr() nested too deeply (an object that contains itself?)");
   }
   switch (kind_) {
-    case Kind::Undefined: return "Undefined";
-    case Kind::None: return "None";
-    case Kind::Bool: return as_bool() ? "True" : "False";
-    case Kind::Int: return std::to_string(as_int());
-    case Kind::Float: return py::float_repr(std::get<double>(data_));
-    case Kind::String: return is_safe() ? "Markup(" + py::str_repr(as_string()) + ")" : py::str_repr(as_string());
+    case Kind::Undefined: out += "Undefined"; break;
+    case Kind::None: out += "None"; break;
+    case Kind::Bool: out += as_bool() ? "True" : "False"; break;
+    case Kind::Int: out += std::to_string(as_int()); break;
+    case Kind::Float: out += py::float_repr(std::get<double>(data_)); break;
+    case Kind::String:
+      if (as_string().size() > limit) check_text(as_string(), limit);
+      out += is_safe() ? "Markup(" + py::str_repr(as_string()) + ")" : py::str_repr(as_string());
+      break;
     case Kind::List: {
+      static constexpr const char* kOpen[] = {"[", "(", "dict_keys([", "dict_values([", "dict_items(["};
       const List& items = as_list();
-      std::string out = is_tuple() ? "(" : "[";
+      out += kOpen[flag_ < 5 ? flag_ : 0];
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
-        out += items[i].repr(depth + 1);
+        items[i].repr_into(out, depth + 1, limit);
+        check_text(out, limit);
       }
       if (is_tuple() && items.size() == 1) out += ",";
-      out += is_tuple() ? ")" : "]";
-      return out;
+      out += is_tuple() ? ")" : (is_view() ? "])" : "]");
+      break;
     }
     case Kind::Dict: {
-      std::string out = "{";
+      out += "{";
       bool first = true;
       for (const auto& [k, v] : as_dict().items()) {
         if (!first) out += ", ";
         first = false;
-        out += k.repr(depth + 1) + ": " + v.repr(depth + 1);
+        k.repr_into(out, depth + 1, limit);
+        out += ": ";
+        v.repr_into(out, depth + 1, limit);
+        check_text(out, limit);
       }
-      return out + "}";
+      out += "}";
+      break;
     }
     case Kind::Function: {
       const Function& f = as_function();
-      return f.is_macro ? "<Macro '" + f.name + "'>" : "<function " + f.name + ">";
+      out += f.is_macro ? "<Macro '" + f.name + "'>" : "<function " + f.name + ">";
+      break;
     }
-    case Kind::Object: return as_object().repr(depth + 1);
+    case Kind::Object: as_object().repr_into(out, depth + 1, limit); break;
   }
-  return "";
+  check_text(out, limit);
 }
 
 std::string Value::type_name() const {
@@ -162,7 +191,10 @@ std::string Value::type_name() const {
     case Kind::Int: return "int";
     case Kind::Float: return "float";
     case Kind::String: return is_safe() ? "Markup" : "str";
-    case Kind::List: return is_tuple() ? "tuple" : "list";
+    case Kind::List: {
+      static constexpr const char* kNames[] = {"list", "tuple", "dict_keys", "dict_values", "dict_items"};
+      return kNames[flag_ < 5 ? flag_ : 0];
+    }
     case Kind::Dict: return "dict";
     case Kind::Function: return as_function().is_macro ? "Macro" : "function";
     case Kind::Object: return std::string(as_object().type_name());
@@ -182,7 +214,7 @@ bool operator==(const Value& a, const Value& b) {
     case K::None: return true;
     case K::String: return a.as_string() == b.as_string();
     case K::List: {
-      if (a.is_tuple() != b.is_tuple()) return false;
+      if (a.flag_ != b.flag_ || a.flag_ == static_cast<uint8_t>(Value::View::Values)) return false;
       const auto& x = a.as_list();
       const auto& y = b.as_list();
       if (x.size() != y.size()) return false;
@@ -222,7 +254,7 @@ int compare(const Value& a, const Value& b, const char* op) {
     const int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
-  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+  if (a.is_sequence_list() && b.is_sequence_list() && a.is_tuple() == b.is_tuple()) {
     const auto& x = a.as_list();
     const auto& y = b.as_list();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
@@ -328,7 +360,11 @@ void Dict::set(Value key, Value value) {
 
 namespace {
 template <typename Json>
-Value convert(const Json& j) {
+Value convert(const Json& j, uint32_t depth) {
+  if (depth > kMaxValueDepth) {
+    throw EvalError(EvalErrorKind::Limit, "the context nests lists and objects more than " +
+                                              std::to_string(kMaxValueDepth) + " levels deep");
+  }
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
@@ -343,12 +379,12 @@ Value convert(const Json& j) {
     case nlohmann::json::value_t::array: {
       Value::List items;
       items.reserve(j.size());
-      for (const auto& e : j) items.push_back(convert(e));
+      for (const auto& e : j) items.push_back(convert(e, depth + 1));
       return Value::list(std::move(items));
     }
     case nlohmann::json::value_t::object: {
       Dict d;
-      for (auto it = j.begin(); it != j.end(); ++it) d.set(Value::string(it.key()), convert(it.value()));
+      for (auto it = j.begin(); it != j.end(); ++it) d.set(Value::string(it.key()), convert(it.value(), depth + 1));
       return Value::dict(std::move(d));
     }
     default: return Value::none();  // binary / discarded: not produced by the JSON parser
@@ -356,7 +392,29 @@ Value convert(const Json& j) {
 }
 }  // namespace
 
-Value from_json(const nlohmann::ordered_json& j) { return convert(j); }
-Value from_json(const nlohmann::json& j) { return convert(j); }
+Value from_json(const nlohmann::ordered_json& j) { return convert(j, 0); }
+Value from_json(const nlohmann::json& j) { return convert(j, 0); }
+
+size_t json_nesting_depth(std::string_view text) {
+  size_t depth = 0, max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return max_depth;
+}
 
 }  // namespace inferdesk::chat

@@ -81,8 +81,9 @@ class Object {
   virtual Value get_attr(std::string_view name) const = 0;
   // Only namespaces accept attribute assignment.
   virtual bool set_attr(const std::string& name, Value value);
-  // depth: nesting depth of the repr() in progress (objects may contain themselves).
-  virtual std::string repr(int depth) const;
+  // Appends repr(self). depth: nesting of the repr() in progress (objects may contain themselves);
+  // limit: the most bytes `out` may grow to (Limit error beyond).
+  virtual void repr_into(std::string& out, int depth, size_t limit) const;
   virtual bool callable() const { return false; }
   virtual Value call(Interp& interp, CallArgs& args);
   // Drops what the object refers to (end of render, to break reference cycles).
@@ -105,6 +106,8 @@ struct Function {
 // Lists and dicts nest at most this deep (Python's json and repr give up near here too); deeper
 // nesting is a Limit error, so recursive algorithms over values cannot exhaust the stack.
 constexpr uint32_t kMaxValueDepth = 512;
+// Bound on str()/repr() text where the caller gives none.
+constexpr size_t kDefaultTextLimit = size_t{64} << 20;
 
 class Value {
  public:
@@ -119,6 +122,10 @@ class Value {
   static Value number(double f);
   static Value string(std::string s, bool safe = false);
   static Value list(List items, bool tuple = false);
+  // dict.keys() / .values() / .items(): iterable like a list, but printed as dict_keys([...]),
+  // not subscriptable and not JSON serializable, as in Python.
+  enum class View : uint8_t { Keys = 2, Values = 3, Items = 4 };
+  static Value view(List items, View which);
   static Value dict(Dict d);
   static Value dict(std::shared_ptr<const Dict> d);
   static Value function(std::string name, Function::Fn fn, bool is_macro = false);
@@ -138,7 +145,10 @@ class Value {
   bool is_object() const { return kind_ == Kind::Object; }
   bool is_callable() const;
   bool is_safe() const { return flag_ && kind_ == Kind::String; }
-  bool is_tuple() const { return flag_ && kind_ == Kind::List; }
+  bool is_tuple() const { return flag_ == 1 && kind_ == Kind::List; }
+  bool is_view() const { return flag_ >= 2 && kind_ == Kind::List; }
+  // list and tuple (not views): subscriptable, sliceable, concatenable
+  bool is_sequence_list() const { return kind_ == Kind::List && flag_ < 2; }
   uint32_t depth() const { return depth_; }
 
   bool as_bool() const { return std::get<bool>(data_); }
@@ -153,9 +163,11 @@ class Value {
   const UndefinedInfo& undefined_info() const;
 
   bool truthy() const;
-  std::string str() const;   // Python str()
-  std::string repr() const { return repr(0); }  // Python repr()
-  std::string repr(int depth) const;             // throws a Limit error beyond kMaxValueDepth
+  // Python str() / repr(). The text is bounded by `limit` bytes (a Limit error beyond), so printing a
+  // list that holds the same big string a million times cannot exhaust memory.
+  std::string str(size_t limit = kDefaultTextLimit) const;
+  std::string repr(size_t limit = kDefaultTextLimit) const;
+  void repr_into(std::string& out, int depth, size_t limit) const;
   std::string type_name() const;  // Python type name, for messages
 
   // Python ==; identity of objects/functions.
@@ -165,11 +177,11 @@ class Value {
   using Data = std::variant<std::shared_ptr<const UndefinedInfo>, std::nullptr_t, bool, int64_t, double, std::string,
                             std::shared_ptr<const List>, std::shared_ptr<const Dict>, std::shared_ptr<const Function>,
                             std::shared_ptr<Object>>;
-  Value(Kind kind, Data data, bool flag = false, uint32_t depth = 0)
+  Value(Kind kind, Data data, uint8_t flag = 0, uint32_t depth = 0)
       : kind_(kind), flag_(flag), depth_(depth), data_(std::move(data)) {}
 
   Kind kind_;
-  bool flag_ = false;   // String: Markup; List: tuple
+  uint8_t flag_ = 0;    // String: 1 Markup; List: 1 tuple, 2..4 dict views
   uint32_t depth_ = 0;  // container nesting depth (0 for scalars), bounded by kMaxValueDepth
   Data data_;
 };
@@ -194,8 +206,12 @@ class Dict {
 // Returns -1, 0 or 1. op is the operator for the error message.
 int compare(const Value& a, const Value& b, const char* op);
 
-// JSON (as parsed; object order kept with ordered_json) to Value.
+// JSON (as parsed; object order kept with ordered_json) to Value. Limit error past kMaxValueDepth.
 Value from_json(const nlohmann::ordered_json& j);
 Value from_json(const nlohmann::json& j);
+
+// Deepest [ / { nesting of JSON text (strings skipped). nlohmann's parser and destructor recurse once
+// per level, so untrusted JSON must be checked with this before it is parsed.
+size_t json_nesting_depth(std::string_view text);
 
 }  // namespace inferdesk::chat
