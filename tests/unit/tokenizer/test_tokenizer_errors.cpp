@@ -168,7 +168,7 @@ TEST(TokenizerErrors, CorruptedFilesNeverEscapeAsOtherExceptions) {
           break;
         }
       }
-      if (bad.empty()) bad = "{";
+      if (bad.empty()) bad.assign(1, '{');
     }
     try {
       const Tokenizer t = Tokenizer::from_json(bad, "", "", "fuzz");
