@@ -167,26 +167,42 @@ struct Layer {
   Buffer ln1, qkv, o, ln2, gate, up, down;
 };
 
-void bench_model(Backend& be) {
-  const int64_t H = 2048, I = 8192, L = 16, V = 128256, Hq = 32, Hk = 8, D = 64;
-  const int64_t qkv_rows = (Hq + 2 * Hk) * D;
-  std::vector<Layer> layers(L);
+struct Model {
+  std::vector<Layer> layers;
+  Buffer embed, norm;
+};
+
+Model dummy_model(Backend& be, int64_t H, int64_t I, int64_t L, int64_t V, int64_t qkv_rows,
+                  int64_t q_cols) {
+  Model m;
+  m.layers.resize(static_cast<size_t>(L));
   uint64_t seed = 1;
   auto weight = [&](int64_t r, int64_t c, float scale) {
     Buffer b = be.alloc(DType::BF16, r, c);
     be.fill_random(b.tensor(), seed++, scale);
     return b;
   };
-  for (auto& l : layers) {
+  for (auto& l : m.layers) {
     l.ln1 = weight(1, H, 1.0f);
     l.qkv = weight(qkv_rows, H, 0.03f);
-    l.o = weight(H, Hq * D, 0.03f);
+    l.o = weight(H, q_cols, 0.03f);
     l.ln2 = weight(1, H, 1.0f);
     l.gate = weight(I, H, 0.03f);
     l.up = weight(I, H, 0.03f);
     l.down = weight(H, I, 0.015f);
   }
-  Buffer embed = weight(V, H, 0.05f), norm = weight(1, H, 1.0f);
+  m.embed = weight(V, H, 0.05f);
+  m.norm = weight(1, H, 1.0f);
+  return m;
+}
+
+void bench_model(Backend& be) {
+  const int64_t H = 2048, I = 8192, L = 16, V = 128256, Hq = 32, Hk = 8, D = 64;
+  const int64_t qkv_rows = (Hq + 2 * Hk) * D;
+  Model model = dummy_model(be, H, I, L, V, qkv_rows, Hq * D);
+  std::vector<Layer>& layers = model.layers;
+  Buffer& embed = model.embed;
+  Buffer& norm = model.norm;
   const int block = 16, max_ctx = 512;
   be.init_kv_cache(KvCacheShape{static_cast<int32_t>(L), max_ctx / block, block, static_cast<int32_t>(Hk),
                                 static_cast<int32_t>(D)});

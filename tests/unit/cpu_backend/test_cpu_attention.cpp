@@ -22,6 +22,43 @@ struct AttnCase {
   int heads, kv_heads, head_dim, block_size, window;
 };
 
+// softmax(scale * q k^T) v in double for every query row of the step, straight from the
+// per-sequence K/V arrays ([ctx][kv_heads * head_dim]).
+std::vector<double> reference(const AttnCase& c, const StepInput& step,
+                              const std::vector<double>& qv,
+                              const std::vector<std::vector<double>>& K,
+                              const std::vector<std::vector<double>>& Vv, double scale) {
+  const int D = c.head_dim, Hq = c.heads, kv_row = c.kv_heads * D, q_cols = Hq * D;
+  const int group = Hq / c.kv_heads;
+  std::vector<double> want(qv.size());
+  for (size_t si = 0; si < c.seqs.size(); ++si) {
+    const StepSeq& sq = step.seqs[si];
+    for (int t = sq.query_start; t < sq.query_start + sq.query_len; ++t) {
+      const int pos = sq.context_len - sq.query_len + (t - sq.query_start);
+      const int lo = c.window > 0 ? std::max(0, pos - c.window + 1) : 0;
+      for (int h = 0; h < Hq; ++h) {
+        const int hk = h / group;
+        std::vector<double> sc;
+        double mx = -1e300;
+        for (int j = lo; j <= pos; ++j) {
+          double d = 0;
+          for (int i = 0; i < D; ++i) d += qv[t * q_cols + h * D + i] * K[si][j * kv_row + hk * D + i];
+          sc.push_back(d * scale);
+          mx = std::max(mx, sc.back());
+        }
+        double sum = 0;
+        for (double& x : sc) sum += (x = std::exp(x - mx));
+        for (int i = 0; i < D; ++i) {
+          double acc = 0;
+          for (int j = lo; j <= pos; ++j) acc += sc[j - lo] * Vv[si][j * kv_row + hk * D + i];
+          want[t * q_cols + h * D + i] = acc / sum;
+        }
+      }
+    }
+  }
+  return want;
+}
+
 // Builds the cache over two steps (history, then this step), runs attention on layer 1 and
 // returns the normalised error against a double reference.
 double run_case(Backend& be, std::mt19937_64& rng, const AttnCase& c) {
@@ -93,33 +130,7 @@ double run_case(Backend& be, std::mt19937_64& rng, const AttnCase& c) {
   AttentionParams p{Hq, Hk, D, 1.0f / std::sqrt(static_cast<float>(D)), c.window};
   be.attention(1, q, p, out);
 
-  std::vector<double> want(static_cast<size_t>(T) * q_cols);
-  const int group = Hq / Hk;
-  for (size_t si = 0; si < c.seqs.size(); ++si) {
-    const StepSeq& sq = step.seqs[si];
-    for (int t = sq.query_start; t < sq.query_start + sq.query_len; ++t) {
-      const int pos = sq.context_len - sq.query_len + (t - sq.query_start);
-      const int lo = c.window > 0 ? std::max(0, pos - c.window + 1) : 0;
-      for (int h = 0; h < Hq; ++h) {
-        const int hk = h / group;
-        std::vector<double> sc;
-        double mx = -1e300;
-        for (int j = lo; j <= pos; ++j) {
-          double d = 0;
-          for (int i = 0; i < D; ++i) d += qv[t * q_cols + h * D + i] * K[si][j * kv_row + hk * D + i];
-          sc.push_back(d * p.scale);
-          mx = std::max(mx, sc.back());
-        }
-        double sum = 0;
-        for (double& x : sc) sum += (x = std::exp(x - mx));
-        for (int i = 0; i < D; ++i) {
-          double acc = 0;
-          for (int j = lo; j <= pos; ++j) acc += sc[j - lo] * Vv[si][j * kv_row + hk * D + i];
-          want[t * q_cols + h * D + i] = acc / sum;
-        }
-      }
-    }
-  }
+  std::vector<double> want = reference(c, step, qv, K, Vv, p.scale);
   std::vector<double> full = get_f32(be, ob.tensor()), got;
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < q_cols + 8; ++i) {
