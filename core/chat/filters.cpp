@@ -97,7 +97,7 @@ Value f_batch(Interp&, const Value& v, Args& a) {
     }
     rows.push_back(Value::list(std::move(row)));
   }
-  return make_iterator("generator", std::move(rows));
+  return make_iterator("generator:do_batch", std::move(rows));
 }
 
 Value f_capitalize(Interp&, const Value& v, Args& a) {
@@ -292,11 +292,11 @@ Value f_indent(Interp& in, const Value& v, Args& a) {
 
 Value f_items(Interp&, const Value& v, Args& a) {
   ArgReader r("items", a, {});
-  if (v.is_undefined()) return make_iterator("generator", {});
+  if (v.is_undefined()) return make_iterator("generator:do_items", {});
   if (!v.is_dict()) throw_type_error("Can only get item pairs from a mapping.");
   std::vector<Value> pairs;
   for (const auto& [k, val] : v.as_dict().items()) pairs.push_back(Value::list({k, val}, true));
-  return make_iterator("generator", std::move(pairs));
+  return make_iterator("generator:do_items", std::move(pairs));
 }
 
 Value f_join(Interp& in, const Value& v, Args& a) {
@@ -352,7 +352,7 @@ Value f_map(Interp& in, const Value& v, Args& a) {
   if (by_attribute) {
     const Value* fb = fallback && !fallback->is_none() ? &*fallback : nullptr;
     for (const Value& item : items) out.push_back(attr_path(item, attribute, fb));
-    return make_iterator("generator", std::move(out));
+    return make_iterator("generator:do_map", std::move(out));
   }
   const std::string name = a.args[0].str();
   CallArgs rest;
@@ -363,10 +363,10 @@ Value f_map(Interp& in, const Value& v, Args& a) {
       CallArgs copy = rest;
       out.push_back(in.apply_filter(name, items[i], copy));
     } catch (const EvalError& e) {
-      return make_iterator("generator", std::move(out), e, i);
+      return make_iterator("generator:do_map", std::move(out), e, i);
     }
   }
-  return make_iterator("generator", std::move(out));
+  return make_iterator("generator:do_map", std::move(out));
 }
 
 Value min_max(Interp&, const Value& v, Args& a, bool want_max) {
@@ -416,10 +416,10 @@ Value select_common(Interp& in, const Value& v, Args& a, bool attr, bool keep_wh
       const bool t = has_test ? in.apply_test(test, x, copy) : x.truthy();
       if (t == keep_when) out.push_back(items[i]);
     } catch (const EvalError& e) {
-      return make_iterator("generator", std::move(out), e, out.size());
+      return make_iterator("generator:select_or_reject", std::move(out), e, out.size());
     }
   }
-  return make_iterator("generator", std::move(out));
+  return make_iterator("generator:select_or_reject", std::move(out));
 }
 
 Value f_select(Interp& in, const Value& v, Args& a) { return select_common(in, v, a, false, true); }
@@ -506,7 +506,7 @@ Value f_slice(Interp& in, const Value& v, Args& a) {
     if (r.has(1) && !r.get(1)->is_none() && i >= extra) part.push_back(*r.get(1));
     out.push_back(Value::list(std::move(part)));
   }
-  return make_iterator("generator", std::move(out));
+  return make_iterator("generator:do_slice", std::move(out));
 }
 
 Value f_sort(Interp&, const Value& v, Args& a) {
@@ -642,7 +642,7 @@ Value f_unique(Interp&, const Value& v, Args& a) {
     seen.set(key, Value::none());
     out.push_back(item);
   }
-  return make_iterator("generator", std::move(out));
+  return make_iterator("generator:do_unique", std::move(out));
 }
 
 Value f_wordcount(Interp&, const Value& v, Args& a) {
@@ -660,35 +660,74 @@ Value f_wordcount(Interp&, const Value& v, Args& a) {
 
 // jinja2 writes these filters as generator functions: nothing runs until the result is iterated, so
 // an error (say, batching a number) only surfaces when — and if — the generator is consumed.
-template <FilterFn F>
+template <FilterFn F, const char* Name>
 Value lazy(Interp& in, const Value& v, Args& a) {
   try {
     return F(in, v, a);
   } catch (const EvalError& e) {
     if (e.kind() == EvalErrorKind::Limit) throw;
-    return make_iterator("generator", {}, e, 0);
+    return make_iterator(std::string("generator:") + Name, {}, e, 0);
   }
 }
 
+constexpr char kDoBatch[] = "do_batch", kDoItems[] = "do_items", kDoMap[] = "do_map", kDoSlice[] = "do_slice",
+               kDoUnique[] = "do_unique", kSelectOrReject[] = "select_or_reject";
+
 constexpr FilterDef kFilters[] = {
-    {"abs", f_abs},          {"attr", f_attr},           {"batch", lazy<f_batch>},
-    {"capitalize", f_capitalize}, {"center", f_center},  {"count", f_length},
-    {"d", f_default},        {"default", f_default},     {"dictsort", f_dictsort},
-    {"e", f_escape},         {"escape", f_escape},       {"filesizeformat", nullptr},
-    {"first", f_first},      {"float", f_float},         {"forceescape", f_forceescape},
-    {"format", f_format},    {"groupby", nullptr},       {"indent", f_indent},
-    {"int", f_int},          {"items", lazy<f_items>},         {"join", f_join},
-    {"last", f_last},        {"length", f_length},       {"list", f_list},
-    {"lower", f_lower},      {"map", lazy<f_map>},             {"max", f_max},
-    {"min", f_min},          {"pprint", nullptr},        {"random", nullptr},
-    {"reject", lazy<f_reject>},    {"rejectattr", lazy<f_rejectattr>}, {"replace", f_replace},
-    {"reverse", f_reverse},  {"round", f_round},         {"safe", f_safe},
-    {"select", lazy<f_select>},    {"selectattr", lazy<f_selectattr>}, {"slice", lazy<f_slice>},
-    {"sort", f_sort},        {"string", f_string},       {"striptags", nullptr},
-    {"sum", f_sum},          {"title", f_title},         {"tojson", f_tojson},
-    {"trim", f_trim},        {"truncate", f_truncate},   {"unique", lazy<f_unique>},
-    {"upper", f_upper},      {"urlencode", nullptr},     {"urlize", nullptr},
-    {"wordcount", f_wordcount}, {"wordwrap", nullptr},   {"xmlattr", nullptr},
+    {"abs", f_abs},
+    {"attr", f_attr},
+    {"batch", lazy<f_batch, kDoBatch>},
+    {"capitalize", f_capitalize},
+    {"center", f_center},
+    {"count", f_length},
+    {"d", f_default},
+    {"default", f_default},
+    {"dictsort", f_dictsort},
+    {"e", f_escape},
+    {"escape", f_escape},
+    {"filesizeformat", nullptr},
+    {"first", f_first},
+    {"float", f_float},
+    {"forceescape", f_forceescape},
+    {"format", f_format},
+    {"groupby", nullptr},
+    {"indent", f_indent},
+    {"int", f_int},
+    {"items", lazy<f_items, kDoItems>},
+    {"join", f_join},
+    {"last", f_last},
+    {"length", f_length},
+    {"list", f_list},
+    {"lower", f_lower},
+    {"map", lazy<f_map, kDoMap>},
+    {"max", f_max},
+    {"min", f_min},
+    {"pprint", nullptr},
+    {"random", nullptr},
+    {"reject", lazy<f_reject, kSelectOrReject>},
+    {"rejectattr", lazy<f_rejectattr, kSelectOrReject>},
+    {"replace", f_replace},
+    {"reverse", f_reverse},
+    {"round", f_round},
+    {"safe", f_safe},
+    {"select", lazy<f_select, kSelectOrReject>},
+    {"selectattr", lazy<f_selectattr, kSelectOrReject>},
+    {"slice", lazy<f_slice, kDoSlice>},
+    {"sort", f_sort},
+    {"string", f_string},
+    {"striptags", nullptr},
+    {"sum", f_sum},
+    {"title", f_title},
+    {"tojson", f_tojson},
+    {"trim", f_trim},
+    {"truncate", f_truncate},
+    {"unique", lazy<f_unique, kDoUnique>},
+    {"upper", f_upper},
+    {"urlencode", nullptr},
+    {"urlize", nullptr},
+    {"wordcount", f_wordcount},
+    {"wordwrap", nullptr},
+    {"xmlattr", nullptr},
 };
 
 }  // namespace

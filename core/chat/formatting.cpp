@@ -270,11 +270,79 @@ std::string str_format(Interp& interp, const std::string& format, const CallArgs
   return out;
 }
 
+namespace {
+
+// Flags, width and precision of one "%" directive, from format[i]; leaves i on the conversion char.
+Spec parse_percent_flags(const std::string& format, size_t& i) {
+  Spec s;
+  for (; i < format.size() && std::string_view("-+ #0").find(format[i]) != std::string_view::npos; ++i) {
+    if (format[i] == '-') s.align = '<';
+    if (format[i] == '+') s.sign = '+';
+    if (format[i] == ' ' && s.sign != '+') s.sign = ' ';
+    if (format[i] == '#') s.alt = true;
+    if (format[i] == '0') s.zero = true;
+  }
+  for (; i < format.size() && format[i] >= '0' && format[i] <= '9'; ++i) {
+    s.width = (s.width < 0 ? 0 : s.width) * 10 + (format[i] - '0');
+    if (s.width > 1'000'000) value_error("width too big");
+  }
+  if (i < format.size() && format[i] == '.') {
+    s.precision = 0;
+    for (++i; i < format.size() && format[i] >= '0' && format[i] <= '9'; ++i) {
+      s.precision = s.precision * 10 + (format[i] - '0');
+      if (s.precision > 1000) value_error("precision too big");
+    }
+  }
+  if (i >= format.size()) value_error("incomplete format");
+  if (s.zero && s.align == '<') s.zero = false;
+  if (s.align != '<') s.align = 0;
+  return s;
+}
+
+std::string percent_convert(char conv, const Value& v, Spec s) {
+  const std::string c(1, conv);
+  switch (conv) {
+    case 's': return apply_width("", v.str(), s, '>');
+    case 'r':
+    case 'a': return apply_width("", v.repr(), s, '>');
+    case 'd':
+    case 'i':
+    case 'u':
+      if (!v.is_number()) throw_type_error("%" + c + " format: a real number is required, not " + v.type_name());
+      s.type = 'd';
+      return format_int(v.is_float() ? static_cast<int64_t>(std::trunc(v.as_float())) : v.as_int(), s);
+    case 'x':
+    case 'X':
+    case 'o':
+      if (!v.is_int() && !v.is_bool()) throw_type_error("%" + c + " format: an integer is required, not " + v.type_name());
+      s.type = conv;
+      return format_int(v.as_int(), s);
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+      if (!v.is_number()) throw_type_error("must be real number, not " + v.type_name());
+      s.type = conv;
+      if (s.precision < 0) s.precision = 6;
+      return format_float(v.as_float(), s);
+    case 'c': {
+      if (v.is_string()) return v.as_string();
+      std::string out;
+      py::append_utf8(out, static_cast<char32_t>(v.as_int()));
+      return out;
+    }
+    default: value_error("unsupported format character '" + c + "'");
+  }
+}
+
+}  // namespace
+
 std::string percent_format(const std::string& format, const Value& args) {
   const bool mapping = args.is_dict();
-  std::vector<Value> values = args.is_tuple() ? args.as_list() : std::vector<Value>{args};
+  const std::vector<Value> values = args.is_tuple() ? args.as_list() : std::vector<Value>{args};
   size_t next = 0;
-  bool used_mapping = false;
   std::string out;
   for (size_t i = 0; i < format.size(); ++i) {
     if (format[i] != '%') {
@@ -284,94 +352,34 @@ std::string percent_format(const std::string& format, const Value& args) {
     if (++i >= format.size()) value_error("incomplete format");
     Value v;
     bool have = false;
-    if (format[i] == '(') {
+    if (format[i] == '(') {  // %(name)s
       const size_t close = format.find(')', i);
       if (close == std::string::npos || !mapping) throw_type_error("format requires a mapping");
       const Value* found = args.as_dict().find(format.substr(i + 1, close - i - 1));
       if (!found) value_error("KeyError: '" + format.substr(i + 1, close - i - 1) + "'");
       v = *found;
-      have = used_mapping = true;
+      have = true;
       i = close + 1;
     }
-    Spec s;
-    for (; i < format.size() && std::string_view("-+ #0").find(format[i]) != std::string_view::npos; ++i) {
-      if (format[i] == '-') s.align = '<';
-      if (format[i] == '+') s.sign = '+';
-      if (format[i] == ' ' && s.sign != '+') s.sign = ' ';
-      if (format[i] == '#') s.alt = true;
-      if (format[i] == '0') s.zero = true;
-    }
-    for (; i < format.size() && format[i] >= '0' && format[i] <= '9'; ++i) {
-      s.width = (s.width < 0 ? 0 : s.width) * 10 + (format[i] - '0');
-      if (s.width > 1'000'000) value_error("width too big");
-    }
-    if (i < format.size() && format[i] == '.') {
-      s.precision = 0;
-      for (++i; i < format.size() && format[i] >= '0' && format[i] <= '9'; ++i) {
-        s.precision = s.precision * 10 + (format[i] - '0');
-        if (s.precision > 1000) value_error("precision too big");
-      }
-    }
-    if (i >= format.size()) value_error("incomplete format");
+    const Spec s = parse_percent_flags(format, i);
     const char conv = format[i];
     if (conv == '%') {
       out.push_back('%');
       continue;
     }
     if (!have) {
-      if (mapping && values.size() == 1 && values[0].is_dict()) {
-        v = values[0];
-        used_mapping = true;
+      if (mapping) {
+        v = args;
       } else {
         if (next >= values.size()) throw_type_error("not enough arguments for format string");
         v = values[next++];
       }
     }
-    if (s.zero && s.align == '<') s.zero = false;
-    if (s.align != '<') s.align = 0;
-    switch (conv) {
-      case 's': out += apply_width("", v.str(), s, '>'); break;
-      case 'r':
-      case 'a': out += apply_width("", v.repr(), s, '>'); break;
-      case 'd':
-      case 'i':
-      case 'u':
-        if (!v.is_number()) throw_type_error("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
-        s.type = 'd';
-        out += format_int(v.is_float() ? static_cast<int64_t>(std::trunc(v.as_float())) : v.as_int(), s);
-        break;
-      case 'x':
-      case 'X':
-      case 'o':
-        if (!v.is_int() && !v.is_bool()) throw_type_error("%" + std::string(1, conv) + " format: an integer is required, not " + v.type_name());
-        s.type = conv;
-        out += format_int(v.as_int(), s);
-        break;
-      case 'f':
-      case 'F':
-      case 'e':
-      case 'E':
-      case 'g':
-      case 'G':
-        if (!v.is_number()) throw_type_error("must be real number, not " + v.type_name());
-        s.type = conv;
-        if (s.precision < 0) s.precision = 6;
-        out += format_float(v.as_float(), s);
-        break;
-      case 'c':
-        if (v.is_string()) {
-          out += v.as_string();
-        } else {
-          py::append_utf8(out, static_cast<char32_t>(v.as_int()));
-        }
-        break;
-      default: value_error(std::string("unsupported format character '") + conv + "'");
-    }
+    out += percent_convert(conv, v, s);
   }
   // Python skips this check for arguments that support item access (dict, list), not for tuples or str.
   const bool subscriptable = mapping || args.is_undefined() || (args.is_list() && !args.is_tuple());
   if (!subscriptable && next < values.size()) throw_type_error("not all arguments converted during string formatting");
-  (void)used_mapping;
   return out;
 }
 

@@ -141,11 +141,16 @@ Value no_attribute(const Value& obj, std::string_view name) {
 
 Value bound_method(const Value& obj, std::string_view name) {
   std::string method(name);
-  return Value::function(method, [obj, method](Interp& interp, CallArgs& args) {
+  auto f = std::make_shared<Function>();
+  f->name = method;
+  // Python prints an address here; the shape is kept for templates that measure the text.
+  f->display = "<built-in method " + method + " of " + obj.type_name() + " object at 0x7f0000000000>";
+  f->fn = [obj, method](Interp& interp, CallArgs& args) {
     Value result;
     call_method(interp, obj, method, args, &result);
     return result;
-  });
+  };
+  return Value::function(std::move(f));
 }
 
 bool is_dunder(std::string_view name) {
@@ -295,7 +300,7 @@ size_t replaced_size(const std::string& s, const std::string& old_s, const std::
 
 namespace {
 
-bool str_method(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
+bool str_strip_split(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
   const std::string& s = self.as_string();
   const bool safe = self.is_safe();
   const std::string fn(name);
@@ -315,10 +320,22 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
   } else if (name == "splitlines") {
     ArgReader r(fn, args, {"keepends"});
     *out = str_list(py::splitlines(s, r.bool_or(0, false)), safe);
-  } else if (name == "startswith" || name == "endswith") {
-    ArgReader r(fn, args, {"prefix", "start", "end"});
-    *out = Value::boolean(affix_test(self, r, name == "startswith"));
-  } else if (name == "upper") {
+  } else if (name == "partition" || name == "rpartition") {
+    ArgReader r(fn, args, {"sep"});
+    if (!r.has(0)) throw_type_error(fn + "() takes exactly one argument (0 given)");
+    *out = partition(s, *r.str_opt(0), name == "rpartition");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool str_case(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
+  const std::string& s = self.as_string();
+  const bool safe = self.is_safe();
+  const std::string fn(name);
+  auto str = [&](std::string v) { return Value::string(std::move(v), safe); };
+  if (name == "upper") {
     ArgReader r(fn, args, {});
     *out = str(py::upper(s));
   } else if (name == "lower" || name == "casefold") {
@@ -333,13 +350,18 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
   } else if (name == "swapcase") {
     ArgReader r(fn, args, {});
     *out = str(py::swapcase(s));
-  } else if (name == "replace") {
-    ArgReader r(fn, args, {"old", "new", "count"});
-    if (!r.has(0) || !r.has(1)) throw_type_error("replace() takes at least 2 arguments");
-    const std::string old_s = *r.str_opt(0), new_s = *r.str_opt(1);
-    interp.check_size(replaced_size(s, old_s, new_s, r.int_or(2, -1)));
-    std::string result = py::replace(s, old_s, new_s, r.int_or(2, -1));
-    *out = str(std::move(result));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool str_search(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
+  const std::string& s = self.as_string();
+  const std::string fn(name);
+  if (name == "startswith" || name == "endswith") {
+    ArgReader r(fn, args, {"prefix", "start", "end"});
+    *out = Value::boolean(affix_test(self, r, name == "startswith"));
   } else if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
     ArgReader r(fn, args, {"sub"});
     if (!r.has(0)) throw_type_error(fn + "() takes at least 1 argument (0 given)");
@@ -351,10 +373,6 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
     ArgReader r(fn, args, {"sub"});
     if (!r.has(0)) throw_type_error("count() takes at least 1 argument (0 given)");
     *out = Value::integer(py::count(s, *r.str_opt(0)));
-  } else if (name == "join") {
-    *out = str_join(interp, self, ArgReader(fn, args, {"iterable"}));
-  } else if (name == "format") {
-    *out = str(str_format(interp, s, args));
   } else if (name == "isdigit" || name == "isdecimal" || name == "isnumeric") {
     *out = Value::boolean(py::is_digit_str(s));
   } else if (name == "isalpha") {
@@ -369,6 +387,28 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
     *out = Value::boolean(py::is_lower_str(s));
   } else if (name == "istitle") {
     *out = Value::boolean(py::title(s) == s && (py::is_upper_str(s) || py::is_lower_str(s) || s != py::lower(s)));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool str_misc(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
+  const std::string& s = self.as_string();
+  const bool safe = self.is_safe();
+  const std::string fn(name);
+  auto str = [&](std::string v) { return Value::string(std::move(v), safe); };
+  if (name == "replace") {
+    ArgReader r(fn, args, {"old", "new", "count"});
+    if (!r.has(0) || !r.has(1)) throw_type_error("replace() takes at least 2 arguments");
+    const std::string old_s = *r.str_opt(0), new_s = *r.str_opt(1);
+    interp.check_size(replaced_size(s, old_s, new_s, r.int_or(2, -1)));
+    std::string result = py::replace(s, old_s, new_s, r.int_or(2, -1));
+    *out = str(std::move(result));
+  } else if (name == "join") {
+    *out = str_join(interp, self, ArgReader(fn, args, {"iterable"}));
+  } else if (name == "format") {
+    *out = str(str_format(interp, s, args));
   } else if (name == "center" || name == "ljust" || name == "rjust") {
     ArgReader r(fn, args, {"width", "fillchar"});
     const std::string fill = r.str_or(1, " ");
@@ -388,10 +428,6 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
       result.insert(sign, std::string(static_cast<size_t>(width - len), '0'));
     }
     *out = str(std::move(result));
-  } else if (name == "partition" || name == "rpartition") {
-    ArgReader r(fn, args, {"sep"});
-    if (!r.has(0)) throw_type_error(fn + "() takes exactly one argument (0 given)");
-    *out = partition(s, *r.str_opt(0), name == "rpartition");
   } else if (name == "removeprefix" || name == "removesuffix") {
     ArgReader r(fn, args, {"affix"});
     const std::string a = r.str_or(0, "");
@@ -405,6 +441,11 @@ bool str_method(Interp& interp, const Value& self, std::string_view name, CallAr
     return false;
   }
   return true;
+}
+
+bool str_method(Interp& interp, const Value& self, std::string_view name, CallArgs& args, Value* out) {
+  return str_strip_split(interp, self, name, args, out) || str_case(interp, self, name, args, out) ||
+         str_search(interp, self, name, args, out) || str_misc(interp, self, name, args, out);
 }
 
 bool dict_method(const Value& self, std::string_view name, CallArgs& args, Value* out) {

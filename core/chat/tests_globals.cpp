@@ -17,13 +17,21 @@ namespace {
 class IteratorObject : public Object {
  public:
   IteratorObject(std::string type, std::vector<Value> items, std::optional<EvalError> error, size_t error_at)
-      : type_(std::move(type)), items_(std::move(items)), error_(std::move(error)), error_at_(error_at) {}
+      : items_(std::move(items)), error_(std::move(error)), error_at_(error_at) {
+    const size_t colon = type.find(':');  // "generator:do_map": type name and the function that made it
+    type_ = type.substr(0, colon);
+    qualname_ = colon == std::string::npos ? "" : type.substr(colon + 1);
+  }
 
   std::string_view type_name() const override { return type_; }
   Value get_attr(std::string_view name) const override {
     return Value::undefined("'" + type_ + " object' has no attribute '" + std::string(name) + "'");
   }
-  void repr_into(std::string& out, int, size_t) const override { out += "<" + type_ + " object>"; }
+  // Python prints an address here, which cannot match; the shape ("<generator object do_map at 0x...>")
+  // does, for templates that count words or characters of it.
+  void repr_into(std::string& out, int, size_t) const override {
+    out += "<" + type_ + " object " + (qualname_.empty() ? "" : qualname_ + " ") + "at 0x7f0000000000>";
+  }
   bool is_iterator() const override { return true; }
   std::vector<Value> drain() override {
     if (error_ && pos_ <= error_at_) {
@@ -46,6 +54,7 @@ class IteratorObject : public Object {
 
  private:
   std::string type_;
+  std::string qualname_;
   std::vector<Value> items_;
   std::optional<EvalError> error_;
   size_t error_at_;

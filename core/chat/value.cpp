@@ -69,8 +69,9 @@ Value Value::dict(std::shared_ptr<const Dict> d) {
   return Value(Kind::Dict, std::move(d), false, depth);
 }
 Value Value::function(std::string name, Function::Fn fn, bool is_macro) {
-  return Value(Kind::Function, std::make_shared<const Function>(Function{std::move(name), std::move(fn), is_macro}));
+  return Value(Kind::Function, std::make_shared<const Function>(Function{std::move(name), std::move(fn), is_macro, {}}));
 }
+Value Value::function(std::shared_ptr<const Function> f) { return Value(Kind::Function, std::move(f)); }
 Value Value::object(std::shared_ptr<Object> obj) { return Value(Kind::Object, std::move(obj)); }
 
 bool Value::is_callable() const {
@@ -175,7 +176,7 @@ void Value::repr_into(std::string& out, int depth, size_t limit) const {
     }
     case Kind::Function: {
       const Function& f = as_function();
-      out += f.is_macro ? "<Macro '" + f.name + "'>" : "<function " + f.name + ">";
+      out += !f.display.empty() ? f.display : (f.is_macro ? "<Macro '" + f.name + "'>" : "<function " + f.name + ">");
       break;
     }
     case Kind::Object: as_object().repr_into(out, depth + 1, limit); break;

@@ -101,6 +101,7 @@ struct Function {
   std::string name;
   Fn fn;
   bool is_macro = false;
+  std::string display;  // repr() when set (e.g. "<built-in method strip of str object at 0x...>")
 };
 
 // Lists and dicts nest at most this deep (Python's json and repr give up near here too); deeper
@@ -129,6 +130,7 @@ class Value {
   static Value dict(Dict d);
   static Value dict(std::shared_ptr<const Dict> d);
   static Value function(std::string name, Function::Fn fn, bool is_macro = false);
+  static Value function(std::shared_ptr<const Function> f);
   static Value object(std::shared_ptr<Object> obj);
 
   Kind kind() const { return kind_; }

@@ -70,7 +70,34 @@ def expr(r, depth):
     return f"{{'k': {expr(r, depth - 1)}}}"
 
 
+STATEMENTS = [
+    "{% macro m(a, b=E1) %}[{{ a }}|{{ b }}|{{ varargs }}]{% endmacro %}{{ m(E2) }}{{ m(E1, b=E2) }}",
+    "{% macro w() %}<{{ caller(E1) }}>{% endmacro %}{% call(x) w() %}{{ x }}{{ E2 }}{% endcall %}",
+    "{% for x in l if E1 %}{{ loop.index }}{{ loop.length }}{{ x }}{% else %}none{% endfor %}",
+    "{% for x in msgs %}{% if E1 %}{% continue %}{% endif %}{{ x.role }}{% if loop.index > 1 %}{% break %}{% endif %}{% endfor %}",
+    "{% set b %}{{ E1 }}-{{ E2 }}{% endset %}{{ b | length }}{{ b }}",
+    "{% with a = E1 %}{{ a }}{% set c = E2 %}{{ c }}{% endwith %}{{ a is defined }}",
+    "{% filter upper %}{{ E1 }}{% endfilter %}",
+    "{% for a in [1, 2] %}{% for b in l %}{{ loop.previtem }}{{ E1 }}{% endfor %}{{ loop.nextitem }}{% endfor %}",
+    "{% set ns = namespace(x=[]) %}{% for i in range(3) %}{% set ns.x = ns.x + [E1] %}{% endfor %}{{ ns.x }}",
+    "{% for k, v in d.items() %}{{ k }}={{ v }}{{ E1 }};{% endfor %}",
+    "{% if E1 %}A{% elif E2 %}B{% else %}C{% endif %}",
+    "{{ E1 }}{# {{ E2 }} #}{% raw %}{{ E1 }}{% endraw %}",
+]
+
+
+def statement(r):
+    src = r.choice(STATEMENTS)
+    for slot in ("E1", "E2"):
+        while slot in src:
+            src = src.replace(slot, expr(r, 2), 1)
+    return src
+
+
 def template(r):
+    k = r.random()
+    if k < 0.3:
+        return statement(r)
     k = r.random()
     if k < 0.6:
         return "{{ " + expr(r, 3) + " }}"
