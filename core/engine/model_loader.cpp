@@ -77,7 +77,7 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
     std::string names;
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(shapes_dir, ec))
-      if (e.path().extension() == ".json") names += " " + e.path().stem().string();
+      if (e.path().extension() == ".json") names.append(" ").append(e.path().stem().string());
     throw Error(ErrorCode::NotFound, "unknown model shape '" + shape + "' (built-in:" + names +
                                          ", looked in " + shapes_dir.string() + ")");
   }
