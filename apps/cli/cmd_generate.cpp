@@ -6,7 +6,10 @@
 
 #include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/text_prompt.h"
 #include "core/util/error.h"
+
+#include <future>
 
 namespace inferdesk::cli {
 
@@ -16,6 +19,8 @@ struct GenerateArgs {
   std::string model;
   std::string prompt_ids;
   std::string requests_file;
+  TextPromptOptions text;
+  bool show_prompt = false;
   BackendChoice backend;
   bool json = false;
   int32_t max_tokens = 128;
@@ -113,14 +118,47 @@ std::vector<Request> read_requests(const std::string& path, const SamplingParams
   return out;
 }
 
+// Text in, text out: stream the reply to stdout as it is generated.
+void stream_text(Engine& engine, Request request, const Tokenizer& tok) {
+  IncrementalDecoder decoder(tok, /*skip_special_tokens=*/true);
+  std::promise<StreamEvent> done;
+  engine.submit(std::move(request), [&](const StreamEvent& ev) {
+    for (const auto& t : ev.tokens) std::fputs(decoder.push(t.id).c_str(), stdout);
+    std::fflush(stdout);
+    if (ev.finished) done.set_value(ev);
+  });
+  const StreamEvent last = done.get_future().get();
+  std::fputs(decoder.finish().c_str(), stdout);
+  std::fprintf(stdout, "\n");
+  std::fprintf(stderr, "[%s; time to first token %.3f s, %.1f s total]\n",
+               finish_reason_name(last.reason), last.time_to_first_token_s, last.elapsed_s);
+  if (last.reason == FinishReason::Error) {
+    std::fprintf(stderr, "error: %s\n", last.error.c_str());
+    exit_status() = 1;
+  }
+}
+
 void run_generate(GenerateArgs& a) {
-  if (a.prompt_ids.empty() == a.requests_file.empty())
-    throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids or --requests");
+  const int sources = !a.prompt_ids.empty() + !a.requests_file.empty() + !a.text.prompt.empty();
+  if (sources != 1)
+    throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids, --prompt or --requests");
+  if (a.text.chat && a.text.prompt.empty())
+    throw Error(ErrorCode::InvalidArgument, "--chat applies the chat template to --prompt");
+  std::optional<Tokenizer> tok;
+  std::vector<int32_t> text_ids;
+  if (!a.text.prompt.empty()) {
+    tok = load_tokenizer_for(a.model);
+    EncodedPrompt enc = encode_prompt(*tok, a.model, a.text);
+    if (a.show_prompt) std::fprintf(stderr, "%s\n", enc.rendered.c_str());
+    text_ids = std::move(enc.ids);
+  }
   LoadedModel model = load_for_cli(a.model, "", a.backend, !a.json);
   const SamplingParams base = params_from_flags(a, model);
   std::vector<Request> requests;
   if (!a.prompt_ids.empty())
     requests.push_back({parse_id_list(a.prompt_ids, "--prompt-ids"), base});
+  else if (tok)
+    requests.push_back({text_ids, base});
   else
     requests = read_requests(a.requests_file, base);
   std::vector<int32_t> logprobs_wanted;
@@ -133,13 +171,23 @@ void run_generate(GenerateArgs& a) {
   opts.scheduler.max_num_seqs = a.max_num_seqs;
   opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
   Engine engine(std::move(model), opts);
+  if (tok && !a.json) {
+    stream_text(engine, std::move(requests[0]), *tok);
+    return;
+  }
   const std::vector<GenerationResult> results = generate_all(engine, std::move(requests));
   bool any_error = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     any_error |= r.reason == FinishReason::Error;
     if (a.json) {
-      std::cout << result_to_json(r, logprobs_wanted[i]).dump() << "\n";
+      nlohmann::json j = result_to_json(r, logprobs_wanted[i]);
+      if (tok) {
+        const auto ids = r.token_ids();
+        j["text"] = tok->decode(ids, /*skip_special_tokens=*/true);
+        j["prompt_tokens"] = text_ids.size();
+      }
+      std::cout << j.dump() << "\n";
     } else {
       std::cout << "request " << i << ": " << finish_reason_name(r.reason);
       if (!r.error.empty()) std::cout << " (" << r.error << ")";
@@ -161,6 +209,13 @@ void register_generate(CLI::App& app) {
   c->add_option("--model", a->model, "Hugging Face model folder")->required();
   c->add_option("--prompt-ids", a->prompt_ids, "Prompt token ids, comma-separated");
   c->add_option("--requests", a->requests_file, "JSONL file: one request object per line");
+  c->add_option("--prompt", a->text.prompt, "Prompt text (encoded with the model's tokenizer)");
+  c->add_flag("--chat", a->text.chat, "Wrap --prompt in the model's chat template as a user turn");
+  c->add_option("--system", a->text.system, "System message (with --chat)");
+  c->add_option("--chat-template-kwargs", a->text.chat_template_kwargs,
+                "JSON object of extra template variables, e.g. '{\"enable_thinking\": false}'");
+  c->add_option("--chat-template-name", a->text.template_name, "A named template (e.g. tool_use)");
+  c->add_flag("--show-prompt", a->show_prompt, "Print the rendered prompt to stderr");
   c->add_option("--backend", a->backend.name, "cpu or cuda")->default_val("cpu");
   c->add_option("--threads", a->backend.threads, "CPU threads (0: all cores)");
   c->add_flag("--json", a->json, "Print one JSON object per request");

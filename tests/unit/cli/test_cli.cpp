@@ -114,3 +114,40 @@ TEST(CliBench, ReportsTheDocumentedFigures) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+TEST(CliGenerate, ChatPromptIsTheTemplateOutputTokenized) {
+  const auto dir = test::golden_models_dir() / "tiny-chat";
+  const std::string input = std::string(INFERDESK_BINARY_DIR) + "/cli_chat_input.jsonl";
+  {
+    std::ofstream f(input);
+    f << nlohmann::json("<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n").dump()
+      << "\n";
+  }
+  const CliRun ids = run_cli("tokenize --tokenizer " + dir.string() + " --input " + input);
+  ASSERT_EQ(ids.status, 0);
+  const auto prompt_ids = nlohmann::json::parse(ids.out)["ids"].get<std::vector<int32_t>>();
+  ASSERT_GT(prompt_ids.size(), 5u);
+
+  const CliRun chat = run_cli("generate --model " + dir.string() +
+                              " --prompt 'Hello there' --chat --max-tokens 8 --temperature 0 --json");
+  ASSERT_EQ(chat.status, 0);
+  const auto j = nlohmann::json::parse(chat.out);
+  EXPECT_EQ(j["prompt_tokens"].get<size_t>(), prompt_ids.size());
+  EXPECT_TRUE(j.contains("text"));
+
+  const CliRun raw = run_cli("generate --model " + dir.string() + " --prompt-ids " + join(prompt_ids) +
+                             " --max-tokens 8 --temperature 0 --json");
+  ASSERT_EQ(raw.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(raw.out)["tokens"], j["tokens"]);
+}
+
+TEST(CliGenerate, TextPromptWithoutTokenizerIsAClearError) {
+  const auto dir = test::golden_models_dir() / "qwen2";  // no tokenizer files
+  EXPECT_NE(run_cli("generate --model " + dir.string() + " --prompt hi --json").status, 0);
+}
+
+}  // namespace
+}  // namespace inferdesk
