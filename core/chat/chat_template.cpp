@@ -152,8 +152,11 @@ Json build_chat_context(const Json& messages, const Json& tools, bool add_genera
   if (extra_kwargs.is_object()) {
     for (auto it = extra_kwargs.begin(); it != extra_kwargs.end(); ++it) {
       const std::string& key = it.key();
-      if (key == "messages" || key == "tools" || key == "documents" || key == "add_generation_prompt") {
+      if (key == "messages" || key == "tools" || key == "add_generation_prompt") {
         throw Error(ErrorCode::InvalidArgument, "extra template kwarg '" + key + "' would replace a chat argument");
+      }
+      if (key == "documents" && !it.value().is_null() && !it.value().is_array()) {
+        throw Error(ErrorCode::InvalidArgument, "documents must be a JSON array of objects, or null");
       }
       ctx[key] = it.value();
     }

@@ -89,9 +89,10 @@ class ChatTemplate {
 Json parse_json_text(std::string_view text, const std::string& what);
 
 // Builds the context the way transformers' apply_chat_template does — messages, tools (null when
-// there are none), documents (null), add_generation_prompt, bos_token and eos_token (when known),
-// then the extra kwargs (e.g. {"enable_thinking": false}) — and renders. messages must be an array
-// of objects and extra_kwargs an object (or null); InvalidArgument otherwise.
+// there are none), documents (null unless extra_kwargs has "documents", for RAG templates),
+// add_generation_prompt, bos_token and eos_token (when known), then the extra kwargs (e.g.
+// {"enable_thinking": false}) — and renders. messages must be an array of objects and extra_kwargs
+// an object (or null); InvalidArgument otherwise.
 Json build_chat_context(const Json& messages, const Json& tools, bool add_generation_prompt,
                         const std::optional<std::string>& bos_token, const std::optional<std::string>& eos_token,
                         const Json& extra_kwargs);

@@ -396,19 +396,30 @@ std::string swapcase(std::string_view s) {
 // ---------------------------------------------------------------- str methods
 
 std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
-  const std::u32string cps = decode(s);
+  // Works on the UTF-8 bytes directly: only the code points at the two ends are decoded.
   const std::u32string set = chars ? decode(*chars) : std::u32string();
   auto strippable = [&](char32_t c) {
     return chars ? set.find(c) != std::u32string::npos : is_space(c);
   };
-  size_t b = 0, e = cps.size();
+  size_t b = 0, e = s.size();
   if (left) {
-    while (b < e && strippable(cps[b])) ++b;
+    while (b < e) {
+      size_t next = b;
+      if (!strippable(next_cp(s, next))) break;
+      b = next;
+    }
   }
   if (right) {
-    while (e > b && strippable(cps[e - 1])) --e;
+    while (e > b) {
+      size_t start = e - 1;
+      while (start > b && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+      size_t next = start;
+      const char32_t c = next_cp(s, next);
+      if (next != e || !strippable(c)) break;
+      e = start;
+    }
   }
-  return encode(std::u32string_view(cps).substr(b, e - b));
+  return std::string(s.substr(b, e - b));
 }
 
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit) {

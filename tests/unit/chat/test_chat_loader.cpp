@@ -161,6 +161,10 @@ TEST(ChatContext, BuiltLikeTransformers) {
             ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code([&] { build_chat_context(messages, nullptr, false, {}, {}, Json{{"messages", 1}}); }),
             ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code([&] { build_chat_context(messages, nullptr, false, {}, {}, Json{{"documents", 1}}); }),
+            ErrorCode::InvalidArgument);
+  const Json docs = Json::array({Json{{"title", "t"}, {"text", "x"}}});
+  EXPECT_EQ(build_chat_context(messages, nullptr, false, {}, {}, Json{{"documents", docs}})["documents"], docs);
 }
 
 TEST(ChatContext, KeyOrderOfToolsIsKept) {
