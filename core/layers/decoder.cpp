@@ -55,6 +55,43 @@ void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeig
     out.lm_head = out.embed;
 }
 
+std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c,
+                                     const AttentionNames& names, const FfnLoader& ffn) {
+  DecoderWeights d;
+  load_embeddings_and_head(w, c, d);
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i);
+    DecoderLayerWeights l;
+    l.attn = load_attention(w, c, p, names);
+    l.ffn_norm = w.vector(p + ".post_attention_layernorm.weight", c.hidden_size);
+    ffn(w, c, i, p, l);
+    d.layers.push_back(std::move(l));
+  }
+  return make_decoder_model(c, std::move(d));
+}
+
+void load_dense_mlp(WeightLoader& w, const ModelConfig& c, int64_t, const std::string& prefix,
+                    DecoderLayerWeights& out) {
+  out.dense = load_dense_ffn(w, prefix + ".mlp", c.hidden_size, c.intermediate_size);
+}
+
+void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
+                       const std::string& prefix, DecoderLayerWeights& out) {
+  out.is_moe = c.is_moe_layer(layer);
+  if (!out.is_moe) return load_dense_mlp(w, c, layer, prefix, out);
+  const std::string m = prefix + ".mlp";
+  out.moe.router = w.matrix(m + ".gate.weight", c.num_experts, c.hidden_size);
+  for (int64_t e = 0; e < c.num_experts; ++e)
+    out.moe.experts.push_back(load_dense_ffn(w, m + ".experts." + std::to_string(e), c.hidden_size,
+                                             c.moe_intermediate_size));
+  if (c.shared_expert_intermediate_size > 0) {
+    out.moe.shared =
+        load_dense_ffn(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
+    out.moe.shared_gate = w.matrix(m + ".shared_expert_gate.weight", 1, c.hidden_size);
+  }
+  finish_moe(out.moe);
+}
+
 namespace {
 
 // Activation buffers for up to `capacity` token rows; grown on demand.

@@ -3,6 +3,7 @@
 // (core/model/<arch>.cpp) only say which tensors exist and what they are called.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "core/backend/backend.h"
@@ -62,5 +63,21 @@ void finish_moe(MoeWeights& moe);  // fills views from experts
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);
 
 std::unique_ptr<Model> make_decoder_model(const ModelConfig& config, DecoderWeights weights);
+
+// Fills the FFN part of layer `layer` (tensor names under `prefix` = "model.layers.N").
+using FfnLoader = std::function<void(WeightLoader& w, const ModelConfig& c, int64_t layer,
+                                     const std::string& prefix, DecoderLayerWeights& out)>;
+
+// The whole decoder: embeddings and head, then per layer input norm + attention (`names`),
+// post-attention norm, and the FFN that `ffn` loads.
+std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c,
+                                     const AttentionNames& names, const FfnLoader& ffn);
+
+// Stock FFN loaders: `mlp.{gate,up,down}_proj` (dense), and the Qwen-MoE layout
+// (`mlp.gate`, `mlp.experts.N.*`, optional `mlp.shared_expert*`; dense on non-MoE layers).
+void load_dense_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer, const std::string& prefix,
+                    DecoderLayerWeights& out);
+void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
+                       const std::string& prefix, DecoderLayerWeights& out);
 
 }  // namespace inferdesk

@@ -1,22 +1,14 @@
-// Llama 2/3/3.1/3.2 and Mistral: GQA attention without biases, dense SwiGLU FFN. Llama 3 rope
-// scaling and Mistral's sliding window come from the config (rope.cpp, layer_sliding_window).
+// Llama 2/3/3.1/3.2 and Mistral: GQA attention (bias only where attention_bias says so), dense
+// SwiGLU FFN. Llama 3 rope scaling and Mistral's sliding window come from the config (rope.cpp,
+// layer_sliding_window).
 #include "core/layers/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {
 
 std::unique_ptr<Model> load_llama(const ModelConfig& c, WeightLoader& w) {
-  DecoderWeights d;
-  load_embeddings_and_head(w, c, d);
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i);
-    DecoderLayerWeights l;
-    l.attn = load_attention(w, c, p, AttentionNames{.bias = c.attention_bias, .qk_norm = false});
-    l.ffn_norm = w.vector(p + ".post_attention_layernorm.weight", c.hidden_size);
-    l.dense = load_dense_ffn(w, p + ".mlp", c.hidden_size, c.intermediate_size);
-    d.layers.push_back(std::move(l));
-  }
-  return make_decoder_model(c, std::move(d));
+  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = false},
+                       load_dense_mlp);
 }
 
 }  // namespace inferdesk

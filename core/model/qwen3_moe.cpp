@@ -1,4 +1,4 @@
-// Qwen3-MoE: Qwen3 attention (q/k norm, no bias) with routed experts (no shared expert);
+// Qwen3-MoE: Qwen3 attention (q/k norm, optional bias) with routed experts and no shared expert;
 // norm_topk_prob decides whether the top-k weights are renormalised.
 #include "core/layers/decoder.h"
 #include "core/model/architectures.h"
@@ -6,27 +6,8 @@
 namespace inferdesk {
 
 std::unique_ptr<Model> load_qwen3_moe(const ModelConfig& c, WeightLoader& w) {
-  DecoderWeights d;
-  load_embeddings_and_head(w, c, d);
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i);
-    DecoderLayerWeights l;
-    l.attn = load_attention(w, c, p, AttentionNames{.bias = c.attention_bias, .qk_norm = true});
-    l.ffn_norm = w.vector(p + ".post_attention_layernorm.weight", c.hidden_size);
-    l.is_moe = c.is_moe_layer(i);
-    if (!l.is_moe) {
-      l.dense = load_dense_ffn(w, p + ".mlp", c.hidden_size, c.intermediate_size);
-    } else {
-      const std::string m = p + ".mlp";
-      l.moe.router = w.matrix(m + ".gate.weight", c.num_experts, c.hidden_size);
-      for (int64_t e = 0; e < c.num_experts; ++e)
-        l.moe.experts.push_back(load_dense_ffn(w, m + ".experts." + std::to_string(e),
-                                               c.hidden_size, c.moe_intermediate_size));
-      finish_moe(l.moe);
-    }
-    d.layers.push_back(std::move(l));
-  }
-  return make_decoder_model(c, std::move(d));
+  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = true},
+                       load_qwen_moe_mlp);
 }
 
 }  // namespace inferdesk
