@@ -119,8 +119,8 @@ def hf_renderer():
             except (OSError, TypeError):
                 pass
 
-    def call(template, messages, tools, add_generation_prompt, context):
-        result = render(conversations=[messages], tools=tools, documents=None, chat_template=template,
+    def call(template, messages, tools, add_generation_prompt, context, documents=None):
+        result = render(conversations=[messages], tools=tools, documents=documents, chat_template=template,
                         add_generation_prompt=add_generation_prompt, **context)
         rendered = result[0] if isinstance(result, tuple) else result
         return rendered[0] if isinstance(rendered, list) else rendered
@@ -159,8 +159,8 @@ def mimic_renderer():
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: FIXED_NOW.strftime(fmt)
 
-    def call(template, messages, tools, add_generation_prompt, context):
-        return env.from_string(template).render(messages=messages, tools=tools, documents=None,
+    def call(template, messages, tools, add_generation_prompt, context, documents=None):
+        return env.from_string(template).render(messages=messages, tools=tools, documents=documents,
                                                 add_generation_prompt=add_generation_prompt, **context)
 
     return call, {"transformers": None, "mimic": True}, {}
@@ -200,7 +200,7 @@ def main():
             tools = tool_sets[conv["tools"]] if conv["tools"] else None
             try:
                 text = call(tpl["text"], conv["messages"], tools, conv["add_generation_prompt"],
-                            {**context, **conv["kwargs"]})
+                            {**context, **conv["kwargs"]}, conv.get("documents"))
                 results[conv["name"]] = {"text": text}
             except Exception as e:  # noqa: BLE001 - every failure is data here
                 results[conv["name"]] = {"error": f"{type(e).__name__}: {e}"}
