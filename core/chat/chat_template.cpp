@@ -1,5 +1,8 @@
 #include "core/chat/chat_template.h"
 
+#include <new>
+#include <stdexcept>
+
 #include "core/chat/interp.h"
 #include "core/chat/lexer.h"
 #include "core/chat/parser.h"
@@ -70,6 +73,8 @@ ChatTemplate ChatTemplate::parse(std::string source, std::string name) {
   } catch (const SyntaxError& e) {
     throw TemplateError(TemplateError::Kind::Syntax, impl->name, e.line(), e.column(),
                         std::string("TemplateSyntaxError: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw TemplateError(TemplateError::Kind::Limit, impl->name, 0, 0, "limit reached: out of memory while parsing");
   }
   return ChatTemplate(std::move(impl));
 }
@@ -92,6 +97,14 @@ std::string render_impl(const std::string& name, const Body& body, const J& cont
     return interp.render(body, context_values(context, name));
   } catch (const EvalError& e) {
     throw to_template_error(e, name);
+  } catch (const std::bad_alloc&) {
+    throw TemplateError(TemplateError::Kind::Limit, name, 0, 0, "limit reached: out of memory while rendering");
+  } catch (const std::length_error&) {
+    throw TemplateError(TemplateError::Kind::Limit, name, 0, 0, "limit reached: a string or list grew too long");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // a bug of ours; still reported as a template error, not a crash
+    throw TemplateError(TemplateError::Kind::Runtime, name, 0, 0, std::string("internal error: ") + e.what());
   }
 }
 }  // namespace

@@ -352,7 +352,7 @@ Value f_map(Interp& in, const Value& v, Args& a) {
   if (by_attribute) {
     const Value* fb = fallback && !fallback->is_none() ? &*fallback : nullptr;
     for (const Value& item : items) out.push_back(attr_path(item, attribute, fb));
-    return make_iterator("generator:do_map", std::move(out));
+    return make_iterator("generator:sync_do_map", std::move(out));
   }
   const std::string name = a.args[0].str();
   CallArgs rest;
@@ -363,10 +363,10 @@ Value f_map(Interp& in, const Value& v, Args& a) {
       CallArgs copy = rest;
       out.push_back(in.apply_filter(name, items[i], copy));
     } catch (const EvalError& e) {
-      return make_iterator("generator:do_map", std::move(out), e, i);
+      return make_iterator("generator:sync_do_map", std::move(out), e, i);
     }
   }
-  return make_iterator("generator:do_map", std::move(out));
+  return make_iterator("generator:sync_do_map", std::move(out));
 }
 
 Value min_max(Interp&, const Value& v, Args& a, bool want_max) {
@@ -506,7 +506,7 @@ Value f_slice(Interp& in, const Value& v, Args& a) {
     if (r.has(1) && !r.get(1)->is_none() && i >= extra) part.push_back(*r.get(1));
     out.push_back(Value::list(std::move(part)));
   }
-  return make_iterator("generator:do_slice", std::move(out));
+  return make_iterator("generator:sync_do_slice", std::move(out));
 }
 
 Value f_sort(Interp&, const Value& v, Args& a) {
@@ -670,7 +670,7 @@ Value lazy(Interp& in, const Value& v, Args& a) {
   }
 }
 
-constexpr char kDoBatch[] = "do_batch", kDoItems[] = "do_items", kDoMap[] = "do_map", kDoSlice[] = "do_slice",
+constexpr char kDoBatch[] = "do_batch", kDoItems[] = "do_items", kDoMap[] = "sync_do_map", kDoSlice[] = "sync_do_slice",
                kDoUnique[] = "do_unique", kSelectOrReject[] = "select_or_reject";
 
 constexpr FilterDef kFilters[] = {

@@ -1,4 +1,5 @@
 // Python string formatting: str.format() with the format-spec mini-language, and "%" formatting.
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -180,7 +181,12 @@ Value resolve_field(const std::string& field, const CallArgs& args, size_t& auto
   const std::string head = field.substr(0, i);
   Value v;
   if (head.empty() || (head.find_first_not_of("0123456789") == std::string::npos)) {
-    const size_t idx = head.empty() ? auto_index++ : std::stoul(head);
+    size_t idx = auto_index;
+    if (head.empty()) {
+      ++auto_index;
+    } else if (std::from_chars(head.data(), head.data() + head.size(), idx).ec != std::errc()) {
+      value_error("Too many decimal digits in format string");
+    }
     if (idx >= args.args.size()) {
       throw EvalError(EvalErrorKind::Value,
                       "Replacement index " + std::to_string(idx) + " out of range for positional args tuple");
@@ -207,7 +213,11 @@ Value resolve_field(const std::string& field, const CallArgs& args, size_t& auto
       if (j == std::string::npos) value_error("Missing ']' in format string");
       const std::string key = field.substr(i + 1, j - i - 1);
       const bool numeric = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
-      v = get_item(v, numeric ? Value::integer(std::stoll(key)) : Value::string(key));
+      int64_t index = 0;
+      if (numeric && std::from_chars(key.data(), key.data() + key.size(), index).ec != std::errc()) {
+        value_error("Too many decimal digits in format string");
+      }
+      v = get_item(v, numeric ? Value::integer(index) : Value::string(key));
       i = j + 1;
     }
     if (v.is_undefined()) fail_undefined(v);
@@ -378,7 +388,7 @@ std::string percent_format(const std::string& format, const Value& args) {
     out += percent_convert(conv, v, s);
   }
   // Python skips this check for arguments that support item access (dict, list), not for tuples or str.
-  const bool subscriptable = mapping || args.is_undefined() || (args.is_list() && !args.is_tuple());
+  const bool subscriptable = mapping || args.is_undefined() || (args.is_sequence_list() && !args.is_tuple());
   if (!subscriptable && next < values.size()) throw_type_error("not all arguments converted during string formatting");
   return out;
 }

@@ -36,6 +36,9 @@ class Interp {
   // Renders body with `context` as the template variables (over the environment's globals).
   std::string render(const Body& body, std::vector<std::pair<std::string, Value>> context);
 
+  // Evaluates an expression (interp_expr.cpp).
+  Value eval(const Expr& e, const ScopePtr& scope);
+
   // ---- services for the builtins
   Value call_value(const Value& callee, CallArgs& args);
   Value apply_filter(std::string_view name, const Value& value, CallArgs& args);
@@ -65,10 +68,6 @@ class Interp {
   void append(std::string& out, std::string_view text) const;
 
   // expressions (interp_expr.cpp)
- public:
-  Value eval(const Expr& e, const ScopePtr& scope);
-
- private:
   Value eval_inner(const Expr& e, const ScopePtr& scope);
   Value eval_name(const Expr& e, const ScopePtr& scope);
   Value eval_getitem(const Expr& e, const ScopePtr& scope);

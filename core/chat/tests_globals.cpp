@@ -102,8 +102,8 @@ bool t_iterable(Interp&, const Value& v, Args&) {
   }
 }
 
-bool t_sequence(Interp&, const Value& v, Args&) {
-  return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
+bool t_sequence(Interp&, const Value& v, Args&) {  // len() and __getitem__: dict views have no __getitem__
+  return v.is_string() || v.is_sequence_list() || v.is_dict() || v.is_undefined();
 }
 
 bool t_callable(Interp&, const Value& v, Args&) { return v.is_callable() || v.is_undefined(); }

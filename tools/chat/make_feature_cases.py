@@ -184,6 +184,8 @@ CASES = [
     ("dict_views", "{{ d.keys() }} {{ d.values() }} {{ d.items() }} {{ d.keys() | length }} {{ 'a' in d.keys() }} {{ d.keys()[0] is defined }}",
      {"d": {"a": 1, "b": [2]}}),
     ("dict_view_tojson", "{{ d.keys() | tojson }}", {"d": {"a": 1}}),
+    ("dict_view_not_sequence", "{{ d.values() is sequence }} {{ d.values() is iterable }} {{ d.items() | list }}", {"d": {"a": 1}}),
+    ("percent_format_view_arg", "{{ 'x' % d.keys() }}", {"d": {"a": 1}}),
     ("percent_format_quirks", "{{ 'x' % [] }} {{ 'x' % {} }} {{ '%s' % 'a' }} {{ '%s|%s' % (1, none) }} {{ 'y' % missing }}", {}),
     ("percent_format_extra_arg", "{{ 'x' % 5 }}", {}),
     ("center_title_quirks", "[{{ 'ab' | center(5) }}][{{ 'ab'.center(5) }}][{{ '{:^5}'.format('ab') }}][{{ 'ßa'.title() }}][{{ 'ßa' | capitalize }}]", {}),
