@@ -8,6 +8,7 @@
 #include "apps/cli/commands.h"
 #include "apps/cli/text_prompt.h"
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 #include <future>
 
@@ -109,10 +110,7 @@ std::vector<Request> read_requests(const std::string& path, const SamplingParams
   while (std::getline(in, text)) {
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded())
-      throw Error(ErrorCode::InvalidArgument,
-                  path + " line " + std::to_string(line) + " is not valid JSON");
+    const nlohmann::json j = parse_untrusted_json(text, path + " line " + std::to_string(line));
     out.push_back(request_from_json(j, base, line));
   }
   return out;

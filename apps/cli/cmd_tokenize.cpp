@@ -21,6 +21,7 @@
 #include "apps/cli/commands.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk::cli {
 namespace {
@@ -64,6 +65,7 @@ void run_tokenize_jsonl(const Tokenizer& tok, const TokenizeOptions& o) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     nlohmann::json j;
+    check_json_depth(line, o.input + ":" + std::to_string(lineno));
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {

@@ -2,6 +2,7 @@
 
 #include "core/chat/model_templates.h"
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk::cli {
 
@@ -30,8 +31,8 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
   messages.push_back({{"role", "user"}, {"content", opts.prompt}});
   chat::Json kwargs = chat::Json::object();
   if (!opts.chat_template_kwargs.empty()) {
-    kwargs = chat::Json::parse(opts.chat_template_kwargs, nullptr, false);
-    if (kwargs.is_discarded() || !kwargs.is_object())
+    kwargs = parse_untrusted_ordered_json(opts.chat_template_kwargs, "--chat-template-kwargs");
+    if (!kwargs.is_object())
       throw Error(ErrorCode::InvalidArgument,
                   "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
   }

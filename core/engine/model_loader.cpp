@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk {
 
@@ -21,9 +23,9 @@ void add_unique(std::vector<int32_t>& out, int64_t id) {
 ModelConfig read_config_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::NotFound, "cannot open model shape file " + path.string());
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw Error(ErrorCode::Format, path.string() + " is not valid JSON");
-  return ModelConfig::from_json(j);
+  std::stringstream text;
+  text << in.rdbuf();
+  return ModelConfig::from_json(parse_untrusted_json(text.str(), path.string()));
 }
 
 }  // namespace

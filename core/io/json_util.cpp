@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk {
 
@@ -80,11 +81,7 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
 }
 
 nlohmann::json parse_json_lenient(std::string_view text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::Format, source + ": invalid JSON: " + e.what());
-  }
+  return parse_untrusted_json(text, source);
 }
 
 }  // namespace inferdesk

@@ -1,3 +1,4 @@
+#include "core/util/json_guard.h"
 #include "core/tokenizer/hf_compat.h"
 
 #include <unordered_map>
@@ -109,6 +110,7 @@ HfConfig parse_hf_config(std::string_view config_text, std::string_view model_co
   HfConfig c;
   c.name = name;
   if (!config_text.empty()) {
+    check_json_depth(config_text, name);
     try {
       c.tokenizer_config = json::parse(config_text.begin(), config_text.end());
     } catch (const json::parse_error& e) {
@@ -118,6 +120,7 @@ HfConfig parse_hf_config(std::string_view config_text, std::string_view model_co
   }
   if (!model_config_text.empty()) {
     json mc;
+    check_json_depth(model_config_text, "config.json");
     try {
       mc = json::parse(model_config_text.begin(), model_config_text.end());
     } catch (const json::parse_error& e) {
@@ -145,6 +148,8 @@ HfConfig parse_hf_config(std::string_view config_text, std::string_view model_co
 std::string merge_special_tokens_map(const std::string& config_text, const std::string& map_text,
                                      const std::string& map_name) {
   json map, config = json::object();
+  check_json_depth(map_text, map_name);
+  check_json_depth(config_text, map_name);
   try {
     map = json::parse(map_text);
     if (!config_text.empty()) config = json::parse(config_text);

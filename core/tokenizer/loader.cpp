@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/util/json_guard.h"
 #include "core/tokenizer/hf_compat.h"
 #include "core/tokenizer/json_util.h"
 #include "core/tokenizer/tokenizer_impl.h"
@@ -31,6 +32,7 @@ std::string read_file(const fs::path& p) {
 }
 
 json parse_json(std::string_view text, const std::string& name) {
+  check_json_depth(text, name);
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {

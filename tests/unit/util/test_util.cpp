@@ -1,0 +1,69 @@
+// core/util: dtype conversions and the untrusted-JSON guard.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/util/dtype.h"
+#include "core/util/error.h"
+#include "core/util/json_guard.h"
+
+namespace inferdesk {
+namespace {
+
+TEST(JsonGuard, RejectsHostileNestingWithoutRecursing) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    parse_untrusted_json(deep, "evil.json");
+    FAIL() << "accepted 100000 levels";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Format);
+    EXPECT_NE(std::string(e.what()).find("evil.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos);
+  }
+}
+
+TEST(JsonGuard, BracketsInsideStringsDoNotCount) {
+  const std::string text = "{\"a\": \"" + std::string(1000, '[') + "\\\"]]\", \"b\": [[1]]}";
+  const auto j = parse_untrusted_json(text, "ok.json", 3);
+  EXPECT_EQ(j["b"][0][0], 1);
+  EXPECT_THROW(parse_untrusted_json("[[[[1]]]]", "x", 3), Error);
+  EXPECT_NO_THROW(parse_untrusted_json("[[[1]]]", "x", 3));
+}
+
+TEST(JsonGuard, MalformedTextIsAFormatErrorNamingTheSource) {
+  try {
+    parse_untrusted_json("{\"a\": ", "config.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Format);
+    EXPECT_EQ(std::string(e.what()).rfind("config.json: invalid JSON", 0), 0u) << e.what();
+  }
+}
+
+TEST(JsonGuard, OrderedParseKeepsKeyOrder) {
+  const auto j = parse_untrusted_ordered_json("{\"z\": 1, \"a\": 2}", "t");
+  EXPECT_EQ(j.begin().key(), "z");
+}
+
+TEST(DType, Bf16RoundTripAndRounding) {
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.0f)), 1.0f);
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(-2.5f)), -2.5f);
+  // 1 + 2^-8 is exactly halfway between two bf16 values: ties to even → 1.0.
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.0f + 1.0f / 256)), 1.0f);
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);
+  EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
+}
+
+TEST(DType, F16RoundTripSubnormalsAndOverflow) {
+  for (float v : {0.0f, 1.0f, -3.25f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f})
+    EXPECT_EQ(f16_to_f32(f32_to_f16(v)), v) << v;
+  EXPECT_TRUE(std::isinf(f16_to_f32(f32_to_f16(70000.0f))));
+  EXPECT_EQ(f16_to_f32(0x3c00), 1.0f);
+  EXPECT_EQ(f16_to_f32(0xc000), -2.0f);
+  EXPECT_EQ(*parse_dtype("BF16"), DType::BF16);
+  EXPECT_FALSE(parse_dtype("F8_E4M3").has_value());
+}
+
+}  // namespace
+}  // namespace inferdesk
