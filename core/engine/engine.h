@@ -70,8 +70,9 @@ class Engine {
   // Validates the request (sampling params, token ids < vocab, prompt length) and queues it.
   // Throws Error(InvalidArgument) on a bad request. Thread-safe.
   int64_t submit(Request request, StreamCallback callback);
-  // Cancels a queued or running request; its callback then gets finished/Cancelled.
-  // Returns false when the id is unknown or already finished. Thread-safe, never blocks on a step.
+  // Cancels a queued or running request; its callback then gets its final event (Cancelled).
+  // Cancelling a request that already finished does nothing. Returns false for an id this engine
+  // never issued. Thread-safe, never blocks on a step.
   bool cancel(int64_t request_id);
   // A consistent snapshot of the engine's counters. Thread-safe.
   EngineStats stats() const;
