@@ -73,8 +73,11 @@ class Buffer {
   std::shared_ptr<void> owner_;
 };
 
-// Geometry of the paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads,
-// head_dim]. A token's slot is block_id * block_size + offset_in_block.
+// Geometry of the paged KV cache: per layer, K and V of num_blocks blocks, each holding
+// block_size tokens x num_kv_heads x head_dim values. A token's slot is
+// block_id * block_size + offset_in_block. How a block is laid out inside is the backend's choice
+// (the CPU backend's is documented in core/backend/cpu/cpu_backend_impl.h); callers only ever
+// address the cache through slots and block ids.
 struct KvCacheShape {
   int32_t num_layers = 0;
   int32_t num_blocks = 0;

@@ -80,14 +80,24 @@ void CpuBackend::write_kv(int32_t layer, const Tensor& k, const Tensor& v) {
   float* kc = kv_.get() + int64_t{2} * layer * kv_layer_elems_;
   float* vc = kc + kv_layer_elems_;
   const int64_t slots = int64_t{s.num_blocks} * s.block_size;
+  // The cache is [block, kv_head, slot in block, dim] (see kv_ in cpu_backend_impl.h): a token's
+  // row [kv_heads * head_dim] is scattered into num_kv_heads runs of head_dim floats.
+  const int64_t head_block = int64_t{s.block_size} * s.head_dim;
+  const size_t head_bytes = static_cast<size_t>(s.head_dim) * 4;
   for (int64_t t = 0; t < k.rows; ++t) {
     const int64_t slot = step_.slot_mapping[t];
     if (slot < 0 || slot >= slots)
       throw Error(ErrorCode::Internal, "write_kv: slot " + std::to_string(slot) +
                                            " is outside the cache (" + std::to_string(slots) +
                                            " slots)");
-    std::memcpy(kc + slot * row, frow(k, t), static_cast<size_t>(row) * 4);
-    std::memcpy(vc + slot * row, frow(v, t), static_cast<size_t>(row) * 4);
+    const int64_t dst = slot / s.block_size * row * s.block_size + slot % s.block_size * s.head_dim;
+    const float* kr = frow(k, t);
+    const float* vr = frow(v, t);
+    for (int32_t h = 0; h < s.num_kv_heads; ++h) {
+      const int64_t o = dst + h * head_block;
+      std::memcpy(kc + o, kr + int64_t{h} * s.head_dim, head_bytes);
+      std::memcpy(vc + o, vr + int64_t{h} * s.head_dim, head_bytes);
+    }
   }
 }
 

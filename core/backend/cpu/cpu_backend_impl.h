@@ -31,8 +31,8 @@ class Scratch {
 
 // Zeroed memory for big tensors (activations, dummy weights, the KV cache). Blocks of 4 MiB and
 // more are mapped anonymously at 2 MiB alignment with MADV_HUGEPAGE, so that streaming them
-// (one kv head's keys are 2 KiB apart) does not miss the TLB at every other row; smaller ones
-// come from aligned_alloc. Always 64-byte aligned. nullptr when the memory is not available.
+// (e.g. attention hopping between KV blocks of the pool) misses the TLB less; smaller ones come
+// from aligned_alloc. Always 64-byte aligned. nullptr when the memory is not available.
 void* alloc_zeroed(int64_t bytes);
 void free_zeroed(void* p, int64_t bytes);
 
@@ -99,6 +99,10 @@ class CpuBackend final : public Backend {
   StepInput step_;
   uint64_t step_id_ = 0;
 
+  // The KV cache: per layer, K then V, each [num_blocks, num_kv_heads, block_size, head_dim]
+  // floats. Head-major inside a block (KvCacheShape leaves that to the backend), so attention
+  // streams one kv head's keys and values of a block as one contiguous run of
+  // block_size * head_dim floats instead of gathering rows num_kv_heads * head_dim apart.
   KvCacheShape kv_shape_;
   std::shared_ptr<float> kv_;
   int64_t kv_layer_elems_ = 0;  // floats of K (or V) per layer

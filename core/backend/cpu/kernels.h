@@ -45,7 +45,7 @@ struct AttentionItem {
   int32_t group = 1;
   int32_t head_dim = 0;
   float scale = 1.0f;
-  const float* k_cache = nullptr;  // layer base, [num_blocks, block_size, kv_heads, head_dim]
+  const float* k_cache = nullptr;  // layer base, [num_blocks, kv_heads, block_size, head_dim]
   const float* v_cache = nullptr;
   int32_t block_size = 16;
   int32_t num_kv_heads = 1;

@@ -9,7 +9,9 @@
 //        (2 MiB pages).
 // gemm:  256 x 2048 activations times a BF16 [8192, 2048] weight: GFLOP/s.
 // sweep: GFLOP/s of the same linear for T = 1..256.
-// attention: one layer of paged attention (decode at 4096 context, 256-row prefill chunks).
+// attention: one layer of paged attention (decode at 4096 context, 256-row prefill chunks; the
+//        16 MiB of one layer's K/V may stay in the last-level cache), then decode at 4096 context
+//        over 16 layers (256 MiB of K/V, read from DRAM): ms per layer and K/V GB/s.
 // model: a Llama-3.2-1B-shaped stack (hidden 2048, 32/8 heads of 64, inter 8192, 16 layers,
 //        vocab 128256, dummy BF16 weights): prefill of 256 tokens and decode steps, in tok/s.
 // Every figure is the median of several repetitions.
@@ -163,6 +165,46 @@ void bench_attention(Backend& be) {
   }
 }
 
+// Decode at context 4096 over 16 layers (as a model step does), so the K/V read (256 MiB) cannot
+// sit in the last-level cache between calls: ms per layer and the K/V read rate.
+// shuffled: the blocks are scattered over the pool (as after many requests came and went).
+void bench_attention_decode_layers(Backend& be, bool shuffled) {
+  const int32_t Hq = 32, Hk = 8, D = 64, bs = 16, ctx = 4096, L = 16;
+  be.init_kv_cache(KvCacheShape{L, ctx / bs, bs, Hk, D});
+  StepInput s;
+  s.block_size = bs;
+  for (int32_t t = 0; t < ctx; ++t) s.slot_mapping.push_back(t);
+  s.token_ids.assign(static_cast<size_t>(ctx), 1);
+  s.positions = s.slot_mapping;
+  be.begin_step(s);
+  Buffer kv = be.alloc(DType::F32, ctx, Hk * D);
+  for (int32_t l = 0; l < L; ++l) {
+    be.fill_random(kv.tensor(), 10 + l, 1.0f);
+    be.write_kv(l, kv.tensor(), kv.tensor());
+  }
+  StepInput q;
+  q.block_size = bs;
+  q.token_ids.push_back(1);
+  q.positions.push_back(ctx - 1);
+  q.slot_mapping.push_back(ctx - 1);
+  q.seqs.push_back(StepSeq{0, 1, ctx, 0, ctx / bs});
+  for (int32_t b = 0; b < ctx / bs; ++b)  // 97 is odd: b * 97 mod 256 is a permutation
+    q.block_tables.push_back(shuffled ? b * 97 % (ctx / bs) : b);
+  be.begin_step(q);
+  Buffer qb = be.alloc(DType::F32, 1, Hq * D), out = be.alloc(DType::F32, 1, Hq * D);
+  be.fill_random(qb.tensor(), 4, 1.0f);
+  AttentionParams p{Hq, Hk, D, 0.125f, 0};
+  Timing t = time_it(9, [&] {
+    for (int32_t l = 0; l < L; ++l) be.attention(l, qb.tensor(), p, out.tensor());
+  });
+  const double bytes = 2.0 * L * ctx * Hk * D * 4;
+  std::printf("{\"bench\": \"attention_decode_layers\", \"blocks\": \"%s\", \"context\": %d, "
+              "\"layers\": %d, \"ms_per_layer_median\": %.3f, \"ms_per_layer_best\": %.3f, "
+              "\"kv_gbps_median\": %.1f, \"kv_gbps_best\": %.1f}\n",
+              shuffled ? "shuffled" : "consecutive", ctx, L, t.median * 1e3 / L, t.best * 1e3 / L,
+              bytes / t.median / 1e9, bytes / t.best / 1e9);
+}
+
 struct Layer {
   Buffer ln1, qkv, o, ln2, gate, up, down;
 };
@@ -308,6 +350,10 @@ int main(int argc, char** argv) {
   if (what == "gemm" || what == "all") bench_gemm(*be);
   if (what == "model" || what == "all") bench_model(*be);
   if (what == "sweep") bench_sweep(*be);
-  if (what == "attention") bench_attention(*be);
+  if (what == "attention") {
+    bench_attention(*be);
+    bench_attention_decode_layers(*be, false);
+    bench_attention_decode_layers(*be, true);
+  }
   return 0;
 }

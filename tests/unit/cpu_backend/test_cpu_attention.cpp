@@ -165,6 +165,12 @@ TEST_P(CpuAttentionTest, SlidingWindowMasksOldKeys) {
   EXPECT_LT(run_case(*be, rng, {{{40, 7}, {2, 3}}, 12, 1, 64, 16, 5}), 1e-5);  // 12 heads per kv head
 }
 
+// head_dim 36 is no multiple of the vector width (16 or 8): exercises the scalar tails and the
+// per-head scatter of write_kv into the [block, kv_head, slot, dim] cache with odd strides.
+TEST_P(CpuAttentionTest, HeadDimNotAMultipleOfTheVectorWidth) {
+  EXPECT_LT(run_case(*be, rng, {{{20, 3}, {0, 5}, {9, 1}}, 6, 3, 36, 4, 0}), 1e-5);
+}
+
 TEST_P(CpuAttentionTest, BlockSizeOneAndLongContext) {
   EXPECT_LT(run_case(*be, rng, {{{9, 2}}, 2, 1, 64, 1, 0}), 1e-5);
   EXPECT_LT(run_case(*be, rng, {{{1500, 3}}, 4, 2, 64, 16, 0}), 1e-5);
