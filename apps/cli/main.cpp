@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   inferdesk::cli::register_bench(app);
   inferdesk::cli::register_tokenize(app);
   inferdesk::cli::register_render_template(app);
+  inferdesk::cli::register_info(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -32,7 +32,9 @@ ModelConfig read_config_file(const std::filesystem::path& path) {
 
 ParamCount count_parameters(const ModelConfig& c) {
   const int64_t H = c.hidden_size, D = c.head_dim;
-  const int64_t attn = H * c.num_attention_heads * D * 2 + H * c.num_key_value_heads * D * 2 + 2 * H;
+  int64_t attn = H * c.num_attention_heads * D * 2 + H * c.num_key_value_heads * D * 2 + 2 * H;
+  if (c.attention_bias) attn += (c.num_attention_heads + 2 * c.num_key_value_heads) * D;
+  if (c.qk_norm) attn += 2 * D;
   const int64_t embed = c.vocab_size * H * (c.tie_word_embeddings ? 1 : 2);
   ParamCount p;
   p.total = embed + H;

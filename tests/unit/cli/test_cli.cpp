@@ -151,3 +151,25 @@ TEST(CliGenerate, TextPromptWithoutTokenizerIsAClearError) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+TEST(CliInfo, DescribesAFolderAndEstimatesMemory) {
+  const auto dir = test::golden_models_dir() / "tiny-chat";
+  const CliRun r = run_cli("info --model " + dir.string() + " --context 1000 --json");
+  ASSERT_EQ(r.status, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model_type"], "qwen2");
+  EXPECT_EQ(j["dtype"], "BF16");
+  EXPECT_TRUE(j["has_tokenizer"].get<bool>());
+  EXPECT_TRUE(j["has_chat_template"].get<bool>());
+  EXPECT_EQ(j["parameters"], j["active_parameters"]);
+  // 2 layers x 2 KV heads x 32 dims x (K and V) x 4 bytes, 1000 tokens rounded up to 1008.
+  EXPECT_EQ(j["cpu_estimate"]["kv_bytes_per_token"].get<int64_t>(), 2 * 2 * 32 * 2 * 4);
+  EXPECT_EQ(j["cpu_estimate"]["kv_cache_bytes"].get<int64_t>(), 2 * 2 * 32 * 2 * 4 * 1008);
+  EXPECT_NE(run_cli("info --model /nonexistent --json").status, 0);
+}
+
+}  // namespace
+}  // namespace inferdesk

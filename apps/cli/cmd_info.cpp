@@ -1,0 +1,99 @@
+// inferdesk-cli info: what a model folder holds and what it will cost to run, before loading.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/cli/commands.h"
+#include "core/chat/model_templates.h"
+#include "core/engine/model_info.h"
+#include "core/util/error.h"
+
+namespace inferdesk::cli {
+
+namespace {
+
+struct InfoArgs {
+  std::string model;
+  int64_t context = 0;
+  bool json = false;
+};
+
+bool has_chat_template(const std::filesystem::path& dir) {
+  try {
+    return !chat::load_model_chat_templates(dir).templates.empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+int64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+}
+
+nlohmann::json estimate_json(const MemoryEstimate& m) {
+  return {{"weights_bytes", m.weights}, {"kv_cache_bytes", m.kv_cache},
+          {"activations_bytes", m.activations}, {"total_bytes", m.total},
+          {"kv_bytes_per_token", m.kv_bytes_per_token}};
+}
+
+void run_info(const InfoArgs& a) {
+  const ModelInfo info = inspect_model_folder(a.model);
+  const ModelConfig& c = info.config;
+  const int64_t context = a.context > 0 ? a.context : info.context_length;
+  // CPU keeps the weights as stored and a float32 cache; the CUDA backend keeps BF16 weights and
+  // a BF16 cache.
+  const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
+  const MemoryEstimate gpu = estimate_memory(c, info.params_total * 2, context, DType::BF16);
+  const int64_t ram = physical_memory();
+  nlohmann::json j = {
+      {"model_type", c.model_type}, {"architecture", c.architecture}, {"dtype", info.dtype},
+      {"dtype_bytes", info.dtype_bytes}, {"parameters", info.params_total},
+      {"active_parameters", info.params_active}, {"layers", c.num_hidden_layers},
+      {"hidden_size", c.hidden_size}, {"attention_heads", c.num_attention_heads},
+      {"kv_heads", c.num_key_value_heads}, {"head_dim", c.head_dim}, {"vocab_size", c.vocab_size},
+      {"experts", c.num_experts}, {"experts_per_token", c.num_experts_per_tok},
+      {"context_length", info.context_length}, {"weight_bytes", info.weight_bytes},
+      {"size_on_disk", info.size_on_disk}, {"shards", info.num_shards},
+      {"has_tokenizer", info.has_tokenizer}, {"has_chat_template", has_chat_template(a.model)},
+      {"estimate_context", context}, {"cpu_estimate", estimate_json(cpu)},
+      {"cuda_estimate", estimate_json(gpu)}, {"physical_memory_bytes", ram},
+      {"fits_in_ram", ram == 0 || cpu.total <= ram}};
+  if (a.json) {
+    std::cout << j.dump() << std::endl;
+    return;
+  }
+  auto gib = [](int64_t b) { return static_cast<double>(b) / (1 << 30); };
+  std::printf("%s (%s), %s weights, %.2f B parameters", c.model_type.c_str(),
+              c.architecture.c_str(), info.dtype.c_str(), info.params_total / 1e9);
+  if (c.is_moe()) std::printf(" (%.2f B active per token)", info.params_active / 1e9);
+  std::printf("\n%ld layers, hidden %ld, %ld heads / %ld KV heads of %ld, vocab %ld, context %ld\n",
+              static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
+              static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
+              static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size),
+              static_cast<long>(info.context_length));
+  std::printf("on disk %.2f GiB in %d shard(s); tokenizer: %s; chat template: %s\n",
+              gib(info.size_on_disk), info.num_shards, info.has_tokenizer ? "yes" : "no",
+              j["has_chat_template"].get<bool>() ? "yes" : "no");
+  std::printf("memory for %ld tokens of context: CPU %.2f GiB (KV %.2f GiB), CUDA %.2f GiB\n",
+              static_cast<long>(context), gib(cpu.total), gib(cpu.kv_cache), gib(gpu.total));
+  if (ram > 0 && cpu.total > ram)
+    std::printf("does not fit in this machine's %.1f GiB of RAM at this context; use --context\n",
+                gib(ram));
+}
+
+}  // namespace
+
+void register_info(CLI::App& app) {
+  auto a = std::make_shared<InfoArgs>();
+  CLI::App* c = app.add_subcommand("info", "Describe a model folder and estimate its memory");
+  c->add_option("--model", a->model, "Hugging Face model folder")->required();
+  c->add_option("--context", a->context, "Context tokens for the memory estimate (default: model's)");
+  c->add_flag("--json", a->json, "One JSON object on stdout");
+  c->callback([a] { run_info(*a); });
+}
+
+}  // namespace inferdesk::cli
