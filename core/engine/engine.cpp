@@ -199,7 +199,17 @@ void Engine::flush_events() {
   // Stats first, so a caller woken by a final event sees the engine's state after that step.
   std::vector<std::pair<StreamCallback, StreamEvent>> events;
   events.swap(pending_);
-  for (auto& [cb, ev] : events) cb(ev);
+  std::vector<int64_t> misbehaving;
+  for (auto& [cb, ev] : events) {
+    try {
+      cb(ev);
+    } catch (...) {
+      if (!ev.finished) misbehaving.push_back(ev.request_id);
+    }
+  }
+  // A callback that throws loses its request, not the engine or the other requests.
+  for (int64_t id : misbehaving) finish_request(id, FinishReason::Error, "the stream callback threw");
+  if (!pending_.empty()) flush_events();
 }
 
 void Engine::step() {

@@ -209,3 +209,29 @@ TEST(ExpertStats, CountsEveryRoutedToken) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+TEST(Callbacks, AThrowingCallbackLosesOnlyItsOwnRequest) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("llama", opts);
+  std::promise<FinishReason> bad_done;
+  std::atomic<bool> set{false};
+  e.submit(greedy({3, 4, 5}, 50), [&](const StreamEvent& ev) {
+    if (ev.finished) {
+      if (!set.exchange(true)) bad_done.set_value(ev.reason);
+      return;
+    }
+    throw std::runtime_error("callback bug");
+  });
+  const auto ok = generate_all(e, {greedy({6, 7, 8}, 6)});
+  EXPECT_EQ(ok[0].tokens.size(), 6u);
+  auto fut = bad_done.get_future();
+  ASSERT_EQ(fut.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(fut.get(), FinishReason::Error);
+}
+
+}  // namespace
+}  // namespace inferdesk
