@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/util/utf8.h"
 #include <vector>
 
 namespace inferdesk::chat::py {
@@ -18,7 +20,7 @@ namespace inferdesk::chat::py {
 // Decodes leniently: a malformed byte becomes U+FFFD (input is validated JSON or template text).
 std::u32string decode(std::string_view s);
 std::string encode(std::u32string_view s);
-void append_utf8(std::string& out, char32_t cp);
+using inferdesk::append_utf8;
 // Decodes the code point at s[pos] and advances pos past it.
 char32_t next_cp(std::string_view s, size_t& pos);
 bool is_ascii(std::string_view s);

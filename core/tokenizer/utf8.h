@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/util/utf8.h"
+
 namespace inferdesk::tok {
 
 inline constexpr char32_t kReplacementChar = 0xFFFD;
@@ -24,7 +26,7 @@ inline size_t utf8_seq_len(unsigned char b) {
   return 1;
 }
 
-void append_utf8(std::string& out, char32_t cp);
+using inferdesk::append_utf8;
 
 // True when s is valid UTF-8.
 bool is_valid_utf8(std::string_view s);
