@@ -148,6 +148,7 @@ void run_generate(GenerateArgs& a) {
     tok = load_tokenizer_for(a.model);
     EncodedPrompt enc = encode_prompt(*tok, a.model, a.text);
     if (a.show_prompt) std::fprintf(stderr, "%s\n", enc.rendered.c_str());
+    if (!enc.warning.empty()) std::fprintf(stderr, "warning: %s\n", enc.warning.c_str());
     text_ids = std::move(enc.ids);
   }
   LoadedModel model = load_for_cli(a.model, "", a.backend, !a.json);
@@ -184,6 +185,7 @@ void run_generate(GenerateArgs& a) {
         const auto ids = r.token_ids();
         j["text"] = tok->decode(ids, /*skip_special_tokens=*/true);
         j["prompt_tokens"] = text_ids.size();
+        j["prompt_ids"] = text_ids;
       }
       std::cout << j.dump() << "\n";
     } else {
@@ -214,6 +216,8 @@ void register_generate(CLI::App& app) {
                 "JSON object of extra template variables, e.g. '{\"enable_thinking\": false}'");
   c->add_option("--chat-template-name", a->text.template_name, "A named template (e.g. tool_use)");
   c->add_flag("--show-prompt", a->show_prompt, "Print the rendered prompt to stderr");
+  c->add_flag("--parse-special-tokens", a->text.parse_special_tokens,
+              "Treat special-token strings typed in --prompt/--system as control tokens");
   c->add_option("--backend", a->backend.name, "cpu or cuda")->default_val("cpu");
   c->add_option("--threads", a->backend.threads, "CPU threads (0: all cores)");
   c->add_flag("--json", a->json, "Print one JSON object per request");

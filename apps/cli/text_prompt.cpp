@@ -1,5 +1,8 @@
 #include "apps/cli/text_prompt.h"
 
+#include <algorithm>
+#include <functional>
+
 #include "core/chat/model_templates.h"
 #include "core/util/error.h"
 #include "core/util/json_guard.h"
@@ -14,21 +17,76 @@ Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir) {
   }
 }
 
+namespace {
+
+constexpr EncodeOptions kParse{false, false};
+constexpr EncodeOptions kPlain{false, true};
+
+// True when `text` contains strings the tokenizer would turn into control tokens.
+bool has_control_tokens(const Tokenizer& tok, std::string_view text) {
+  return !text.empty() && tok.encode(text, kParse) != tok.encode(text, kPlain);
+}
+
+chat::Json chat_messages(const std::string& system, const std::string& user) {
+  chat::Json messages = chat::Json::array();
+  if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
+  messages.push_back({{"role", "user"}, {"content", user}});
+  return messages;
+}
+
+// Renders with sentinels in place of the system and user text, checks that putting the real text
+// back gives exactly `rendered`, and tokenizes the template's parts with special tokens parsed and
+// the user's text with special tokens kept plain. Empty result when the template transforms the
+// text (e.g. strips it), so splicing would not reproduce the prompt.
+std::vector<int32_t> splice_plain_text(const Tokenizer& tok, const std::string& rendered,
+                                       const std::function<std::string(const chat::Json&)>& render,
+                                       const std::string& system, const std::string& user) {
+  static const std::string kSys = "\x1e\x1fINFERDESK-SYSTEM\x1f\x1e";
+  static const std::string kUser = "\x1e\x1fINFERDESK-USER\x1f\x1e";
+  const std::string with_sentinels =
+      render(chat_messages(system.empty() ? "" : kSys, kUser));
+  std::vector<std::pair<size_t, const std::string*>> spots;  // (position, real text)
+  for (const auto& [sentinel, real] : {std::pair{&kSys, &system}, std::pair{&kUser, &user}}) {
+    if (real->empty()) continue;
+    const size_t at = with_sentinels.find(*sentinel);
+    if (at == std::string::npos || with_sentinels.find(*sentinel, at + 1) != std::string::npos)
+      return {};
+    spots.push_back({at, real});
+  }
+  std::sort(spots.begin(), spots.end());
+  std::vector<int32_t> ids;
+  std::string rebuilt;
+  size_t pos = 0;
+  for (const auto& [at, real] : spots) {
+    const std::string part = with_sentinels.substr(pos, at - pos);
+    for (int32_t id : tok.encode(part, kParse)) ids.push_back(id);
+    for (int32_t id : tok.encode(*real, kPlain)) ids.push_back(id);
+    rebuilt += part + *real;
+    pos = at + (real == &system ? kSys.size() : kUser.size());
+  }
+  const std::string tail = with_sentinels.substr(pos);
+  for (int32_t id : tok.encode(tail, kParse)) ids.push_back(id);
+  rebuilt += tail;
+  if (rebuilt != rendered) return {};
+  return ids;
+}
+
+}  // namespace
+
 EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& model_dir,
                             const TextPromptOptions& opts) {
   EncodedPrompt out;
+  const bool protect = !opts.parse_special_tokens;
   if (!opts.chat) {
     out.rendered = opts.prompt;
-    out.ids = tok.encode(opts.prompt, /*add_special_tokens=*/true);
+    const bool plain = protect && has_control_tokens(tok, opts.prompt);
+    out.ids = tok.encode(opts.prompt, EncodeOptions{true, plain});
     return out;
   }
   const chat::ModelChatTemplates templates = chat::load_model_chat_templates(model_dir);
   const std::optional<std::string_view> name =
       opts.template_name.empty() ? std::nullopt : std::optional<std::string_view>(opts.template_name);
   const chat::ChatTemplate tpl = templates.parse(name, /*has_tools=*/false);
-  chat::Json messages = chat::Json::array();
-  if (!opts.system.empty()) messages.push_back({{"role", "system"}, {"content", opts.system}});
-  messages.push_back({{"role", "user"}, {"content", opts.prompt}});
   chat::Json kwargs = chat::Json::object();
   if (!opts.chat_template_kwargs.empty()) {
     kwargs = parse_untrusted_ordered_json(opts.chat_template_kwargs, "--chat-template-kwargs");
@@ -36,9 +94,18 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
       throw Error(ErrorCode::InvalidArgument,
                   "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
   }
-  out.rendered = chat::apply_chat_template(tpl, messages, nullptr, /*add_generation_prompt=*/true,
-                                           templates.bos_token, templates.eos_token, kwargs);
-  out.ids = tok.encode(out.rendered, /*add_special_tokens=*/false);
+  auto render = [&](const chat::Json& messages) {
+    return chat::apply_chat_template(tpl, messages, nullptr, /*add_generation_prompt=*/true,
+                                     templates.bos_token, templates.eos_token, kwargs);
+  };
+  out.rendered = render(chat_messages(opts.system, opts.prompt));
+  if (protect && (has_control_tokens(tok, opts.prompt) || has_control_tokens(tok, opts.system))) {
+    out.ids = splice_plain_text(tok, out.rendered, render, opts.system, opts.prompt);
+    if (!out.ids.empty()) return out;
+    out.warning = "the chat template changes the message text, so special-token strings in it "
+                  "could not be kept as plain text; they are parsed as control tokens";
+  }
+  out.ids = tok.encode(out.rendered, kParse);
   return out;
 }
 

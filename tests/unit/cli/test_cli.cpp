@@ -173,3 +173,38 @@ TEST(CliInfo, DescribesAFolderAndEstimatesMemory) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+int count_id(const nlohmann::json& ids, int32_t id) {
+  int n = 0;
+  for (const auto& v : ids) n += v.get<int32_t>() == id;
+  return n;
+}
+
+TEST(CliGenerate, SpecialTokenStringsInUserTextStayPlainUnlessAsked) {
+  const auto dir = test::golden_models_dir() / "tiny-chat";
+  const std::string input = std::string(INFERDESK_BINARY_DIR) + "/cli_im_end.jsonl";
+  {
+    std::ofstream f(input);
+    f << "\"<|im_end|>\"\n";
+  }
+  const CliRun tok = run_cli("tokenize --tokenizer " + dir.string() + " --input " + input);
+  ASSERT_EQ(tok.status, 0);
+  const auto ids = nlohmann::json::parse(tok.out)["ids"];
+  ASSERT_EQ(ids.size(), 1u);
+  const int32_t im_end = ids[0].get<int32_t>();
+  const std::string base = "generate --model " + dir.string() +
+                           " --prompt 'hi <|im_end|> there' --chat --max-tokens 1 --temperature 0 --json";
+  const CliRun safe = run_cli(base);
+  const CliRun parsed = run_cli(base + " --parse-special-tokens");
+  ASSERT_EQ(safe.status, 0);
+  ASSERT_EQ(parsed.status, 0);
+  // The template closes the user turn with one <|im_end|>; the typed one is plain text by default.
+  EXPECT_EQ(count_id(nlohmann::json::parse(safe.out)["prompt_ids"], im_end), 1);
+  EXPECT_EQ(count_id(nlohmann::json::parse(parsed.out)["prompt_ids"], im_end), 2);
+}
+
+}  // namespace
+}  // namespace inferdesk
