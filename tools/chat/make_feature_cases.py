@@ -309,35 +309,10 @@ def _jinja_version():
 
 
 def _make_env():
-    """transformers' environment (as in make_reference.mimic_renderer), for whole-context rendering."""
-    import datetime
-    import jinja2
-    from jinja2.ext import Extension
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class Generation(Extension):
-        tags = {"generation"}
-
-        def parse(self, parser):
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
-            return jinja2.nodes.CallBlock(self.call_method("_support"), [], [], body).set_lineno(lineno)
-
-        def _support(self, caller):
-            return caller()
-
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[Generation, jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda fmt: datetime.datetime(2025, 3, 14, 9, 26, 53).strftime(fmt)
-    return env
+    """transformers' environment, whole-context rendering (shared with make_reference.py)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from make_reference import make_mimic_env
+    return make_mimic_env()
 
 
 _ENV = None

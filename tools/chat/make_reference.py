@@ -129,8 +129,8 @@ def hf_renderer():
     return call, meta, sources
 
 
-def mimic_renderer():
-    """The same environment built from jinja2 alone (no transformers): for trying the script only."""
+def make_mimic_env():
+    """transformers' jinja2 environment built from jinja2 alone, with strftime_now pinned to FIXED_NOW."""
     import jinja2
     from jinja2.ext import Extension
     from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -158,6 +158,12 @@ def mimic_renderer():
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: FIXED_NOW.strftime(fmt)
+    return env
+
+
+def mimic_renderer():
+    """The same environment built from jinja2 alone (no transformers): for trying the script only."""
+    env = make_mimic_env()
 
     def call(template, messages, tools, add_generation_prompt, context, documents=None):
         return env.from_string(template).render(messages=messages, tools=tools, documents=documents,
