@@ -283,9 +283,20 @@ void Engine::step() {
 void Engine::publish_stats(double step_seconds, int64_t prompt_tokens, int64_t generated) {
   const auto now = Clock::now();
   const KvCacheStats kv = kv_->stats();
-  const MemoryInfo mem = model_.backend->memory_info();
+  // Memory, RSS (a /proc read) and expert counters (a device read on GPU backends) are refreshed
+  // at most every 100 ms, and always once the engine goes idle, outside the lock.
+  const bool idle = !scheduler_->has_unfinished();
+  const bool refresh = idle || now - last_slow_refresh_ >= std::chrono::milliseconds(100);
+  MemoryInfo mem;
+  int64_t rss = 0, peak = 0;
   std::vector<int64_t> experts;
-  if (model_.config.is_moe()) experts = model_.backend->expert_counts();
+  if (refresh) {
+    last_slow_refresh_ = now;
+    mem = model_.backend->memory_info();
+    rss = process_rss_bytes();
+    peak = process_peak_rss_bytes();
+    if (model_.config.is_moe()) experts = model_.backend->expert_counts();
+  }
   std::lock_guard lock(mutex_);
   stats_.decode_tokens_per_s = tracker_->decode_rate(now);
   stats_.prompt_tokens_per_s = tracker_->prompt_rate(now);
@@ -299,9 +310,10 @@ void Engine::publish_stats(double step_seconds, int64_t prompt_tokens, int64_t g
   stats_.steps = scheduler_->stats().steps;
   stats_.preemptions = scheduler_->stats().preemptions;
   stats_.last_step_ms = step_seconds * 1000.0;
+  if (!refresh) return;
   stats_.memory = mem;
-  stats_.process_rss_bytes = process_rss_bytes();
-  stats_.process_peak_rss_bytes = process_peak_rss_bytes();
+  stats_.process_rss_bytes = rss;
+  stats_.process_peak_rss_bytes = peak;
   if (model_.config.is_moe()) {
     stats_.num_layers = static_cast<int32_t>(model_.config.num_hidden_layers);
     stats_.num_experts = static_cast<int32_t>(model_.config.num_experts);

@@ -102,6 +102,7 @@ class Engine {
   std::vector<float> host_logits_;
   Sampler sampler_;
   std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)
+  std::chrono::steady_clock::time_point last_slow_refresh_{};  // see publish_stats
 
   // Engine-thread state.
   std::unordered_map<int64_t, std::unique_ptr<RequestState>> requests_;

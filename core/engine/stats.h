@@ -24,6 +24,7 @@ struct EngineStats {
   uint64_t steps = 0;
   uint64_t preemptions = 0;
   double last_step_ms = 0;
+  // The figures below are refreshed at most every 100 ms while busy, and when the engine idles.
   MemoryInfo memory;                 // backend's view (device or host buffers)
   int64_t process_rss_bytes = 0;
   int64_t process_peak_rss_bytes = 0;
