@@ -1,0 +1,182 @@
+// Launchers of the CUDA backend's kernels: the contract between cuda/backend (which owns memory,
+// streams and CUDA graphs) and the kernel files in cuda/kernels. Every launcher only enqueues work
+// on `stream` (no allocation, no synchronisation, no host reads of device data), so every one of
+// them may be captured in a CUDA graph. Sizes are validated by the caller; launchers throw
+// inferdesk::Error(Internal) only for a configuration they do not implement (e.g. a head_dim
+// without an instantiation) and for launch errors.
+//
+// Conventions
+// - Matrices are row-major with a row stride in elements (stride >= cols), so column slices of a
+//   fused tensor (q/k/v of one qkv GEMM output) can be passed without copies.
+// - Activations are BF16, except the residual stream and logits, which are F32. Where a launcher
+//   takes `Dt`, the tensor may be either.
+// - The paged KV cache of one layer is two arrays (K and V) of BF16 laid out
+//   [num_blocks][num_kv_heads][block_size][head_dim]; the slot of a token is
+//   block_id * block_size + offset. A slot of -1 means "padding row: write nothing".
+// - Step metadata (token ids, positions, slots, per-sequence arrays, block tables) lives in
+//   device buffers at fixed addresses uploaded by begin_step.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace inferdesk::cuda {
+
+using bf16 = __nv_bfloat16;
+
+enum class Dt : int32_t { F32 = 0, BF16 = 1 };
+
+// A strided 2-D device matrix of F32 or BF16.
+struct Mat {
+  void* data = nullptr;
+  Dt dt = Dt::BF16;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t stride = 0;
+};
+
+// ---------------------------------------------------------------- elementwise (elementwise.cu)
+
+// out[i, :] = table[token_ids[i], :] for i < rows(out). table BF16 [V, H]; out F32 or BF16.
+void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, cudaStream_t stream);
+
+// out = x / sqrt(mean(x^2) + eps) * w, row-wise. x, out F32 or BF16 (may alias); w BF16 [1, cols].
+void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stream);
+
+// residual += x; out = rms_norm(residual) * w. residual F32; x, out BF16 (or F32).
+void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
+                  cudaStream_t stream);
+
+// out = silu(gate) * up, all BF16 [T, I] (strided).
+void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream);
+
+// inout += x (any F32/BF16 combination, same shape).
+void add_inplace(Mat inout, const Mat& x, cudaStream_t stream);
+
+// out[j, :] = x[rows_idx[j], :] for j < rows(out); x/out F32 or BF16.
+void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream);
+
+// Uniform values in [-scale, scale] from a counter-based hash of (seed, element index); the same
+// seed gives the same values whatever the launch configuration.
+void fill_random(Mat t, uint64_t seed, float scale, cudaStream_t stream);
+
+// dst (BF16, contiguous n elements) = convert(src) where src is `n` contiguous elements of
+// F32 (src_kind 0), BF16 (1) or F16 (2) already in device memory.
+void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n, cudaStream_t stream);
+
+// ------------------------------------------------------------ rope + KV write (rope_kv.cu)
+
+struct RopeKvArgs {
+  bf16* q = nullptr;         // [T, num_q_heads * head_dim], row stride q_stride (rotated in place)
+  int64_t q_stride = 0;
+  bf16* k = nullptr;         // [T, num_kv_heads * head_dim], stride k_stride (rotated in place)
+  int64_t k_stride = 0;
+  const bf16* v = nullptr;   // [T, num_kv_heads * head_dim], stride v_stride
+  int64_t v_stride = 0;
+  const bf16* q_norm = nullptr;  // [head_dim] per-head RMSNorm weights (qwen3), or null
+  const bf16* k_norm = nullptr;
+  float eps = 1e-6f;
+  const float* inv_freq = nullptr;  // [rotary_dim / 2] device
+  int32_t rotary_dim = 0;           // rotate the first rotary_dim dims of each head (rotate_half)
+  float attention_scaling = 1.0f;   // multiplies the rotated dims (llama3/yarn style)
+  const int32_t* positions = nullptr;     // [T]
+  const int32_t* slot_mapping = nullptr;  // [T]; -1: do not write
+  bf16* k_cache = nullptr;  // this layer's cache
+  bf16* v_cache = nullptr;
+  int32_t num_tokens = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
+};
+// Per token and head: optional per-head RMSNorm of q and k (before rotation, as in Qwen3), rotary
+// embedding of q and k in place (angle = position * inv_freq[i], computed in F32), then K (rotated)
+// and V written into the cache at slot_mapping. Same maths as the CPU backend's rms_norm + rope +
+// write_kv.
+void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
+
+// ----------------------------------------------------------------- attention (attention_*.cu)
+
+struct PagedAttentionArgs {
+  const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
+  int64_t q_stride = 0;
+  bf16* out = nullptr;      // [T, num_heads * head_dim], stride out_stride
+  int64_t out_stride = 0;
+  const bf16* k_cache = nullptr;  // this layer, layout above
+  const bf16* v_cache = nullptr;
+  // Per sequence s < num_seqs: its query rows are [query_start[s], query_start[s] + query_len[s]),
+  // the cache holds context_len[s] tokens of it (incl. this step's), its block table is
+  // block_tables[block_table_start[s] ...]. Query row j of s sits at position
+  // context_len[s] - query_len[s] + j. A sequence with context_len 0 is padding: its rows get 0.
+  const int32_t* query_start = nullptr;
+  const int32_t* query_len = nullptr;
+  const int32_t* context_len = nullptr;
+  const int32_t* block_table_start = nullptr;
+  const int32_t* block_tables = nullptr;
+  int32_t num_seqs = 0;
+  int32_t max_query_len = 0;  // host-known upper bound over seqs (prefill grid)
+  int32_t num_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
+  float scale = 1.0f;
+  int32_t sliding_window = 0;  // 0: full causal; else a query at p sees keys in (p - window, p]
+  // Decode: each sequence's context is cut into num_splits parts (flash-decoding), merged by a
+  // second kernel. Partials live in `workspace` (see decode_workspace_bytes).
+  int32_t num_splits = 1;
+  void* workspace = nullptr;
+};
+// Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
+// blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.
+void paged_attention_prefill(const PagedAttentionArgs& a, cudaStream_t stream);
+// Decode only (every query_len is 1 or the sequence is padding): one thread block per
+// (sequence, kv head, split) serving all query heads of the group, 16-byte loads.
+void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream);
+size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
+                              int32_t num_splits);
+
+// ------------------------------------------------------------------- sampling (sampling.cu)
+
+// One logits row to sample; mirrors inferdesk::SamplingParams (core/sample) and follows the same
+// pipeline as the CPU Sampler (core/sample/sampler.h): penalties, then greedy argmax (temperature
+// < 1e-5, lowest id wins ties) or temperature, min_p, top-k (ties kept), top-p, and a draw from the
+// renormalised distribution. The draw uses Philox keyed by (seed, counter), so a request's tokens
+// do not depend on what else is in the batch. Reported log-probabilities (the token's and the
+// top list's) are log_softmax of the RAW logits (before penalties and temperature).
+struct SampleRowDev {
+  float temperature = 1.0f, top_p = 1.0f, min_p = 0.0f;
+  float repetition_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
+  int32_t top_k = 0;         // <= 0: off
+  int32_t num_logprobs = 0;  // 0..20 top entries to report
+  uint64_t seed = 0;
+  uint64_t counter = 0;      // tokens the request generated before this one
+  // Penalty entries [penalty_start, penalty_start + penalty_count) of the batch arrays: each is a
+  // distinct token of prompt ∪ output (repetition penalty applies to all of them) with its count
+  // in the output (frequency/presence apply where count > 0).
+  int32_t penalty_start = 0, penalty_count = 0;
+};
+constexpr int32_t kMaxTopLogprobs = 20;
+struct SampleArgs {
+  const float* logits = nullptr;  // [rows, vocab], row stride logits_stride (F32)
+  int64_t logits_stride = 0;
+  int32_t rows = 0, vocab = 0;
+  const SampleRowDev* row_params = nullptr;  // device [rows]
+  const int32_t* penalty_tokens = nullptr;   // device
+  const int32_t* penalty_counts = nullptr;   // device
+  void* workspace = nullptr;                 // sample_workspace_bytes(rows, vocab)
+  int32_t* out_token = nullptr;              // device [rows]
+  float* out_logprob = nullptr;              // device [rows]
+  int32_t* out_top_ids = nullptr;            // device [rows, kMaxTopLogprobs]
+  float* out_top_logprobs = nullptr;         // device [rows, kMaxTopLogprobs]
+};
+void sample_rows(const SampleArgs& a, cudaStream_t stream);
+size_t sample_workspace_bytes(int32_t rows, int32_t vocab);
+
+// ----------------------------------------------------------------------- GEMV (gemv.cu)
+
+// Small-batch y = x @ W^T (+ bias) for rows(x) <= kGemvMaxRows, memory-bound path: W BF16
+// [N, K] contiguous, x BF16 [M, K], y BF16 or F32 [M, N]; bias BF16 [N] or null.
+constexpr int32_t kGemvMaxRows = 8;
+void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
+          cudaStream_t stream);
+// Same with the SwiGLU epilogue: W stacks gate [I, K] over up [I, K]; out[m, i] =
+// silu(x.gate_i) * (x.up_i), BF16 [M, I].
+void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
+                 cudaStream_t stream);
+
+}  // namespace inferdesk::cuda
