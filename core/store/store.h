@@ -96,15 +96,18 @@ class Database {
   // savepoints. Destroying an uncommitted Transaction rolls it back (never throws).
   class Transaction {
    public:
-    explicit Transaction(Database& db);
+    // `what` says what is being saved ("saving a message"); it goes into error messages.
+    explicit Transaction(Database& db, std::string_view what = "saving changes");
     ~Transaction();
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
     void commit();
 
    private:
+    void rollback() noexcept;
     Database& db_;
-    bool outermost_ = false;
+    std::string what_;
+    int depth_ = 0;  // 1 = outermost (BEGIN IMMEDIATE), deeper ones are savepoints
     bool done_ = false;
   };
 
@@ -203,7 +206,8 @@ class ChatStore {
                       std::string_view stats_json = "{}");
   // Replaces a message's content (e.g. fixing up a reply); prefer add_message for user edits.
   void set_message_content(std::int64_t message_id, std::string_view content);
-  // Start-up recovery: every Streaming message becomes Stopped. Returns how many changed.
+  // Start-up recovery: every Streaming message becomes Stopped. Returns how many changed (0, and
+  // nothing done, on a read-only database).
   int mark_interrupted_streams();
 
   // Chooses the branch the chat shows (leaf_id 0 = none). Does not change updated_at.

@@ -1,0 +1,53 @@
+// Internal to core/store: a prepared SQLite statement whose every result code is checked and
+// turned into inferdesk::Error through Database::fail().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/store/store.h"
+
+struct sqlite3_stmt;
+
+namespace inferdesk::store::detail {
+
+class Statement {
+ public:
+  // `what` says what the statement is for ("saving a message"); it goes into error messages.
+  Statement(const Database& db, const char* sql, std::string_view what);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are 1-based, as in SQL (?1, ?2, ...).
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, std::optional<std::int64_t> value);  // nullopt binds NULL
+  Statement& bind_null(int index);
+
+  // Advances: true when a row is available, false when done. Throws on any error.
+  bool step();
+  // Steps a statement that returns no rows.
+  void run();
+  // Clears the previous execution so the statement can run again with new bindings.
+  void reset();
+
+  bool is_null(int column) const;
+  std::int64_t int64(int column) const;
+  std::optional<std::int64_t> optional_int64(int column) const;
+  std::string text(int column) const;
+
+ private:
+  const Database& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string what_;
+};
+
+// Runs a statement that yields one integer (e.g. "PRAGMA user_version").
+std::int64_t query_int(const Database& db, const char* sql, std::string_view what);
+// Rows changed by the last INSERT/UPDATE/DELETE on this connection.
+int changes(const Database& db);
+
+}  // namespace inferdesk::store::detail
