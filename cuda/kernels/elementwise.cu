@@ -1,0 +1,470 @@
+// Elementwise and row-wise kernels: embedding rows, RMSNorm (+ fused residual add), SiLU * up,
+// in-place add, row gather, deterministic random fill and conversion to BF16.
+//
+// Elementwise work is cut into chunks of 8 consecutive elements of one row; a thread handles one
+// chunk per grid-stride step. A chunk is moved with 16-byte loads/stores when every tensor of the
+// op allows it (16-byte aligned base and a row stride that keeps rows 16-byte aligned, checked on
+// the host) and the chunk is whole; otherwise element by element. Row norms use one warp per row
+// for rows up to 1024 columns and one block per row above that, accumulating in F32.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda/kernels/common.cuh"
+
+namespace inferdesk::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kChunk = 8;              // elements per chunk
+constexpr int64_t kWarpRowMaxCols = 1024;  // rms_norm: one warp per row up to this width
+constexpr int kNormWarpsPerBlock = 4;
+
+// ------------------------------------------------------------------ typed scalar conversions
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16(v); }
+
+// 8 consecutive elements starting at p. vec: whole chunk with 16-byte accesses (alignment checked
+// by the launcher); else n <= 8 scalar accesses (missing elements read as 0).
+template <typename T>
+__device__ __forceinline__ void load8(const T* p, int n, bool vec, float (&v)[kChunk]) {
+  if (vec) {
+    if constexpr (sizeof(T) == 4) {
+      const float4 a = reinterpret_cast<const float4*>(p)[0];
+      const float4 b = reinterpret_cast<const float4*>(p)[1];
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+      v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    } else {
+      alignas(16) T e[kChunk];
+      *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(p);
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) v[i] = to_f(e[i]);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) v[i] = i < n ? to_f(p[i]) : 0.0f;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void store8(T* p, int n, bool vec, const float (&v)[kChunk]) {
+  if (vec) {
+    if constexpr (sizeof(T) == 4) {
+      reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+      reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+      alignas(16) T e[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) e[i] = from_f<T>(v[i]);
+      *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(e);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i)
+      if (i < n) p[i] = from_f<T>(v[i]);
+  }
+}
+
+// ------------------------------------------------------------------------ host-side helpers
+
+// Calls f(T{}) with T = float or bf16 as dt says.
+template <class F>
+void with_dt(Dt dt, F&& f) {
+  if (dt == Dt::F32)
+    f(float{});
+  else
+    f(bf16{});
+}
+
+// Whether rows of a [rows, *] tensor of T at p with this stride can be read in 16-byte chunks.
+template <typename T>
+bool vec_ok(const void* p, int64_t stride, int64_t rows) {
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return rows <= 1 || (stride * static_cast<int64_t>(sizeof(T))) % 16 == 0;
+}
+
+unsigned grid_for(int64_t work, int threads) {
+  const int64_t blocks = (work + threads - 1) / threads;
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{1} << 20));
+}
+
+// ------------------------------------------------------------ chunked elementwise framework
+
+// Runs op(row, col0, n, vec) for every chunk of a [rows, cols] iteration space, grid-stride.
+template <class Op>
+__global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, int64_t cols) {
+  const int64_t per_row = (cols + kChunk - 1) / kChunk;
+  const int64_t total = rows * per_row;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += step) {
+    const int64_t r = i / per_row;
+    const int64_t c0 = (i - r * per_row) * kChunk;
+    const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c0));
+    op(r, c0, n);
+  }
+}
+
+template <class Op>
+void launch_chunks(const Op& op, int64_t rows, int64_t cols, cudaStream_t stream,
+                   const char* what) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t chunks = rows * ((cols + kChunk - 1) / kChunk);
+  chunk_kernel<<<grid_for(chunks, kThreads), kThreads, 0, stream>>>(op, rows, cols);
+  check_launch(what);
+}
+
+template <typename TO>
+struct EmbedOp {
+  const bf16* table;
+  int64_t table_stride, vocab;
+  const int32_t* ids;
+  TO* out;
+  int64_t out_stride;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    const bool v8 = vec && n == kChunk;
+    const int32_t id = ids[r];
+    float v[kChunk];
+    if (id < 0 || id >= vocab) {  // out of range (the caller validates ids): zeros, no stray read
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) v[i] = 0.0f;
+    } else {
+      load8(table + id * table_stride + c0, n, v8, v);
+    }
+    store8(out + r * out_stride + c0, n, v8, v);
+  }
+};
+
+template <typename TG, typename TU, typename TO>
+struct SiluMulOp {
+  const TG* gate;
+  int64_t gate_stride;
+  const TU* up;
+  int64_t up_stride;
+  TO* out;
+  int64_t out_stride;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    const bool v8 = vec && n == kChunk;
+    float g[kChunk], u[kChunk];
+    load8(gate + r * gate_stride + c0, n, v8, g);
+    load8(up + r * up_stride + c0, n, v8, u);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    store8(out + r * out_stride + c0, n, v8, g);
+  }
+};
+
+template <typename TIO, typename TX>
+struct AddOp {
+  TIO* inout;
+  int64_t inout_stride;
+  const TX* x;
+  int64_t x_stride;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    const bool v8 = vec && n == kChunk;
+    float a[kChunk], b[kChunk];
+    load8(inout + r * inout_stride + c0, n, v8, a);
+    load8(x + r * x_stride + c0, n, v8, b);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) a[i] += b[i];
+    store8(inout + r * inout_stride + c0, n, v8, a);
+  }
+};
+
+template <typename TX, typename TO>
+struct GatherOp {
+  const TX* x;
+  int64_t x_stride, x_rows;
+  const int32_t* idx;
+  TO* out;
+  int64_t out_stride;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    const bool v8 = vec && n == kChunk;
+    const int32_t src = idx[r];
+    float v[kChunk];
+    if (src < 0 || src >= x_rows) {  // out of range (the caller validates): zeros
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) v[i] = 0.0f;
+    } else {
+      load8(x + src * x_stride + c0, n, v8, v);
+    }
+    store8(out + r * out_stride + c0, n, v8, v);
+  }
+};
+
+// The CPU backend's generator (cpu_backend.cpp, fill_random): splitmix64 of (splitmix64(seed)
+// XOR logical element index), top 24 bits mapped to [-1, 1), times scale. Same seed and shape give
+// bit-identical values on both backends, whatever the launch configuration or row stride.
+__host__ __device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+template <typename T>
+struct FillOp {
+  T* data;
+  int64_t stride, cols;
+  uint64_t base;
+  float scale;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    float v[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) {
+      const uint64_t bits = splitmix64(base ^ static_cast<uint64_t>(r * cols + c0 + i));
+      // Exact in F32 (k * 2^-23 - 1 with k < 2^24), then one rounding for the scale, as on the CPU.
+      const float u = __fsub_rn(__fmul_rn(static_cast<float>(bits >> 40), 2.0f / 16777216.0f), 1.0f);
+      v[i] = __fmul_rn(u, scale);
+    }
+    store8(data + r * stride + c0, n, vec && n == kChunk, v);
+  }
+};
+
+template <typename TS>
+struct ConvertOp {
+  const TS* src;
+  bf16* dst;
+  bool vec;
+  __device__ void operator()(int64_t, int64_t c0, int n) const {
+    const bool v8 = vec && n == kChunk;
+    float v[kChunk];
+    load8(src + c0, n, v8, v);
+    store8(dst + c0, n, v8, v);
+  }
+};
+
+// ---------------------------------------------------------------------------- row norms
+
+// Sum over the block (blockDim.x a multiple of 32); `sh` holds 32 floats.
+__device__ __forceinline__ float block_sum(float v, float* sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warp_sum(v);
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  float t = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : 0.0f;
+  if (warp == 0) {
+    t = warp_sum(t);
+    if (lane == 0) sh[0] = t;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+// out = src / sqrt(mean(src^2) + eps) * w per row, where src = x, or with kAdd src = residual + x
+// (written back to residual first). Each thread owns the same chunks in both passes, so x (or
+// residual) may alias out: every element is read before the same thread overwrites it, and the
+// reduction between the passes orders all reads of a row before any write of it. Plain loads
+// only (no read-only cache path) for the same reason.
+template <bool kAdd, bool kWarpPerRow, typename TX, typename TO>
+__global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x, int64_t x_stride,
+                                const bf16* w, float eps, TO* out, int64_t out_stride,
+                                int64_t rows, int64_t cols, bool vec) {
+  __shared__ float sh[32];
+  int64_t row;
+  int tid, nthreads;
+  if constexpr (kWarpPerRow) {
+    row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    tid = threadIdx.x & 31;
+    nthreads = 32;
+    if (row >= rows) return;  // whole warp leaves; no block-wide barrier in this variant
+  } else {
+    row = blockIdx.x;
+    tid = threadIdx.x;
+    nthreads = blockDim.x;
+  }
+  const TX* xr = x + row * x_stride;
+  float* rr = kAdd ? residual + row * res_stride : nullptr;
+  TO* outr = out + row * out_stride;
+  float ss = 0.0f;
+  for (int64_t c = static_cast<int64_t>(tid) * kChunk; c < cols; c += nthreads * kChunk) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c));
+    const bool v8 = vec && n == kChunk;
+    float v[kChunk];
+    load8(xr + c, n, v8, v);
+    if constexpr (kAdd) {
+      float r[kChunk];
+      load8(rr + c, n, v8, r);
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) v[i] += r[i];
+      store8(rr + c, n, v8, v);
+    }
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) ss += v[i] * v[i];  // missing elements are 0
+  }
+  if constexpr (kWarpPerRow)
+    ss = warp_sum(ss);
+  else
+    ss = block_sum(ss, sh);
+  const float inv = 1.0f / sqrtf(ss / static_cast<float>(cols) + eps);
+  for (int64_t c = static_cast<int64_t>(tid) * kChunk; c < cols; c += nthreads * kChunk) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c));
+    const bool v8 = vec && n == kChunk;
+    float v[kChunk], wv[kChunk];
+    if constexpr (kAdd)
+      load8(rr + c, n, v8, v);
+    else
+      load8(xr + c, n, v8, v);
+    load8(w + c, n, v8, wv);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) v[i] = wv[i] * (v[i] * inv);
+    store8(outr + c, n, v8, v);
+  }
+}
+
+template <bool kAdd, typename TX, typename TO>
+void launch_rms_norm(float* residual, int64_t res_stride, const Mat& x, const bf16* w, float eps,
+                     const Mat& out, bool vec, cudaStream_t stream) {
+  const auto* xp = static_cast<const TX*>(x.data);
+  auto* op = static_cast<TO*>(out.data);
+  if (x.cols <= kWarpRowMaxCols) {
+    const int threads = 32 * kNormWarpsPerBlock;
+    const auto blocks = static_cast<unsigned>((x.rows + kNormWarpsPerBlock - 1) / kNormWarpsPerBlock);
+    rms_norm_kernel<kAdd, true, TX, TO><<<blocks, threads, 0, stream>>>(
+        residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
+  } else {
+    const int64_t chunks = (x.cols + kChunk - 1) / kChunk;
+    const int threads = static_cast<int>(std::clamp<int64_t>((chunks + 31) / 32 * 32, 64, 512));
+    rms_norm_kernel<kAdd, false, TX, TO><<<static_cast<unsigned>(x.rows), threads, 0, stream>>>(
+        residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- launchers
+
+void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, cudaStream_t stream) {
+  if (table.dt != Dt::BF16) unsupported_config("embed_rows: the table must be BF16");
+  with_dt(out.dt, [&](auto to) {
+    using TO = decltype(to);
+    const bool vec = vec_ok<bf16>(table.data, table.stride, table.rows) &&
+                     vec_ok<TO>(out.data, out.stride, out.rows);
+    EmbedOp<TO> op{static_cast<const bf16*>(table.data), table.stride, table.rows, token_ids,
+                   static_cast<TO*>(out.data), out.stride, vec};
+    launch_chunks(op, out.rows, out.cols, stream, "embed_rows");
+  });
+}
+
+void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stream) {
+  if (x.rows <= 0 || x.cols <= 0) return;
+  with_dt(x.dt, [&](auto tx) {
+    using TX = decltype(tx);
+    with_dt(out.dt, [&](auto to) {
+      using TO = decltype(to);
+      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
+                       vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
+      launch_rms_norm<false, TX, TO>(nullptr, 0, x, w, eps, out, vec, stream);
+    });
+  });
+  check_launch("rms_norm");
+}
+
+void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
+                  cudaStream_t stream) {
+  if (x.rows <= 0 || x.cols <= 0) return;
+  if (residual.dt != Dt::F32) unsupported_config("add_rms_norm: the residual must be F32");
+  auto* res = static_cast<float*>(residual.data);
+  with_dt(x.dt, [&](auto tx) {
+    using TX = decltype(tx);
+    with_dt(out.dt, [&](auto to) {
+      using TO = decltype(to);
+      const bool vec = vec_ok<float>(res, residual.stride, residual.rows) &&
+                       vec_ok<TX>(x.data, x.stride, x.rows) &&
+                       vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
+      launch_rms_norm<true, TX, TO>(res, residual.stride, x, w, eps, out, vec, stream);
+    });
+  });
+  check_launch("add_rms_norm");
+}
+
+void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream) {
+  with_dt(gate.dt, [&](auto tg) {
+    using TG = decltype(tg);
+    with_dt(up.dt, [&](auto tu) {
+      using TU = decltype(tu);
+      with_dt(out.dt, [&](auto to) {
+        using TO = decltype(to);
+        const bool vec = vec_ok<TG>(gate.data, gate.stride, gate.rows) &&
+                         vec_ok<TU>(up.data, up.stride, up.rows) &&
+                         vec_ok<TO>(out.data, out.stride, out.rows);
+        SiluMulOp<TG, TU, TO> op{static_cast<const TG*>(gate.data), gate.stride,
+                                 static_cast<const TU*>(up.data),   up.stride,
+                                 static_cast<TO*>(out.data),        out.stride, vec};
+        launch_chunks(op, out.rows, out.cols, stream, "silu_mul");
+      });
+    });
+  });
+}
+
+void add_inplace(Mat inout, const Mat& x, cudaStream_t stream) {
+  with_dt(inout.dt, [&](auto ti) {
+    using TI = decltype(ti);
+    with_dt(x.dt, [&](auto tx) {
+      using TX = decltype(tx);
+      const bool vec = vec_ok<TI>(inout.data, inout.stride, inout.rows) &&
+                       vec_ok<TX>(x.data, x.stride, x.rows);
+      AddOp<TI, TX> op{static_cast<TI*>(inout.data), inout.stride,
+                       static_cast<const TX*>(x.data), x.stride, vec};
+      launch_chunks(op, inout.rows, inout.cols, stream, "add_inplace");
+    });
+  });
+}
+
+void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream) {
+  with_dt(x.dt, [&](auto tx) {
+    using TX = decltype(tx);
+    with_dt(out.dt, [&](auto to) {
+      using TO = decltype(to);
+      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
+                       vec_ok<TO>(out.data, out.stride, out.rows);
+      GatherOp<TX, TO> op{static_cast<const TX*>(x.data), x.stride, x.rows, rows_idx,
+                          static_cast<TO*>(out.data), out.stride, vec};
+      launch_chunks(op, out.rows, out.cols, stream, "gather_rows");
+    });
+  });
+}
+
+void fill_random(Mat t, uint64_t seed, float scale, cudaStream_t stream) {
+  const uint64_t base = splitmix64(seed);
+  with_dt(t.dt, [&](auto tt) {
+    using T = decltype(tt);
+    FillOp<T> op{static_cast<T*>(t.data), t.stride, t.cols, base, scale,
+                 vec_ok<T>(t.data, t.stride, t.rows)};
+    launch_chunks(op, t.rows, t.cols, stream, "fill_random");
+  });
+}
+
+void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n,
+                     cudaStream_t stream) {
+  auto run = [&](auto ts) {
+    using TS = decltype(ts);
+    ConvertOp<TS> op{static_cast<const TS*>(src), dst,
+                     vec_ok<TS>(src, 0, 1) && vec_ok<bf16>(dst, 0, 1)};
+    launch_chunks(op, 1, n, stream, "convert_to_bf16");
+  };
+  switch (src_kind) {
+    case 0: run(float{}); break;
+    case 1: run(bf16{}); break;
+    case 2: run(__half{}); break;
+    default: unsupported_config("convert_to_bf16: source kind " + std::to_string(src_kind));
+  }
+}
+
+}  // namespace inferdesk::cuda

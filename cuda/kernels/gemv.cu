@@ -1,0 +1,269 @@
+// Small-batch GEMV (decode): y[M, N] = x[M, K] @ W[N, K]^T (+ bias) for M <= 8, and the same with
+// a SwiGLU epilogue. Memory-bound: the goal is to stream W once at full DRAM bandwidth.
+//
+// Main path (W 16-byte aligned, K % 8 == 0): tensor-core mma.m16n8k16 (BF16 in, F32 accumulate)
+// with W as the 16-row A operand and the (up to 8) x rows as the 8 B columns, so one pass over W
+// serves every x row. A thread block owns 16 output rows (32 for SwiGLU: 16 gate + 16 up); its
+// kWarps warps split K in interleaved steps of 32 and are reduced through shared memory at the end.
+// Since the order of the k terms of a dot product is free, each lane loads whole 16-byte chunks:
+// lane (g = lane / 4, t = lane % 4) reads W[row g][k0 + 8t, +8), W[row g + 8][same] and x[g][same],
+// and the 8 values of a chunk feed two mmas as the logical k's {2t, 2t+1, 2t+8, 2t+9} of each (the
+// same permutation for A and B, so the products pair up correctly). W is read with a streaming
+// (L1 no-allocate, 256-byte L2 prefetch) load so x stays cached in L1.
+// Fallback (unaligned W or K % 8 != 0): one warp per output row, scalar loads. Correct, not fast.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda/kernels/common.cuh"
+
+namespace inferdesk::cuda {
+namespace {
+
+constexpr int kWarps = 8;          // warps per block splitting K
+constexpr int kRows = 16;          // output rows per block (per stacked matrix)
+constexpr int kStepK = 32;         // k per warp step (4 lanes x 8 elements)
+constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
+
+__device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+}
+
+template <bool kVec>
+__device__ __forceinline__ uint4 load_x(const bf16* p) {
+  if constexpr (kVec) {
+    return *reinterpret_cast<const uint4*>(p);
+  } else {
+    alignas(16) bf16 e[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) e[i] = p[i];
+    return *reinterpret_cast<const uint4*>(e);
+  }
+}
+
+// c += A(16x16, row) * B(16x8, col), BF16 inputs, F32 accumulators.
+__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// One 8-element chunk per lane: lo = W row g, hi = W row g + 8, b = x row g, all at the same k's.
+// Elements 0-3 and 4-7 of the chunk are the logical k's {2t, 2t+1, 2t+8, 2t+9} of two mmas.
+__device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const uint4& hi,
+                                          const uint4& b) {
+  mma_bf16(c, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+  mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+}
+
+__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
+
+template <typename TY>
+__device__ __forceinline__ void store_y(TY* p, float v) {
+  if constexpr (sizeof(TY) == 4)
+    *p = v;
+  else
+    *p = __float2bfloat16(v);
+}
+
+// kMats = 1: y = x W^T (+ bias), W [mat_rows, K]. kMats = 2: W stacks gate [mat_rows, K] over up
+// [mat_rows, K] and y = silu(x gate^T) * (x up^T), y [M, mat_rows].
+template <int kMats, bool kXVec, typename TY>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M,
+                    const bf16* __restrict__ w, int64_t mat_rows, int64_t K,
+                    const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride) {
+  constexpr int U = kMats == 1 ? 4 : 2;  // steps in flight per warp: 8 W chunks per lane
+  __shared__ float red[kWarps][kMats * 4][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRows;
+  const int64_t steps = (K + kStepK - 1) / kStepK;
+
+  // Rows past the end (last block) and x rows past M are clamped to valid ones and loaded anyway:
+  // C rows and columns are independent, and results for them are never stored. So the main loop
+  // has no predicates and a warp issues all its loads of a batch back to back.
+  const bf16* wp[kMats][2];
+#pragma unroll
+  for (int m = 0; m < kMats; ++m)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+      wp[m][hh] = w + (m * mat_rows + min(r0 + g + 8 * hh, mat_rows - 1)) * K + 8 * t;
+  const bf16* xp = x + min(g, M - 1) * x_stride + 8 * t;
+
+  float c[kMats][4];
+#pragma unroll
+  for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
+
+  const int64_t full_steps = K / kStepK;  // steps whose 4 chunks all lie inside K
+  constexpr int64_t kBatch = static_cast<int64_t>(kWarps) * U;
+  int64_t s0 = warp;
+  for (; s0 + (U - 1) * kWarps < full_steps; s0 += kBatch) {
+    uint4 a[U][kMats][2];
+    uint4 b[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t k = (s0 + u * kWarps) * kStepK;
+#pragma unroll
+      for (int m = 0; m < kMats; ++m)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) a[u][m][hh] = load_w_stream(wp[m][hh] + k);
+      b[u] = load_x<kXVec>(xp + k);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int m = 0; m < kMats; ++m) mma_chunk(c[m], a[u][m][0], a[u][m][1], b[u]);
+  }
+  // Tail: the warp's last steps, one at a time; a chunk past K (K % 32 != 0) contributes zeros.
+  // Only the loads are conditional: mma.sync must be executed by the whole warp together.
+  for (; s0 < steps; s0 += kWarps) {
+    const int64_t k = s0 * kStepK;
+    uint4 a[kMats][2], b = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) a[m][0] = a[m][1] = b;
+    if (k + 8 * t < K) {  // K % 8 == 0: a chunk is whole or absent
+#pragma unroll
+      for (int m = 0; m < kMats; ++m)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) a[m][hh] = load_w_stream(wp[m][hh] + k);
+      b = load_x<kXVec>(xp + k);
+    }
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) mma_chunk(c[m], a[m][0], a[m][1], b);
+  }
+
+#pragma unroll
+  for (int m = 0; m < kMats; ++m)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[warp][m * 4 + i][lane] = c[m][i];
+  __syncthreads();
+  // Thread j < 128 finishes accumulator entry (i = j / 32) of lane l = j % 32: C row g (+8 for
+  // i >= 2) = output row, C column 2t + (i & 1) = x row.
+  if (threadIdx.x >= 128) return;
+  const int i = threadIdx.x >> 5, l = threadIdx.x & 31;
+  const int64_t row = r0 + (l >> 2) + (i >= 2 ? 8 : 0);
+  const int tok = 2 * (l & 3) + (i & 1);
+  if (row >= mat_rows || tok >= M) return;
+  float acc[kMats];
+#pragma unroll
+  for (int m = 0; m < kMats; ++m) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int wi = 0; wi < kWarps; ++wi) sum += red[wi][m * 4 + i][l];
+    acc[m] = sum;
+  }
+  float v;
+  if constexpr (kMats == 1) {
+    v = acc[0] + (bias ? __bfloat162float(bias[row]) : 0.0f);
+  } else {
+    v = silu(acc[0]) * acc[1];
+  }
+  store_y(y + tok * y_stride + row, v);
+}
+
+// Fallback: one warp per output row, any alignment and K.
+template <int kMats, typename TY>
+__global__ void __launch_bounds__(kFallbackWarps * 32)
+    gemv_simple_kernel(const bf16* x, int64_t x_stride, int M, const bf16* w, int64_t mat_rows,
+                       int64_t K, const bf16* bias, TY* y, int64_t y_stride) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kFallbackWarps + (threadIdx.x >> 5);
+  if (row >= mat_rows) return;
+  float acc[kMats][kGemvMaxRows];
+#pragma unroll
+  for (int m = 0; m < kMats; ++m)
+#pragma unroll
+    for (int r = 0; r < kGemvMaxRows; ++r) acc[m][r] = 0.0f;
+  for (int64_t k = lane; k < K; k += 32) {
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) {
+      const float wv = __bfloat162float(w[(m * mat_rows + row) * K + k]);
+#pragma unroll
+      for (int r = 0; r < kGemvMaxRows; ++r)
+        if (r < M) acc[m][r] += wv * __bfloat162float(x[r * x_stride + k]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kGemvMaxRows; ++r) {
+    if (r >= M) break;
+    float s[kMats];
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) s[m] = warp_sum(acc[m][r]);
+    if (lane != 0) continue;
+    float v;
+    if constexpr (kMats == 1)
+      v = s[0] + (bias ? __bfloat162float(bias[row]) : 0.0f);
+    else
+      v = silu(s[0]) * s[1];
+    store_y(y + r * y_stride + row, v);
+  }
+}
+
+template <int kMats, typename TY>
+void launch_gemv(const Mat& x, const bf16* w, int64_t mat_rows, int64_t k, const bf16* bias,
+                 const Mat& y, cudaStream_t stream) {
+  const auto* xp = static_cast<const bf16*>(x.data);
+  auto* yp = static_cast<TY*>(y.data);
+  const int M = static_cast<int>(x.rows);
+  const bool w_vec = reinterpret_cast<uintptr_t>(w) % 16 == 0 && k % 8 == 0;
+  if (w_vec) {
+    const bool x_vec =
+        reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
+    const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
+    if (x_vec)
+      gemv_mma_kernel<kMats, true, TY><<<blocks, kWarps * 32, 0, stream>>>(
+          xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+    else
+      gemv_mma_kernel<kMats, false, TY><<<blocks, kWarps * 32, 0, stream>>>(
+          xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+  } else {
+    const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
+    gemv_simple_kernel<kMats, TY><<<blocks, kFallbackWarps * 32, 0, stream>>>(
+        xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+  }
+}
+
+void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, const Mat& y) {
+  if (x.dt != Dt::BF16) unsupported_config(std::string(what) + ": x must be BF16");
+  if (x.rows > kGemvMaxRows)
+    unsupported_config(std::string(what) + ": " + std::to_string(x.rows) + " rows (at most " +
+                       std::to_string(kGemvMaxRows) + ")");
+  if (x.cols != k || y.cols != rows_out || y.rows < x.rows)
+    unsupported_config(std::string(what) + ": shapes do not match (x " + std::to_string(x.rows) +
+                       "x" + std::to_string(x.cols) + ", k " + std::to_string(k) + ", y " +
+                       std::to_string(y.rows) + "x" + std::to_string(y.cols) + ", out " +
+                       std::to_string(rows_out) + ")");
+}
+
+}  // namespace
+
+void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
+          cudaStream_t stream) {
+  check_shapes("gemv", x, n, k, y);
+  if (x.rows <= 0 || n <= 0) return;
+  if (y.dt == Dt::F32)
+    launch_gemv<1, float>(x, w, n, k, bias, y, stream);
+  else
+    launch_gemv<1, bf16>(x, w, n, k, bias, y, stream);
+  check_launch("gemv");
+}
+
+void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
+                 cudaStream_t stream) {
+  check_shapes("gemv_swiglu", x, inter, k, out);
+  if (x.rows <= 0 || inter <= 0) return;
+  if (out.dt == Dt::F32)
+    launch_gemv<2, float>(x, w_gate_up, inter, k, nullptr, out, stream);
+  else
+    launch_gemv<2, bf16>(x, w_gate_up, inter, k, nullptr, out, stream);
+  check_launch("gemv_swiglu");
+}
+
+}  // namespace inferdesk::cuda
