@@ -1,0 +1,279 @@
+#include "gui/models/models_page.h"
+
+#include <algorithm>
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "gui/engine/backends.h"
+
+namespace inferdesk::gui {
+
+namespace {
+constexpr int kDefaultContext = 8192;
+}
+
+ModelsPage::ModelsPage(AppContext& ctx, QWidget* parent)
+    : QWidget(parent), ctx_(ctx), manager_(ctx, this) {
+  buildUi();
+  connect(&manager_, &ModelManager::statusMessage, status_, &QLabel::setText);
+  if (EngineController* engine = ctx_.engine) {
+    connect(engine, &EngineController::loadStarted, this, [this] {
+      loading_ = true;
+      progress_->setValue(0);
+      progress_->setVisible(true);
+      updateButtons();
+    });
+    connect(engine, &EngineController::loadProgress, this, &ModelsPage::onLoadProgress);
+    connect(engine, &EngineController::modelLoaded, this, [this] {
+      loading_ = false;
+      loaded_ = true;
+      progress_->setVisible(false);
+      updateButtons();
+    });
+    connect(engine, &EngineController::loadFailed, this, [this](const QString& msg, bool cancelled) {
+      loading_ = false;
+      progress_->setVisible(false);
+      updateButtons();
+      if (!cancelled && isVisible()) QMessageBox::warning(this, tr("Loading failed"), msg);
+    });
+    connect(engine, &EngineController::modelUnloaded, this, [this] {
+      loaded_ = false;
+      updateButtons();
+    });
+  }
+  if (manager_.table()->rowCount() > 0) table_->selectRow(0);
+  showDetails();
+}
+
+void ModelsPage::buildUi() {
+  auto* root = new QVBoxLayout(this);
+  auto* title = new QLabel(tr("<h2>Models</h2>"));
+  auto* intro = new QLabel(tr("Local Hugging Face folders (config.json + safetensors). Select one to "
+                              "see what it is and what it will cost, then load it."));
+  intro->setWordWrap(true);
+  root->addWidget(title);
+  root->addWidget(intro);
+
+  auto* bar = new QHBoxLayout();
+  add_ = new QPushButton(tr("Add folder…"));
+  remove_ = new QPushButton(tr("Remove"));
+  bar->addWidget(add_);
+  bar->addWidget(remove_);
+  bar->addStretch();
+  root->addLayout(bar);
+
+  table_ = new QTableView();
+  table_->setModel(manager_.table());
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setSectionResizeMode(ModelTableModel::Name, QHeaderView::Stretch);
+  table_->setAlternatingRowColors(true);
+  table_->setMinimumHeight(140);
+  root->addWidget(table_, 2);
+
+  auto* lower = new QHBoxLayout();
+  auto* facts_box = new QGroupBox(tr("Details"));
+  auto* facts_layout = new QVBoxLayout(facts_box);
+  details_ = new QLabel();
+  details_->setWordWrap(true);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  facts_layout->addWidget(details_);
+  lower->addWidget(facts_box, 3);
+
+  auto* load_box = new QGroupBox(tr("Load"));
+  auto* form = new QFormLayout(load_box);
+  backend_ = new QComboBox();
+  backend_->addItem(tr("CPU"), "cpu");
+  backend_->addItem(tr("CUDA (NVIDIA GPU)"), "cuda");
+  const CudaStatus cuda = cuda_status();
+  cuda_note_ = new QLabel();
+  cuda_note_->setWordWrap(true);
+  if (!cuda.usable) {
+    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model())) {
+      m->item(1)->setEnabled(false);
+      m->item(1)->setToolTip(cuda.reason);
+    }
+    cuda_note_->setText(tr("<small>CUDA unavailable: %1</small>").arg(cuda.reason.toHtmlEscaped()));
+  } else {
+    cuda_note_->setText(tr("<small>GPU: %1</small>").arg(cuda.devices.join(", ").toHtmlEscaped()));
+  }
+  context_ = new QSpinBox();
+  context_->setRange(16, kDefaultContext);
+  context_->setSingleStep(1024);
+  context_->setValue(kDefaultContext);
+  context_->setSuffix(tr(" tokens"));
+  estimate_ = new QLabel();
+  estimate_->setWordWrap(true);
+  form->addRow(tr("Backend"), backend_);
+  form->addRow(QString(), cuda_note_);
+  form->addRow(tr("Context"), context_);
+  form->addRow(tr("Memory"), estimate_);
+  auto* buttons = new QHBoxLayout();
+  load_ = new QPushButton(tr("Load"));
+  load_->setDefault(true);
+  unload_ = new QPushButton(tr("Unload"));
+  cancel_ = new QPushButton(tr("Cancel"));
+  buttons->addWidget(load_);
+  buttons->addWidget(unload_);
+  buttons->addWidget(cancel_);
+  form->addRow(buttons);
+  progress_ = new QProgressBar();
+  progress_->setRange(0, 1000);
+  progress_->setTextVisible(true);
+  progress_->setFormat(tr("loading weights %p%"));
+  progress_->setVisible(false);
+  form->addRow(progress_);
+  lower->addWidget(load_box, 2);
+  root->addLayout(lower, 1);
+
+  status_ = new QLabel();
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  root->addWidget(status_);
+
+  connect(add_, &QPushButton::clicked, this, &ModelsPage::addFolderWithDialog);
+  connect(remove_, &QPushButton::clicked, this, [this] {
+    if (const qint64 id = selectedId()) manager_.removeModel(id);
+    showDetails();
+  });
+  connect(load_, &QPushButton::clicked, this, &ModelsPage::loadSelected);
+  connect(unload_, &QPushButton::clicked, this, [this] { manager_.unload(); });
+  connect(cancel_, &QPushButton::clicked, this, [this] { manager_.cancelLoad(); });
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ModelsPage::showDetails);
+  connect(manager_.table(), &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
+    table_->selectRow(first);
+  });
+  connect(manager_.table(), &QAbstractItemModel::dataChanged, this, [this] { updateButtons(); });
+  connect(backend_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
+  connect(context_, &QSpinBox::valueChanged, this, &ModelsPage::updateEstimate);
+}
+
+qint64 ModelsPage::selectedId() const {
+  const QModelIndexList rows = table_->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return 0;
+  return rows.first().data(ModelTableModel::IdRole).toLongLong();
+}
+
+bool ModelsPage::selectModel(qint64 id) {
+  const int row = manager_.table()->rowOf(id);
+  if (row < 0) return false;
+  table_->selectRow(row);
+  showDetails();
+  return true;
+}
+
+void ModelsPage::addFolderWithDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Add a Hugging Face model folder"), QString(), QFileDialog::ShowDirsOnly);
+  if (dir.isEmpty()) return;
+  const AddModelResult r = manager_.addFolder(dir);
+  if (!r.ok) QMessageBox::warning(this, tr("Cannot add this folder"), r.error);
+}
+
+void ModelsPage::loadSelected() {
+  const qint64 id = selectedId();
+  if (id == 0) {
+    status_->setText(tr("select a model first"));
+    return;
+  }
+  QString reason;
+  if (!manager_.load(id, backend_->currentData().toString(), context_->value(), &reason) &&
+      isVisible())
+    QMessageBox::warning(this, tr("Not loaded"), reason);
+}
+
+void ModelsPage::showDetails() {
+  const ModelRow* row = manager_.table()->find(selectedId());
+  if (!row) {
+    details_->setText(manager_.table()->rowCount() == 0
+                          ? tr("No models yet. Use <b>Add folder…</b> to add a local Hugging Face "
+                               "model folder.")
+                          : tr("Select a model."));
+    estimate_->clear();
+    updateButtons();
+    return;
+  }
+  if (!row->facts) {
+    details_->setText(tr("<b>%1</b><br>%2<br>The saved details cannot be read; add the folder again.")
+                          .arg(row->display_name.toHtmlEscaped(), row->path.toHtmlEscaped()));
+  } else {
+    const ModelFacts& f = *row->facts;
+    QString params = format_count(f.params_total);
+    if (f.is_moe())
+      params += tr(" (%1 active per token: %2 of %3 experts)")
+                    .arg(format_count(f.params_active))
+                    .arg(f.experts_per_token)
+                    .arg(f.num_experts);
+    details_->setText(
+        tr("<b>%1</b> <small>%2</small><table cellspacing=3>"
+           "<tr><td>Architecture</td><td>%3 %4</td></tr>"
+           "<tr><td>Parameters</td><td>%5</td></tr>"
+           "<tr><td>Weights</td><td>%6, %7 in %8 file(s)</td></tr>"
+           "<tr><td>Layers</td><td>%9</td></tr>"
+           "<tr><td>Context</td><td>%10 tokens</td></tr>"
+           "<tr><td>On disk</td><td>%11</td></tr>"
+           "<tr><td>Tokenizer</td><td>%12</td></tr>"
+           "<tr><td>Chat template</td><td>%13</td></tr></table>")
+            .arg(f.name.toHtmlEscaped(), f.path.toHtmlEscaped(), f.model_type.toHtmlEscaped(),
+                 f.architecture.isEmpty() ? QString() : "(" + f.architecture.toHtmlEscaped() + ")",
+                 params, f.dtype, format_bytes(f.weight_bytes))
+            .arg(f.num_shards)
+            .arg(f.num_layers)
+            .arg(f.context_length)
+            .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
+                 f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)")));
+    const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, 1 << 30));
+    const QSignalBlocker block(context_);
+    context_->setMaximum(max_ctx);
+    context_->setValue(std::min(max_ctx, kDefaultContext));
+  }
+  updateEstimate();
+  updateButtons();
+}
+
+void ModelsPage::updateEstimate() {
+  const qint64 id = selectedId();
+  if (id == 0) {
+    estimate_->clear();
+    return;
+  }
+  const MemoryCheck m = manager_.checkMemory(id, backend_->currentData().toString(), context_->value());
+  if (!m.reason.isEmpty()) {
+    estimate_->setText("<span style='color:#b00020'>" + m.reason.toHtmlEscaped() + "</span>");
+  } else {
+    estimate_->setText("<span style='color:#1b5e20'>" + tr("fits: ") + m.summary.toHtmlEscaped() +
+                       "</span>");
+  }
+  updateButtons();
+}
+
+void ModelsPage::updateButtons() {
+  const qint64 id = selectedId();
+  remove_->setEnabled(id != 0 && !loading_);
+  load_->setEnabled(id != 0 && !loading_);
+  unload_->setEnabled(loaded_ && !loading_);
+  cancel_->setEnabled(loading_);
+}
+
+void ModelsPage::onLoadProgress(qint64 done, qint64 total) {
+  progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
+}
+
+}  // namespace inferdesk::gui

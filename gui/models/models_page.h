@@ -1,0 +1,68 @@
+// The Models page: the registered model folders (table), the selected one's facts, a memory
+// estimate for the chosen backend and context, and load / unload / cancel with a progress bar.
+// All logic lives in ModelManager; this is its view.
+#pragma once
+
+#include <QWidget>
+
+#include "gui/app/app_context.h"
+#include "gui/models/model_manager.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableView;
+
+namespace inferdesk::gui {
+
+class ModelsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  ModelsPage(AppContext& ctx, QWidget* parent = nullptr);
+
+  ModelManager* manager() { return &manager_; }
+  QTableView* tableView() const { return table_; }
+  QComboBox* backendBox() const { return backend_; }
+  QSpinBox* contextBox() const { return context_; }
+  QLabel* estimateLabel() const { return estimate_; }
+  QLabel* statusLabel() const { return status_; }
+  QPushButton* loadButton() const { return load_; }
+
+  // Selects the row of this registry id (and shows its details); false when absent.
+  bool selectModel(qint64 id);
+  qint64 selectedId() const;
+
+ public slots:
+  void addFolderWithDialog();
+  void loadSelected();
+
+ private:
+  void buildUi();
+  void showDetails();
+  void updateEstimate();
+  void updateButtons();
+  void onLoadProgress(qint64 done, qint64 total);
+
+  AppContext& ctx_;
+  ModelManager manager_;
+  QTableView* table_ = nullptr;
+  QLabel* details_ = nullptr;
+  QComboBox* backend_ = nullptr;
+  QLabel* cuda_note_ = nullptr;
+  QSpinBox* context_ = nullptr;
+  QLabel* estimate_ = nullptr;
+  QPushButton* add_ = nullptr;
+  QPushButton* remove_ = nullptr;
+  QPushButton* load_ = nullptr;
+  QPushButton* unload_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* status_ = nullptr;
+  bool loading_ = false;
+  bool loaded_ = false;
+};
+
+}  // namespace inferdesk::gui

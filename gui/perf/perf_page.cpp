@@ -1,0 +1,127 @@
+#include "gui/perf/perf_page.h"
+
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineSeries>
+#include <QVBoxLayout>
+
+#include "gui/models/model_facts.h"
+#include "gui/perf/expert_heatmap.h"
+#include "gui/perf/time_series_chart.h"
+
+namespace inferdesk::gui {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}
+
+PerfPage::PerfPage(AppContext& ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
+  clock_.start();
+  buildUi();
+  if (EngineController* engine = ctx_.engine) {
+    connect(engine, &EngineController::statsUpdated, this, &PerfPage::onStats);
+    connect(engine, &EngineController::finished, this, &PerfPage::onFinished);
+    connect(engine, &EngineController::modelLoaded, this, &PerfPage::onModelLoaded);
+    connect(engine, &EngineController::modelUnloaded, this, &PerfPage::onModelUnloaded);
+    if (const auto loaded = engine->loadedModel()) onModelLoaded(*loaded);
+  }
+}
+
+void PerfPage::buildUi() {
+  auto* root = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout();
+  top->addWidget(new QLabel(tr("<h2>Performance</h2>")));
+  model_ = new QLabel(tr("no model loaded"));
+  top->addStretch();
+  top->addWidget(model_);
+  root->addLayout(top);
+  headline_ = new QLabel(tr("Load a model and generate: the charts follow the engine live."));
+  headline_->setTextFormat(Qt::RichText);
+  root->addWidget(headline_);
+
+  const QColor blue(31, 119, 180), orange(255, 127, 14), green(44, 160, 44), red(214, 39, 40),
+      purple(148, 103, 189);
+  auto* grid = new QGridLayout();
+  decode_chart_ = new TimeSeriesChart(tr("Decode tokens/s"), tr("time (s)"), tr("tokens/s"), kWindowSeconds);
+  decode_ = decode_chart_->addSeries(tr("decode"), blue);
+  ttft_chart_ = new TimeSeriesChart(tr("Time to first token per request"), tr("request #"), tr("ms"), 0);
+  ttft_ = ttft_chart_->addSeries(tr("TTFT"), orange);
+  ttft_->setPointsVisible(true);
+  kv_chart_ = new TimeSeriesChart(tr("KV-cache blocks"), tr("time (s)"), tr("blocks"), kWindowSeconds);
+  kv_used_ = kv_chart_->addSeries(tr("used"), green);
+  kv_total_ = kv_chart_->addSeries(tr("total"), QColor(120, 120, 120));
+  mem_chart_ = new TimeSeriesChart(tr("Memory"), tr("time (s)"), tr("MiB"), kWindowSeconds);
+  gpu_mem_ = mem_chart_->addSeries(tr("GPU used"), red);
+  rss_ = mem_chart_->addSeries(tr("process (RSS)"), purple);
+  req_chart_ = new TimeSeriesChart(tr("Requests"), tr("time (s)"), tr("requests"), kWindowSeconds);
+  running_ = req_chart_->addSeries(tr("running"), blue);
+  waiting_ = req_chart_->addSeries(tr("waiting"), orange);
+
+  auto* heat_box = new QGroupBox(tr("Routed tokens per layer × expert (since load)"));
+  auto* heat_layout = new QVBoxLayout(heat_box);
+  heatmap_ = new ExpertHeatmap();
+  heatmap_note_ = new QLabel(tr("<small>Hover a cell for its count. Dense models have no experts.</small>"));
+  heat_layout->addWidget(heatmap_, 1);
+  heat_layout->addWidget(heatmap_note_);
+
+  grid->addWidget(decode_chart_, 0, 0);
+  grid->addWidget(ttft_chart_, 0, 1);
+  grid->addWidget(kv_chart_, 1, 0);
+  grid->addWidget(mem_chart_, 1, 1);
+  grid->addWidget(req_chart_, 2, 0);
+  grid->addWidget(heat_box, 2, 1);
+  for (int r = 0; r < 3; ++r) grid->setRowStretch(r, 1);
+  for (int c = 0; c < 2; ++c) grid->setColumnStretch(c, 1);
+  root->addLayout(grid, 1);
+}
+
+void PerfPage::onStats(const EngineStats& s) {
+  const double t = now();
+  decode_chart_->append(decode_, t, s.decode_tokens_per_s);
+  kv_chart_->append(kv_used_, t, s.kv_blocks_used);
+  kv_chart_->append(kv_total_, t, s.kv_blocks_total);
+  if (gpu_) mem_chart_->append(gpu_mem_, t, s.memory.device_used / kMiB);
+  mem_chart_->append(rss_, t, s.process_rss_bytes / kMiB);
+  req_chart_->append(running_, t, s.running);
+  req_chart_->append(waiting_, t, s.waiting);
+  if (s.num_layers > 0 && s.num_experts > 0) heatmap_->setCounts(s.num_layers, s.num_experts, s.expert_counts);
+  const double kv_pct = s.kv_blocks_total > 0 ? 100.0 * s.kv_blocks_used / s.kv_blocks_total : 0.0;
+  QString text = tr("<b>%1</b> tokens/s decode &nbsp; <b>%2</b> tokens/s prompt &nbsp; "
+                    "KV <b>%3 / %4</b> blocks (%5%) &nbsp; running <b>%6</b>, waiting <b>%7</b> "
+                    "&nbsp; process <b>%8</b>")
+                     .arg(s.decode_tokens_per_s, 0, 'f', 1)
+                     .arg(s.prompt_tokens_per_s, 0, 'f', 1)
+                     .arg(s.kv_blocks_used)
+                     .arg(s.kv_blocks_total)
+                     .arg(kv_pct, 0, 'f', 0)
+                     .arg(s.running)
+                     .arg(s.waiting)
+                     .arg(format_bytes(s.process_rss_bytes));
+  if (gpu_ && s.memory.device_total > 0)
+    text += tr(" &nbsp; GPU <b>%1 / %2</b>").arg(format_bytes(s.memory.device_used), format_bytes(s.memory.device_total));
+  headline_->setText(text);
+}
+
+void PerfPage::onFinished(const QString&, const GenerationStats& st) {
+  ++requests_;
+  if (st.tokens > 0) ttft_chart_->append(ttft_, requests_, st.ttft_s * 1000.0);
+}
+
+void PerfPage::onModelLoaded(const ModelSummary& m) {
+  gpu_ = m.backend == "cuda";
+  gpu_mem_->setVisible(gpu_);
+  model_->setText(tr("%1 on %2").arg(m.name, gpu_ ? "CUDA" : "CPU"));
+  requests_ = 0;
+  for (TimeSeriesChart* c : {decode_chart_, ttft_chart_, kv_chart_, mem_chart_, req_chart_}) c->clearAll();
+  heatmap_->clear();
+  heatmap_note_->setText(m.num_experts > 0
+                             ? tr("<small>%1 layers × %2 experts. Hover a cell for its count.</small>")
+                                   .arg(m.num_layers)
+                                   .arg(m.num_experts)
+                             : tr("<small>%1 is a dense model: it has no experts.</small>").arg(m.name));
+}
+
+void PerfPage::onModelUnloaded() { model_->setText(tr("no model loaded")); }
+
+}  // namespace inferdesk::gui
