@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/sample/sampling_params.h"
 #include "core/util/dtype.h"
 #include "core/util/host_tensor.h"
 
@@ -133,6 +135,31 @@ struct ExpertWeights {
   Tensor down;  // [hidden, inter]
 };
 
+// What begin_step() decided for a step. A backend may pad a step to a size it has a captured CUDA
+// graph for (rows >= num_tokens; padding rows have slot -1 and sit in padding sequences), and may
+// replay that graph instead of executing the ops: then the model issues no ops at all and the
+// graph runs (and produces the logits) at end_step().
+struct StepPlan {
+  int32_t rows = 0;        // token rows the ops run over
+  int32_t logit_rows = 0;  // logit rows produced (>= the step's logit_rows.size())
+  bool replay = false;
+};
+
+// One logits row to sample on the device (see Backend::sample).
+struct SampleRow {
+  const SamplingParams* params = nullptr;
+  uint64_t seed = 0;     // the request's seed
+  uint64_t counter = 0;  // tokens the request generated before this one (with seed: the draw)
+  std::span<const int32_t> prompt_ids;  // for penalties
+  std::span<const int32_t> output_ids;
+};
+
+struct SampledToken {
+  int32_t token = 0;
+  float logprob = 0.0f;           // raw log-probability
+  std::vector<TokenLogprob> top;  // params->logprobs best, best first
+};
+
 struct MemoryInfo {
   int64_t device_total = 0;  // bytes; 0 when not applicable
   int64_t device_used = 0;
@@ -161,8 +188,27 @@ class Backend {
   virtual int64_t kv_block_bytes(const KvCacheShape& shape) const = 0;
   virtual MemoryInfo memory_info() const = 0;
 
+  // Activation tensors the model allocates for this backend (F32 on the CPU, BF16 on a GPU). The
+  // residual stream and the logits are always F32.
+  virtual DType activation_dtype() const { return DType::F32; }
+  // Whether models should stack q/k/v (and gate/up) weights into one matrix each, so one GEMM
+  // computes them (load_weight_rows). Default no.
+  virtual bool wants_fused_weights() const { return false; }
+  // One weight made of `parts` stacked by rows (each [rows_i, cols], same dtype). Only called when
+  // wants_fused_weights() is true; the default throws Unsupported.
+  virtual Buffer load_weight_rows(const std::vector<HostTensor>& parts, int64_t cols);
+  // Bytes of device memory still free for the KV cache after weights and activations, given the
+  // fraction of the device the engine may use (0 for backends that do not manage device memory:
+  // the engine then uses its kv_cache_bytes option).
+  virtual int64_t kv_cache_budget(double memory_utilization) const { return 0; }
+
   // ---- step ----
-  virtual void begin_step(const StepInput& step) = 0;
+  // Uploads the step. The default plan runs the ops over exactly the step's rows.
+  virtual StepPlan begin_step(const StepInput& step) = 0;
+  // Ends the step's forward (a backend that captures graphs instantiates or launches one here).
+  virtual void end_step() {}
+  // The model moved or resized its activation buffers: captured graphs are stale.
+  virtual void invalidate_graphs() {}
 
   // ---- ops (shapes: x is [T, n] for the step's T token rows unless said otherwise) ----
   // out[i] = table[token_ids[i]]
@@ -188,6 +234,18 @@ class Backend {
   // out[j] = x[logit_rows[j]]
   virtual void gather_rows(const Tensor& x, Tensor out) = 0;
 
+  // ---- fused ops (defaults compose the ops above) ----
+  // out = silu(x @ gate^T) * (x @ up^T) where w_gate_up stacks gate [I, in] over up [I, in];
+  // scratch is [T, 2I] of the activation dtype.
+  virtual void linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out);
+  // Per-head RMSNorm of q and k (when q_norm / k_norm are given, Qwen3), rotary embedding of q and
+  // k in place, then K and V written to the cache of `layer`. q, k, v may be column slices of one
+  // fused qkv tensor (the default needs contiguous q and k when norms are given).
+  virtual void qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
+                                     const Tensor* q_norm, const Tensor* k_norm, float eps,
+                                     int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                     const RopeConfig& rope);
+
   // ---- mixture of experts ----
   // Softmax over router logits [T, E], pick top_k (ties: lower expert id first), renormalise the
   // chosen weights to sum 1 when normalize is true. ids [T, k] I32, weights [T, k] F32.
@@ -202,6 +260,15 @@ class Backend {
   // Counters of routed tokens, [num_layers * num_experts], cumulative since init_expert_counters.
   virtual void init_expert_counters(int32_t num_layers, int32_t num_experts) = 0;
   virtual std::vector<int64_t> expert_counts() = 0;
+
+  // ---- sampling on the device ----
+  // Whether sample() is implemented; otherwise the engine copies logits to the host and samples
+  // there (core/sample).
+  virtual bool can_sample() const { return false; }
+  // Samples one token per logits row (row i with rows[i]); only ids and requested log-probs come
+  // back. Same pipeline as core/sample's Sampler; the draw depends on (seed, counter) only.
+  virtual void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
+                      std::vector<SampledToken>& out);
 
   // ---- results ----
   // Copy (converting to float) a tensor to host memory of rows*cols floats. Synchronises.

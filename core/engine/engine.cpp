@@ -17,12 +17,14 @@ struct Engine::RequestState {
   SamplingParams params;
   StreamCallback callback;
   SamplerRng rng;
+  uint64_t seed = 0;
   Clock::time_point submitted;
   double ttft = -1;
   int32_t num_prompt = 0;
   int32_t cached_prompt = -1;
   RequestState(int64_t i, SamplingParams p, StreamCallback cb, uint64_t seed)
-      : id(i), params(std::move(p)), callback(std::move(cb)), rng(seed), submitted(Clock::now()) {}
+      : id(i), params(std::move(p)), callback(std::move(cb)), rng(seed), seed(seed),
+        submitted(Clock::now()) {}
 };
 
 struct Engine::Inbox {
@@ -45,14 +47,25 @@ Engine::Engine(LoadedModel model, EngineOptions options)
   shape.block_size = options_.block_size;
   shape.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
   shape.head_dim = static_cast<int32_t>(c.head_dim);
+  // Memory plan: weights are loaded; activations for the largest step next; the KV cache gets
+  // what is left (of the device's allowed fraction on a GPU; of kv_cache_bytes on the CPU).
+  const SchedulerConfig& sc = options_.scheduler;
+  model_.model->reserve(*model_.backend, std::max(sc.max_num_batched_tokens, sc.max_num_seqs),
+                        sc.max_num_seqs);
   num_blocks_ = options_.num_kv_blocks;
+  const int64_t per_block = model_.backend->kv_block_bytes(shape);
+  int64_t budget = options_.kv_cache_bytes;
   if (num_blocks_ <= 0) {
-    const int64_t per_block = model_.backend->kv_block_bytes(shape);
-    num_blocks_ = static_cast<int32_t>(std::min<int64_t>(options_.kv_cache_bytes / per_block, 1 << 24));
+    const int64_t device_budget = model_.backend->kv_cache_budget(options_.gpu_memory_utilization);
+    if (device_budget != 0) budget = device_budget;
+    num_blocks_ = static_cast<int32_t>(std::clamp<int64_t>(budget / per_block, 0, 1 << 24));
   }
   if (num_blocks_ < 1)
-    throw Error(ErrorCode::OutOfMemory, "the KV-cache budget holds no block of " +
-                                            std::to_string(options_.block_size) + " tokens");
+    throw Error(ErrorCode::OutOfMemory,
+                "no memory is left for the KV cache (" + std::to_string(budget >> 20) +
+                    " MiB available, one block of " + std::to_string(options_.block_size) +
+                    " tokens needs " + std::to_string(per_block >> 10) +
+                    " KiB): use a smaller model, a shorter context or a higher memory fraction");
   shape.num_blocks = num_blocks_;
   model_.backend->init_kv_cache(shape);
   max_model_len_ = options_.max_model_len > 0
@@ -227,24 +240,42 @@ void Engine::step() {
   }
   const StepInput input = build_step_input(out);
   Tensor logits = model_.model->forward(*model_.backend, input);
+  const bool on_device = model_.backend->can_sample();
   const size_t vocab = static_cast<size_t>(model_.config.vocab_size);
-  host_logits_.resize(static_cast<size_t>(logits.rows) * vocab);
-  model_.backend->to_host(logits, host_logits_.data());
+  if (!on_device) {
+    host_logits_.resize(static_cast<size_t>(logits.rows) * vocab);
+    model_.backend->to_host(logits, host_logits_.data());
+  }
 
   std::vector<TokenId> sampled;
   std::vector<std::pair<int64_t, GeneratedToken>> produced;
   int64_t prompt_tokens = 0;
   size_t logit_row = 0;
+  sample_rows_.clear();
   for (const ScheduledSeq& row : out.rows) {
     const Sequence* seq = scheduler_->find(row.id);
     if (seq) prompt_tokens += std::max(0, std::min(row.start + row.count, seq->num_prompt_tokens) - row.start);
     if (!row.sample) continue;
-    const float* lg = host_logits_.data() + logit_row++ * vocab;
     RequestState& st = *requests_.at(row.id);
+    if (on_device) {
+      sample_rows_.push_back(SampleRow{&st.params, st.seed, seq->output().size(), seq->prompt(),
+                                       seq->output()});
+      produced.push_back({row.id, GeneratedToken{}});
+      continue;
+    }
+    const float* lg = host_logits_.data() + logit_row++ * vocab;
     SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
                                      seq->output(), st.rng, *scratch_);
     sampled.push_back(r.token);
     produced.push_back({row.id, GeneratedToken{r.token, r.logprob, std::move(r.top)}});
+  }
+  if (on_device) {
+    model_.backend->sample(logits, sample_rows_, sampled_tokens_);
+    for (size_t i = 0; i < produced.size(); ++i) {
+      SampledToken& t = sampled_tokens_[i];
+      sampled.push_back(t.token);
+      produced[i].second = GeneratedToken{t.token, t.logprob, std::move(t.top)};
+    }
   }
   std::vector<FinishedSeq> length_done = scheduler_->update(out, sampled);
   const auto now = Clock::now();

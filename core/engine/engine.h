@@ -25,7 +25,10 @@ namespace inferdesk {
 struct EngineOptions {
   int32_t block_size = 16;
   int32_t num_kv_blocks = 0;          // > 0: exactly this many blocks
-  int64_t kv_cache_bytes = 1LL << 30; // otherwise: as many blocks as fit in this many bytes
+  int64_t kv_cache_bytes = 1LL << 30; // otherwise: as many blocks as fit in this many bytes,
+                                      // or, on a backend that manages device memory, in
+  double gpu_memory_utilization = 0.90;  // this fraction of the device (weights, activations and
+                                         // KV cache together)
   int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
   bool enable_prefix_caching = true;
   SchedulerConfig scheduler;
@@ -100,6 +103,8 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<StatsTracker> tracker_;  // engine thread only
   std::vector<float> host_logits_;
+  std::vector<SampleRow> sample_rows_;        // device sampling (engine thread only)
+  std::vector<SampledToken> sampled_tokens_;
   Sampler sampler_;
   std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)
   std::chrono::steady_clock::time_point last_slow_refresh_{};  // see publish_stats

@@ -14,11 +14,20 @@ AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std
   const int64_t q_out = c.num_attention_heads * D, kv_out = c.num_key_value_heads * D;
   AttentionWeights a;
   a.norm = w.vector(p + ".input_layernorm.weight", H);
-  a.q = w.matrix(p + ".self_attn.q_proj.weight", q_out, H);
-  a.k = w.matrix(p + ".self_attn.k_proj.weight", kv_out, H);
-  a.v = w.matrix(p + ".self_attn.v_proj.weight", kv_out, H);
-  a.o = w.matrix(p + ".self_attn.o_proj.weight", H, q_out);
-  if (names.bias) {
+  const std::string sa = p + ".self_attn.";
+  if (w.stacks_weights()) {
+    a.qkv = w.stacked_matrix({sa + "q_proj.weight", sa + "k_proj.weight", sa + "v_proj.weight"},
+                             {q_out, kv_out, kv_out}, H);
+    if (names.bias)
+      a.qkv_bias = w.stacked_vector({sa + "q_proj.bias", sa + "k_proj.bias", sa + "v_proj.bias"},
+                                    {q_out, kv_out, kv_out});
+  } else {
+    a.q = w.matrix(sa + "q_proj.weight", q_out, H);
+    a.k = w.matrix(sa + "k_proj.weight", kv_out, H);
+    a.v = w.matrix(sa + "v_proj.weight", kv_out, H);
+  }
+  a.o = w.matrix(sa + "o_proj.weight", H, q_out);
+  if (names.bias && !w.stacks_weights()) {
     a.q_bias = w.vector(p + ".self_attn.q_proj.bias", q_out);
     a.k_bias = w.vector(p + ".self_attn.k_proj.bias", kv_out);
     a.v_bias = w.vector(p + ".self_attn.v_proj.bias", kv_out);
@@ -36,6 +45,16 @@ DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hi
   f.gate = w.matrix(p + "." + gate + ".weight", inter, hidden);
   f.up = w.matrix(p + "." + up + ".weight", inter, hidden);
   f.down = w.matrix(p + "." + down + ".weight", hidden, inter);
+  return f;
+}
+
+DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t hidden,
+                                int64_t inter) {
+  if (!w.stacks_weights()) return load_dense_ffn(w, p, hidden, inter);
+  DenseFfnWeights f;
+  f.gate_up = w.stacked_matrix({p + ".gate_proj.weight", p + ".up_proj.weight"}, {inter, inter},
+                               hidden);
+  f.down = w.matrix(p + ".down_proj.weight", hidden, inter);
   return f;
 }
 
@@ -72,7 +91,7 @@ std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c,
 
 void load_dense_mlp(WeightLoader& w, const ModelConfig& c, int64_t, const std::string& prefix,
                     DecoderLayerWeights& out) {
-  out.dense = load_dense_ffn(w, prefix + ".mlp", c.hidden_size, c.intermediate_size);
+  out.dense = load_swiglu_mlp(w, prefix + ".mlp", c.hidden_size, c.intermediate_size);
 }
 
 void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
@@ -86,7 +105,7 @@ void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
                                              c.moe_intermediate_size));
   if (c.shared_expert_intermediate_size > 0) {
     out.moe.shared =
-        load_dense_ffn(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
+        load_swiglu_mlp(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
     out.moe.shared_gate = w.matrix(m + ".shared_expert_gate.weight", 1, c.hidden_size);
   }
   finish_moe(out.moe);
@@ -94,12 +113,15 @@ void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
 
 namespace {
 
-// Activation buffers for up to `capacity` token rows; grown on demand.
-struct Workspace {
+// Activation buffers for up to `capacity` token rows. The residual stream (x, and the gathered
+// rows `last`) and the logits are F32; the rest use the backend's activation dtype.
+struct RowBuffers {
+  Buffer x, h, qkv, q, k, v, attn, o, gate, up, act, gate_up, ffn_out, router, ids, wts, shared, sgate;
+};
+struct Workspace : RowBuffers {
   int64_t capacity = 0;
   int64_t logit_capacity = 0;
-  Buffer x, h, q, k, v, attn, o, gate, up, act, ffn_out, router, ids, wts, shared, sgate;
-  Buffer last, logits;
+  Buffer last, last_norm, logits;
 };
 
 class DecoderModel : public Model {
@@ -111,12 +133,28 @@ class DecoderModel : public Model {
 
   const ModelConfig& config() const override { return config_; }
 
+  void reserve(Backend& b, int64_t max_tokens, int64_t max_logit_rows) override {
+    ensure_workspace(b, max_tokens, max_logit_rows);
+  }
+
   Tensor forward(Backend& b, const StepInput& step) override {
-    const int64_t T = step.num_tokens();
-    const int64_t R = static_cast<int64_t>(step.logit_rows.size());
-    if (T == 0) throw Error(ErrorCode::Internal, "forward called with an empty step");
-    ensure_workspace(b, T, R);
-    b.begin_step(step);
+    const int64_t n = step.num_tokens();
+    const int64_t R0 = static_cast<int64_t>(step.logit_rows.size());
+    if (n == 0) throw Error(ErrorCode::Internal, "forward called with an empty step");
+    ensure_workspace(b, n, R0);
+    const StepPlan plan = b.begin_step(step);
+    const int64_t T = plan.rows, R = plan.logit_rows;
+    if (T > ws_.capacity || R > ws_.logit_capacity || T < n || R < R0)
+      throw Error(ErrorCode::Internal, "backend step plan exceeds the reserved activations");
+    if (!plan.replay) run_layers(b, T, R);
+    b.end_step();
+    return ws_.logits.tensor().row_slice(0, R0);
+  }
+
+ private:
+  float eps() const { return static_cast<float>(config_.rms_norm_eps); }
+
+  void run_layers(Backend& b, int64_t T, int64_t R) {
     Tensor x = ws_.x.tensor().row_slice(0, T);
     Tensor ffn_out = ws_.ffn_out.tensor().row_slice(0, T);
     b.embed(w_.embed.tensor(), x);
@@ -136,20 +174,16 @@ class DecoderModel : public Model {
     }
     b.add(x, ffn_out);
     Tensor last = ws_.last.tensor().row_slice(0, R);
+    Tensor last_norm = ws_.last_norm.tensor().row_slice(0, R);
     b.gather_rows(x, last);
-    b.rms_norm(last, w_.final_norm.tensor(), eps(), last);
-    Tensor logits = ws_.logits.tensor().row_slice(0, R);
-    b.linear(last, w_.lm_head.tensor(), nullptr, logits);
-    return logits;
+    b.rms_norm(last, w_.final_norm.tensor(), eps(), last_norm);
+    b.linear(last_norm, w_.lm_head.tensor(), nullptr, ws_.logits.tensor().row_slice(0, R));
   }
 
- private:
-  float eps() const { return static_cast<float>(config_.rms_norm_eps); }
-
   static int64_t ffn_width(const DecoderLayerWeights& l) {
-    if (!l.is_moe) return l.dense.gate.tensor().rows;
+    if (!l.is_moe) return l.dense.inter();
     int64_t w = l.moe.experts.empty() ? 0 : l.moe.experts[0].gate.tensor().rows;
-    if (!l.moe.shared.gate.empty()) w = std::max(w, l.moe.shared.gate.tensor().rows);
+    if (!l.moe.shared.down.empty()) w = std::max(w, l.moe.shared.inter());
     return w;
   }
 
@@ -159,18 +193,24 @@ class DecoderModel : public Model {
     const auto Hq = static_cast<int32_t>(config_.num_attention_heads);
     const auto Hk = static_cast<int32_t>(config_.num_key_value_heads);
     Tensor h = ws_.h.tensor().row_slice(0, T);
-    Tensor q = ws_.q.tensor().row_slice(0, T), k = ws_.k.tensor().row_slice(0, T);
-    Tensor v = ws_.v.tensor().row_slice(0, T);
-    b.linear(h, a.q.tensor(), a.q_bias.empty() ? nullptr : &a.q_bias.tensor(), q);
-    b.linear(h, a.k.tensor(), a.k_bias.empty() ? nullptr : &a.k_bias.tensor(), k);
-    b.linear(h, a.v.tensor(), a.v_bias.empty() ? nullptr : &a.v_bias.tensor(), v);
-    if (!a.q_norm.empty()) {
-      Tensor qh = q.reshaped(D), kh = k.reshaped(D);
-      b.rms_norm(qh, a.q_norm.tensor(), eps(), qh);
-      b.rms_norm(kh, a.k_norm.tensor(), eps(), kh);
+    Tensor q, k, v;
+    if (!a.qkv.empty()) {
+      Tensor qkv = ws_.qkv.tensor().row_slice(0, T);
+      b.linear(h, a.qkv.tensor(), a.qkv_bias.empty() ? nullptr : &a.qkv_bias.tensor(), qkv);
+      q = qkv.col_slice(0, int64_t{Hq} * D);
+      k = qkv.col_slice(int64_t{Hq} * D, int64_t{Hk} * D);
+      v = qkv.col_slice(int64_t{Hq + Hk} * D, int64_t{Hk} * D);
+    } else {
+      q = ws_.q.tensor().row_slice(0, T);
+      k = ws_.k.tensor().row_slice(0, T);
+      v = ws_.v.tensor().row_slice(0, T);
+      b.linear(h, a.q.tensor(), a.q_bias.empty() ? nullptr : &a.q_bias.tensor(), q);
+      b.linear(h, a.k.tensor(), a.k_bias.empty() ? nullptr : &a.k_bias.tensor(), k);
+      b.linear(h, a.v.tensor(), a.v_bias.empty() ? nullptr : &a.v_bias.tensor(), v);
     }
-    b.rope(q, k, Hq, Hk, D, rope_);
-    b.write_kv(layer, k, v);
+    b.qk_norm_rope_write_kv(layer, q, k, v, a.q_norm.empty() ? nullptr : &a.q_norm.tensor(),
+                            a.k_norm.empty() ? nullptr : &a.k_norm.tensor(), eps(), Hq, Hk, D,
+                            rope_);
     AttentionParams p;
     p.num_heads = Hq;
     p.num_kv_heads = Hk;
@@ -185,13 +225,18 @@ class DecoderModel : public Model {
   }
 
   void dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out) {
-    const int64_t T = h.rows, I = f.gate.tensor().rows;
-    Tensor gate = ws_.gate.tensor().row_slice(0, T).col_slice(0, I);
-    Tensor up = ws_.up.tensor().row_slice(0, T).col_slice(0, I);
+    const int64_t T = h.rows, I = f.inter();
     Tensor act = ws_.act.tensor().row_slice(0, T).col_slice(0, I);
-    b.linear(h, f.gate.tensor(), nullptr, gate);
-    b.linear(h, f.up.tensor(), nullptr, up);
-    b.silu_mul(gate, up, act);
+    if (!f.gate_up.empty()) {
+      b.linear_swiglu(h, f.gate_up.tensor(), ws_.gate_up.tensor().row_slice(0, T).col_slice(0, 2 * I),
+                      act);
+    } else {
+      Tensor gate = ws_.gate.tensor().row_slice(0, T).col_slice(0, I);
+      Tensor up = ws_.up.tensor().row_slice(0, T).col_slice(0, I);
+      b.linear(h, f.gate.tensor(), nullptr, gate);
+      b.linear(h, f.up.tensor(), nullptr, up);
+      b.silu_mul(gate, up, act);
+    }
     b.linear(act, f.down.tensor(), nullptr, out);
   }
 
@@ -203,7 +248,7 @@ class DecoderModel : public Model {
     b.moe_route(router, static_cast<int32_t>(config_.num_experts_per_tok), config_.norm_topk_prob,
                 ids, wts);
     b.moe_experts(layer, h, m.views, ids, wts, out);
-    if (!m.shared.gate.empty()) {
+    if (!m.shared.down.empty()) {
       Tensor shared = ws_.shared.tensor().row_slice(0, T);
       dense_ffn(b, m.shared, h, shared);
       Tensor g = ws_.sgate.tensor().row_slice(0, T);
@@ -212,37 +257,53 @@ class DecoderModel : public Model {
     }
   }
 
+  bool stacked() const { return !w_.layers.empty() && !w_.layers[0].attn.qkv.empty(); }
+
   void ensure_workspace(Backend& b, int64_t T, int64_t R) {
+    const DType act = b.activation_dtype();
+    bool moved = false;
     if (T > ws_.capacity) {
       const int64_t n = std::max<int64_t>(T, 16);
       const int64_t H = config_.hidden_size, D = config_.head_dim;
+      const int64_t qo = config_.num_attention_heads * D, kvo = config_.num_key_value_heads * D;
+      auto a = [&](int64_t cols) { return b.alloc(act, n, cols); };
       auto f32 = [&](int64_t cols) { return b.alloc(DType::F32, n, cols); };
+      static_cast<RowBuffers&>(ws_) = RowBuffers{};  // free the old ones first
       ws_.x = f32(H);
-      ws_.h = f32(H);
-      ws_.q = f32(config_.num_attention_heads * D);
-      ws_.k = f32(config_.num_key_value_heads * D);
-      ws_.v = f32(config_.num_key_value_heads * D);
-      ws_.attn = f32(config_.num_attention_heads * D);
-      ws_.o = f32(H);
-      ws_.gate = f32(max_inter_);
-      ws_.up = f32(max_inter_);
-      ws_.act = f32(max_inter_);
-      ws_.ffn_out = f32(H);
+      ws_.h = a(H);
+      if (stacked()) {
+        ws_.qkv = a(qo + 2 * kvo);
+        ws_.gate_up = a(2 * max_inter_);
+      } else {
+        ws_.q = a(qo);
+        ws_.k = a(kvo);
+        ws_.v = a(kvo);
+        ws_.gate = a(max_inter_);
+        ws_.up = a(max_inter_);
+      }
+      ws_.attn = a(qo);
+      ws_.o = a(H);
+      ws_.act = a(max_inter_);
+      ws_.ffn_out = a(H);
       if (config_.is_moe()) {
         ws_.router = f32(config_.num_experts);
         ws_.ids = b.alloc(DType::I32, n, config_.num_experts_per_tok);
         ws_.wts = f32(config_.num_experts_per_tok);
-        ws_.shared = f32(H);
+        ws_.shared = a(H);
         ws_.sgate = f32(1);
       }
       ws_.capacity = n;
+      moved = true;
     }
     if (R > ws_.logit_capacity) {
       const int64_t n = std::max<int64_t>(R, 8);
       ws_.last = b.alloc(DType::F32, n, config_.hidden_size);
+      ws_.last_norm = b.alloc(act, n, config_.hidden_size);
       ws_.logits = b.alloc(DType::F32, n, config_.vocab_size);
       ws_.logit_capacity = n;
+      moved = true;
     }
+    if (moved) b.invalidate_graphs();
   }
 
   ModelConfig config_;

@@ -14,13 +14,16 @@ namespace inferdesk {
 
 struct AttentionWeights {
   Buffer norm;                      // input_layernorm
-  Buffer q, k, v, o;                // projections
+  Buffer q, k, v, o;                // projections (q, k, v empty when stacked into qkv)
   Buffer q_bias, k_bias, v_bias;    // empty when the model has none
+  Buffer qkv, qkv_bias;             // q, k, v stacked (backends that want fused weights)
   Buffer q_norm, k_norm;            // per-head RMSNorm (qwen3); empty otherwise
 };
 
 struct DenseFfnWeights {
   Buffer gate, up, down;
+  Buffer gate_up;  // gate stacked over up (then gate and up are empty)
+  int64_t inter() const { return gate_up.empty() ? gate.tensor().rows : gate_up.tensor().rows / 2; }
 };
 
 struct MoeWeights {
@@ -55,9 +58,13 @@ struct AttentionNames {
 // Loading helpers for architecture files.
 AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std::string& layer_prefix,
                                 const AttentionNames& names);
+// Separate gate/up/down (experts: moe_experts takes them one by one).
 DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64_t hidden,
                                int64_t inter, const char* gate = "gate_proj",
                                const char* up = "up_proj", const char* down = "down_proj");
+// `prefix`.{gate,up,down}_proj with gate and up stacked when the backend wants fused weights.
+DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& prefix, int64_t hidden,
+                                int64_t inter);
 void finish_moe(MoeWeights& moe);  // fills views from experts
 // Embedding, final norm and lm_head (tied or not) under the standard "model." names.
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);

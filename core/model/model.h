@@ -19,6 +19,10 @@ class Model {
   // the logits of step.logit_rows into the returned [logit_rows, vocab] F32 tensor, which stays
   // valid until the next forward. Calls backend.begin_step(step) itself.
   virtual Tensor forward(Backend& backend, const StepInput& step) = 0;
+  // Allocate activation buffers for steps of up to max_tokens rows and max_logit_rows logits now
+  // (the engine calls it before sizing the KV cache, so the memory plan sees them, and so buffers
+  // never move under a captured CUDA graph).
+  virtual void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) {}
 };
 
 // Build the model for config.model_type from `weights`. Unknown model_type → Unsupported naming

@@ -28,10 +28,7 @@ class FolderWeights : public WeightSource {
   Buffer load(Backend& backend, const std::string& name,
               const std::vector<int64_t>& shape) override {
     const HostTensor& t = folder_.get(name, shape);
-    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
-      throw Error(ErrorCode::Unsupported, "tensor '" + name + "' has dtype " +
-                                              dtype_name(t.dtype) +
-                                              "; weights must be F32, F16 or BF16");
+    check_dtype(t, name);
     auto [rows, cols] = as_2d(shape);
     return backend.load_weight(t, rows, cols);
   }
@@ -40,8 +37,28 @@ class FolderWeights : public WeightSource {
     return t ? static_cast<int64_t>(t->nbytes) : 0;
   }
   int64_t total_bytes() const override { return folder_.weight_bytes(); }
+  Buffer load_stacked(Backend& backend, const std::vector<std::string>& names,
+                      const std::vector<int64_t>& rows, int64_t cols) override {
+    std::vector<HostTensor> parts;
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::vector<int64_t> shape = cols > 0 ? std::vector<int64_t>{rows[i], cols}
+                                            : std::vector<int64_t>{rows[i]};
+      const HostTensor& t = folder_.get(names[i], shape);
+      check_dtype(t, names[i]);
+      parts.push_back(t);
+    }
+    int64_t total = 0;
+    for (int64_t r : rows) total += r;
+    return cols > 0 ? backend.load_weight_rows(parts, cols) : backend.load_weight_rows(parts, total);
+  }
 
  private:
+  static void check_dtype(const HostTensor& t, const std::string& name) {
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
+      throw Error(ErrorCode::Unsupported, "tensor '" + name + "' has dtype " +
+                                              dtype_name(t.dtype) +
+                                              "; weights must be F32, F16 or BF16");
+  }
   const ModelFolder& folder_;
 };
 
@@ -53,10 +70,28 @@ class DummyWeights : public WeightSource {
               const std::vector<int64_t>& shape) override {
     auto [rows, cols] = as_2d(shape);
     Buffer b = backend.alloc(DType::BF16, rows, cols);
-    const uint64_t seed = seed_ ^ std::hash<std::string>{}(name);
-    // Matrices: uniform with variance ~1/fan_in keeps activations finite through many layers.
-    const float scale = rows == 1 ? 1.0f : std::sqrt(3.0f / static_cast<float>(cols));
-    backend.fill_random(b.tensor(), seed, scale);
+    fill(backend, b.tensor(), name);
+    return b;
+  }
+  Buffer load_stacked(Backend& backend, const std::vector<std::string>& names,
+                      const std::vector<int64_t>& rows, int64_t cols) override {
+    int64_t total = 0;
+    for (int64_t r : rows) total += r;
+    if (cols == 0) {  // vectors: one row
+      Buffer b = backend.alloc(DType::BF16, 1, total);
+      int64_t at = 0;
+      for (size_t i = 0; i < names.size(); ++i) {
+        fill(backend, b.tensor().col_slice(at, rows[i]), names[i]);
+        at += rows[i];
+      }
+      return b;
+    }
+    Buffer b = backend.alloc(DType::BF16, total, cols);
+    int64_t at = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      fill(backend, b.tensor().row_slice(at, rows[i]), names[i]);
+      at += rows[i];
+    }
     return b;
   }
   int64_t nbytes(const std::string&, const std::vector<int64_t>& shape) const override {
@@ -67,6 +102,13 @@ class DummyWeights : public WeightSource {
   int64_t total_bytes() const override { return total_; }
 
  private:
+  // The same values whether the tensor is loaded alone or stacked with others.
+  void fill(Backend& backend, Tensor t, const std::string& name) const {
+    const uint64_t seed = seed_ ^ std::hash<std::string>{}(name);
+    // Matrices: uniform with variance ~1/fan_in keeps activations finite through many layers.
+    const float scale = t.rows == 1 ? 1.0f : std::sqrt(3.0f / static_cast<float>(t.cols));
+    backend.fill_random(t, seed, scale);
+  }
   uint64_t seed_;
   int64_t total_;
 };
@@ -95,9 +137,38 @@ Buffer WeightLoader::load(const std::string& name, const std::vector<int64_t>& s
     throw Error(ErrorCode::NotFound, "the checkpoint has no tensor '" + name + "' (expected shape " +
                                          shape_str(shape) + ")");
   Buffer b = source_.load(backend_, name, shape);
-  done_ += source_.nbytes(name, shape);
+  advance(source_.nbytes(name, shape));
+  return b;
+}
+
+void WeightLoader::advance(int64_t bytes) {
+  done_ += bytes;
   if (progress_ && !progress_(done_, source_.total_bytes()))
     throw Error(ErrorCode::Cancelled, "model loading was cancelled");
+}
+
+Buffer WeightLoader::stacked_matrix(const std::vector<std::string>& names,
+                                    const std::vector<int64_t>& rows, int64_t cols) {
+  return stacked(names, rows, cols);
+}
+
+Buffer WeightLoader::stacked_vector(const std::vector<std::string>& names,
+                                    const std::vector<int64_t>& n) {
+  return stacked(names, n, 0);
+}
+
+Buffer WeightLoader::stacked(const std::vector<std::string>& names,
+                             const std::vector<int64_t>& rows, int64_t cols) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!source_.has(names[i]))
+      throw Error(ErrorCode::NotFound,
+                  "the checkpoint has no tensor '" + names[i] + "' (expected shape " +
+                      shape_str(cols > 0 ? std::vector<int64_t>{rows[i], cols}
+                                         : std::vector<int64_t>{rows[i]}) + ")");
+  Buffer b = source_.load_stacked(backend_, names, rows, cols);
+  for (size_t i = 0; i < names.size(); ++i)
+    advance(source_.nbytes(names[i], cols > 0 ? std::vector<int64_t>{rows[i], cols}
+                                              : std::vector<int64_t>{rows[i]}));
   return b;
 }
 

@@ -29,6 +29,10 @@ class WeightSource {
   // Bytes `name` takes in the source, and of all weights (for progress).
   virtual int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const = 0;
   virtual int64_t total_bytes() const = 0;
+  // Tensors `names` (each [rows[i], cols], or 1-D [rows[i]] when cols == 0: then concatenated into
+  // one row) stacked into one backend weight by Backend::load_weight_rows.
+  virtual Buffer load_stacked(Backend& backend, const std::vector<std::string>& names,
+                              const std::vector<int64_t>& rows, int64_t cols) = 0;
 };
 
 // Weights of a model folder; the folder must outlive every model loaded from it.
@@ -44,9 +48,19 @@ class WeightLoader {
   bool has(const std::string& name) const { return source_.has(name); }
   Buffer matrix(const std::string& name, int64_t rows, int64_t cols);
   Buffer vector(const std::string& name, int64_t n);
+  // Whether the backend wants stacked q/k/v and gate/up weights (Backend::wants_fused_weights).
+  bool stacks_weights() const { return backend_.wants_fused_weights(); }
+  // Matrices names[i] of [rows[i], cols] stacked by rows into one weight.
+  Buffer stacked_matrix(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                        int64_t cols);
+  // Vectors names[i] of [n[i]] concatenated into one [1, sum n] weight.
+  Buffer stacked_vector(const std::vector<std::string>& names, const std::vector<int64_t>& n);
 
  private:
   Buffer load(const std::string& name, const std::vector<int64_t>& shape);
+  Buffer stacked(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                 int64_t cols);
+  void advance(int64_t bytes);
   WeightSource& source_;
   Backend& backend_;
   LoadProgress progress_;

@@ -212,9 +212,10 @@ MemoryInfo CpuBackend::memory_info() const {
   return m;
 }
 
-void CpuBackend::begin_step(const StepInput& step) {
+StepPlan CpuBackend::begin_step(const StepInput& step) {
   step_ = step;
   ++step_id_;
+  return StepPlan{step.num_tokens(), static_cast<int32_t>(step.logit_rows.size()), false};
 }
 
 void CpuBackend::for_rows(int64_t rows, int64_t cost_per_row,

@@ -57,7 +57,7 @@ class CpuBackend final : public Backend {
   int64_t kv_block_bytes(const KvCacheShape& shape) const override;
   MemoryInfo memory_info() const override;
 
-  void begin_step(const StepInput& step) override;
+  StepPlan begin_step(const StepInput& step) override;
 
   void embed(const Tensor& table, Tensor out) override;
   void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override;

@@ -1,0 +1,38 @@
+// Default implementations of the Backend interface's optional and fused ops, composed of the
+// required ops (what the CPU reference backend runs).
+#include "core/backend/backend.h"
+
+#include "core/util/error.h"
+
+namespace inferdesk {
+
+Buffer Backend::load_weight_rows(const std::vector<HostTensor>&, int64_t) {
+  throw Error(ErrorCode::Unsupported, name() + " backend does not stack weights");
+}
+
+void Backend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) {
+  const int64_t inter = w_gate_up.rows / 2;
+  linear(x, w_gate_up, nullptr, scratch);
+  silu_mul(scratch.col_slice(0, inter), scratch.col_slice(inter, inter), out);
+}
+
+void Backend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
+                                    const Tensor* q_norm, const Tensor* k_norm, float eps,
+                                    int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                    const RopeConfig& rope) {
+  if (q_norm || k_norm) {
+    if (q.stride != q.cols || k.stride != k.cols)
+      throw Error(ErrorCode::Internal, "per-head q/k norm needs contiguous q and k");
+    Tensor qh = q.reshaped(head_dim), kh = k.reshaped(head_dim);
+    if (q_norm) rms_norm(qh, *q_norm, eps, qh);
+    if (k_norm) rms_norm(kh, *k_norm, eps, kh);
+  }
+  this->rope(q, k, num_q_heads, num_kv_heads, head_dim, rope);
+  write_kv(layer, k, v);
+}
+
+void Backend::sample(const Tensor&, const std::vector<SampleRow>&, std::vector<SampledToken>&) {
+  throw Error(ErrorCode::Unsupported, name() + " backend does not sample on the device");
+}
+
+}  // namespace inferdesk
