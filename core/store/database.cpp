@@ -18,9 +18,17 @@ using detail::query_int;
 
 std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
-// What the user can do about an I/O failure.
-const char* io_hint(int primary) {
-  switch (primary) {
+// What the user can do about an I/O failure (rc is an extended result code).
+const char* io_hint(int rc) {
+  switch (rc) {
+    case SQLITE_READONLY_DIRECTORY:
+    case SQLITE_READONLY_CANTINIT:
+    case SQLITE_READONLY_CANTLOCK:
+      return "The folder that holds it must be writable too: SQLite keeps its -wal and -shm "
+             "files beside the database.";
+    default: break;
+  }
+  switch (rc & 0xff) {
     case SQLITE_FULL: return "The disk is full: free some space and try again.";
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -76,8 +84,10 @@ void Database::fail(int rc, std::string_view what) const {
     case SQLITE_AUTH:
     case SQLITE_PROTOCOL:
       throw Error(ErrorCode::Io, head + "could not use the database " + quoted(path_) + " (" +
-                                     reason + "). Nothing saved before was lost. " +
-                                     io_hint(primary));
+                                     reason + "). " +
+                                     (opened_ ? "Nothing saved before was lost. "
+                                              : "The file was not changed. ") +
+                                     io_hint(rc));
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
     case SQLITE_FORMAT:
@@ -144,6 +154,7 @@ void Database::open(Options options) {
       again.clock = std::move(clock_);
       open(std::move(again));  // sets read_only_reason_ again
     }
+    opened_ = true;
     return;
   }
 
@@ -157,10 +168,27 @@ void Database::open(Options options) {
                                      " needs an upgrade to data version " +
                                      std::to_string(kSchemaVersion) +
                                      " but cannot be written. " + read_only_reason_);
+    check_tables();
+    opened_ = true;
     return;
   }
   configure_writable();
   migrate();
+  check_tables();
+  opened_ = true;
+}
+
+void Database::check_tables() {
+  // A file that says it is at our version but lacks our tables was damaged by something else;
+  // better to say so now than to fail later on the first query.
+  const auto found = query_int(*this,
+                               "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name "
+                               "IN ('models', 'chats', 'messages', 'settings', 'sampling_presets')",
+                               "reading the database");
+  if (found != 5)
+    throw Error(ErrorCode::Format, "opening the database: " + quoted(path_) +
+                                       " is missing some of InferDesk's tables; it was damaged "
+                                       "outside InferDesk. Move it aside to start a new one.");
 }
 
 void Database::check_identity() {

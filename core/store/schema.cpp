@@ -6,6 +6,7 @@ namespace inferdesk::store::detail {
 namespace {
 
 // Version 1: chats as message trees, the model registry, settings and sampling presets.
+// (Database::check_tables lists the tables every version must have.)
 // Text enums carry CHECK constraints so a bad value can never be written by us.
 const char* const kV1 = R"sql(
 CREATE TABLE models(

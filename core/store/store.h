@@ -127,6 +127,7 @@ class Database {
   void open(Options options);
   void configure_writable();
   void check_identity();
+  void check_tables();
   void migrate();
 
   std::filesystem::path path_;
@@ -136,6 +137,7 @@ class Database {
   int file_version_ = 0;
   int schema_version_ = 0;
   int tx_depth_ = 0;
+  bool opened_ = false;  // open() finished: later I/O errors happen to a file with saved data
 };
 
 enum class Role { System, User, Assistant };
