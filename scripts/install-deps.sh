@@ -4,7 +4,7 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 PKGS=(build-essential cmake ninja-build pkg-config git
-      nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev)
+      nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev libsqlite3-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
