@@ -139,22 +139,19 @@ void ChatStore::require_chat(std::int64_t chat_id) const {
 }
 
 void ChatStore::touch_chat(std::int64_t chat_id) {
-  Statement s(db_, "UPDATE chats SET updated_at = ?2 WHERE id = ?1", "saving a chat");
-  s.bind(1, chat_id).bind(2, db_.now_ms()).run();
-  if (detail::changes(db_) == 0) unknown("chat", chat_id);
+  if (detail::write_one(db_, "saving a chat", "UPDATE chats SET updated_at = ?2 WHERE id = ?1",
+                        chat_id, db_.now_ms()) == 0)
+    unknown("chat", chat_id);
 }
 
 namespace {
 // UPDATE chats SET <column> = ?2, updated_at = ?3 WHERE id = ?1, in its own transaction.
 void update_chat_column(Database& db, std::int64_t chat_id, const char* column,
                         std::string_view value) {
-  const std::string what = std::string("saving a chat's ") + column;
-  Database::Transaction tx(db, what);
-  Statement s(db, sql("UPDATE chats SET ", column, " = ?2, updated_at = ?3 WHERE id = ?1").c_str(),
-              what);
-  s.bind(1, chat_id).bind(2, value).bind(3, db.now_ms()).run();
-  if (detail::changes(db) == 0) unknown("chat", chat_id);
-  tx.commit();
+  const auto text = sql("UPDATE chats SET ", column, " = ?2, updated_at = ?3 WHERE id = ?1");
+  if (detail::write_one(db, std::string("saving a chat's ") + column, text.c_str(), chat_id, value,
+                        db.now_ms()) == 0)
+    unknown("chat", chat_id);
 }
 }  // namespace
 
@@ -171,21 +168,16 @@ void ChatStore::set_sampling_json(std::int64_t chat_id, std::string_view samplin
 }
 
 void ChatStore::set_chat_model(std::int64_t chat_id, std::optional<std::int64_t> model_id) {
-  Database::Transaction tx(db_, "saving a chat's model");
-  if (model_id) ModelRegistry(db_).get(*model_id);
-  Statement s(db_, "UPDATE chats SET model_id = ?2, updated_at = ?3 WHERE id = ?1",
-              "saving a chat's model");
-  s.bind(1, chat_id).bind(2, model_id).bind(3, db_.now_ms()).run();
-  if (detail::changes(db_) == 0) unknown("chat", chat_id);
-  tx.commit();
+  if (model_id) ModelRegistry(db_).get(*model_id);  // throws for an unknown model
+  if (detail::write_one(db_, "saving a chat's model",
+                        "UPDATE chats SET model_id = ?2, updated_at = ?3 WHERE id = ?1", chat_id,
+                        model_id, db_.now_ms()) == 0)
+    unknown("chat", chat_id);
 }
 
 void ChatStore::delete_chat(std::int64_t chat_id) {
-  Database::Transaction tx(db_, "deleting a chat");
-  Statement s(db_, "DELETE FROM chats WHERE id = ?1", "deleting a chat");
-  s.bind(1, chat_id).run();
-  if (detail::changes(db_) == 0) unknown("chat", chat_id);
-  tx.commit();
+  if (detail::write_one(db_, "deleting a chat", "DELETE FROM chats WHERE id = ?1", chat_id) == 0)
+    unknown("chat", chat_id);
 }
 
 Chat ChatStore::get_chat(std::int64_t chat_id) const {
@@ -203,6 +195,11 @@ std::vector<Chat> ChatStore::list_chats() const {
 }
 
 std::vector<Chat> ChatStore::search_chats(std::string_view text) const {
+  // SQLite refuses LIKE patterns over 50000 bytes; nobody types a search that long.
+  constexpr std::size_t kMaxSearch = 10000;
+  if (text.size() > kMaxSearch)
+    throw Error(ErrorCode::InvalidArgument, "searching chats: the search text is longer than " +
+                                                std::to_string(kMaxSearch) + " bytes");
   Statement s(db_,
               sql("SELECT ", kChatColumns,
                   " FROM chats AS c WHERE c.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM "
@@ -246,49 +243,41 @@ std::int64_t ChatStore::add_message(std::int64_t chat_id, std::int64_t parent_id
 }
 
 void ChatStore::append_to_message(std::int64_t message_id, std::string_view text) {
-  Database::Transaction tx(db_, "saving a streamed reply");
-  Statement s(db_,
-              "UPDATE messages SET content = content || ?2 WHERE id = ?1 AND status = 'streaming'",
-              "saving a streamed reply");
-  s.bind(1, message_id).bind(2, text).run();
-  if (detail::changes(db_) == 0) {
+  if (detail::write_one(
+          db_, "saving a streamed reply",
+          "UPDATE messages SET content = content || ?2 WHERE id = ?1 AND status = 'streaming'",
+          message_id, text) == 0) {
     const auto m = get_message(message_id);  // throws for an unknown id
     throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(m.id) + " is " +
                                                 to_string(m.status) +
                                                 ", not streaming: nothing can be appended");
   }
-  tx.commit();
 }
 
 void ChatStore::finish_message(std::int64_t message_id, MessageStatus status,
                                std::string_view stats_json) {
   Database::Transaction tx(db_, "saving a reply's end");
-  Statement s(db_, "UPDATE messages SET status = ?2, stats_json = ?3 WHERE id = ?1",
-              "saving a reply's end");
-  s.bind(1, message_id).bind(2, std::string_view(to_string(status))).bind(3, stats_json).run();
-  if (detail::changes(db_) == 0) unknown("message", message_id);
+  if (detail::write_one(db_, "saving a reply's end",
+                        "UPDATE messages SET status = ?2, stats_json = ?3 WHERE id = ?1",
+                        message_id, std::string_view(to_string(status)), stats_json) == 0)
+    unknown("message", message_id);
   touch_chat(get_message(message_id).chat_id);
   tx.commit();
 }
 
 void ChatStore::set_message_content(std::int64_t message_id, std::string_view content) {
   Database::Transaction tx(db_, "saving a message");
-  Statement s(db_, "UPDATE messages SET content = ?2 WHERE id = ?1", "saving a message");
-  s.bind(1, message_id).bind(2, content).run();
-  if (detail::changes(db_) == 0) unknown("message", message_id);
+  if (detail::write_one(db_, "saving a message", "UPDATE messages SET content = ?2 WHERE id = ?1",
+                        message_id, content) == 0)
+    unknown("message", message_id);
   touch_chat(get_message(message_id).chat_id);
   tx.commit();
 }
 
 int ChatStore::mark_interrupted_streams() {
   if (db_.read_only()) return 0;
-  Database::Transaction tx(db_, "recovering interrupted replies");
-  Statement s(db_, "UPDATE messages SET status = 'stopped' WHERE status = 'streaming'",
-              "recovering interrupted replies");
-  s.run();
-  const int n = detail::changes(db_);
-  tx.commit();
-  return n;
+  return detail::write_one(db_, "recovering interrupted replies",
+                           "UPDATE messages SET status = 'stopped' WHERE status = 'streaming'");
 }
 
 void ChatStore::set_current_leaf(std::int64_t chat_id, std::int64_t leaf_id) {
@@ -297,9 +286,9 @@ void ChatStore::set_current_leaf(std::int64_t chat_id, std::int64_t leaf_id) {
   if (leaf_id != 0 && get_message(leaf_id).chat_id != chat_id)
     throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(leaf_id) +
                                                 " is not in chat " + std::to_string(chat_id));
-  Statement s(db_, "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", "saving the chosen branch");
-  s.bind(1, chat_id).bind(2, leaf_id == 0 ? std::nullopt : std::optional<std::int64_t>(leaf_id));
-  s.run();
+  detail::write_one(db_, "saving the chosen branch",
+                    "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id,
+                    leaf_id == 0 ? std::nullopt : std::optional<std::int64_t>(leaf_id));
   tx.commit();
 }
 

@@ -52,11 +52,8 @@ std::int64_t ModelRegistry::add(std::string_view path, std::string_view display_
 }
 
 void ModelRegistry::remove(std::int64_t model_id) {
-  Database::Transaction tx(db_, "removing a model");
-  Statement s(db_, "DELETE FROM models WHERE id = ?1", "removing a model");
-  s.bind(1, model_id).run();
-  if (detail::changes(db_) == 0) unknown_model(model_id);
-  tx.commit();
+  if (detail::write_one(db_, "removing a model", "DELETE FROM models WHERE id = ?1", model_id) == 0)
+    unknown_model(model_id);
 }
 
 ModelEntry ModelRegistry::get(std::int64_t model_id) const {
@@ -81,12 +78,10 @@ std::vector<ModelEntry> ModelRegistry::list() const {
 }
 
 void ModelRegistry::touch_loaded(std::int64_t model_id) {
-  Database::Transaction tx(db_, "saving a model's load time");
-  Statement s(db_, "UPDATE models SET last_loaded_at = ?2 WHERE id = ?1",
-              "saving a model's load time");
-  s.bind(1, model_id).bind(2, db_.now_ms()).run();
-  if (detail::changes(db_) == 0) unknown_model(model_id);
-  tx.commit();
+  if (detail::write_one(db_, "saving a model's load time",
+                        "UPDATE models SET last_loaded_at = ?2 WHERE id = ?1", model_id,
+                        db_.now_ms()) == 0)
+    unknown_model(model_id);
 }
 
 }  // namespace inferdesk::store

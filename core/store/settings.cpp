@@ -33,20 +33,14 @@ std::string Settings::get_or(std::string_view key, std::string_view fallback) co
 
 void Settings::set(std::string_view key, std::string_view value) {
   require_name(key, "saving a setting");
-  Database::Transaction tx(db_, "saving a setting");
-  Statement s(db_,
-              "INSERT INTO settings(key, value) VALUES(?1, ?2) "
-              "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-              "saving a setting");
-  s.bind(1, key).bind(2, value).run();
-  tx.commit();
+  detail::write_one(db_, "saving a setting",
+                    "INSERT INTO settings(key, value) VALUES(?1, ?2) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    key, value);
 }
 
 void Settings::remove(std::string_view key) {
-  Database::Transaction tx(db_, "removing a setting");
-  Statement s(db_, "DELETE FROM settings WHERE key = ?1", "removing a setting");
-  s.bind(1, key).run();
-  tx.commit();
+  detail::write_one(db_, "removing a setting", "DELETE FROM settings WHERE key = ?1", key);
 }
 
 std::vector<SamplingPreset> Settings::list_presets() const {
@@ -66,20 +60,16 @@ std::optional<SamplingPreset> Settings::get_preset(std::string_view name) const 
 
 void Settings::save_preset(std::string_view name, std::string_view json) {
   require_name(name, "saving a sampling preset");
-  Database::Transaction tx(db_, "saving a sampling preset");
-  Statement s(db_,
-              "INSERT INTO sampling_presets(name, json, updated_at) VALUES(?1, ?2, ?3) "
-              "ON CONFLICT(name) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at",
-              "saving a sampling preset");
-  s.bind(1, name).bind(2, json).bind(3, db_.now_ms()).run();
-  tx.commit();
+  detail::write_one(db_, "saving a sampling preset",
+                    "INSERT INTO sampling_presets(name, json, updated_at) VALUES(?1, ?2, ?3) "
+                    "ON CONFLICT(name) DO UPDATE SET json = excluded.json, "
+                    "updated_at = excluded.updated_at",
+                    name, json, db_.now_ms());
 }
 
 void Settings::delete_preset(std::string_view name) {
-  Database::Transaction tx(db_, "deleting a sampling preset");
-  Statement s(db_, "DELETE FROM sampling_presets WHERE name = ?1", "deleting a sampling preset");
-  s.bind(1, name).run();
-  tx.commit();
+  detail::write_one(db_, "deleting a sampling preset",
+                    "DELETE FROM sampling_presets WHERE name = ?1", name);
 }
 
 }  // namespace inferdesk::store

@@ -45,9 +45,24 @@ class Statement {
   std::string what_;
 };
 
-// Runs a statement that yields one integer (e.g. "PRAGMA user_version").
-std::int64_t query_int(const Database& db, const char* sql, std::string_view what);
 // Rows changed by the last INSERT/UPDATE/DELETE on this connection.
 int changes(const Database& db);
+
+// Runs one writing statement with parameters ?1, ?2, ... bound to args, in its own transaction
+// (a savepoint inside a caller's), and returns how many rows it changed.
+template <typename... Args>
+int write_one(Database& db, std::string_view what, const char* sql, const Args&... args) {
+  Database::Transaction tx(db, what);
+  Statement s(db, sql, what);
+  int index = 0;
+  (s.bind(++index, args), ...);
+  s.run();
+  const int n = changes(db);
+  tx.commit();
+  return n;
+}
+
+// Runs a statement that yields one integer (e.g. "PRAGMA user_version").
+std::int64_t query_int(const Database& db, const char* sql, std::string_view what);
 
 }  // namespace inferdesk::store::detail

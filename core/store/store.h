@@ -190,7 +190,8 @@ class ChatStore {
   Chat get_chat(std::int64_t chat_id) const;
   std::vector<Chat> list_chats() const;  // most recently updated first
   // Chats whose title or any message contains `text` (ASCII case-insensitive; % and _ are
-  // literal), most recently updated first. Empty text lists every chat.
+  // literal), most recently updated first. Empty text lists every chat; text over 10000 bytes
+  // is Error(InvalidArgument).
   std::vector<Chat> search_chats(std::string_view text) const;
   void set_system_prompt(std::int64_t chat_id, std::string_view system_prompt);
   void set_sampling_json(std::int64_t chat_id, std::string_view sampling_json);

@@ -211,6 +211,8 @@ TEST_F(ChatTree, SearchMatchesTitlesAndMessagesWithLiteralWildcards) {
   EXPECT_EQ(ids_of(chats.search_chats("100")), (std::vector<std::int64_t>{plain, pct}));
   EXPECT_TRUE(chats.search_chats("%%").empty());
   EXPECT_EQ(chats.search_chats("").size(), 5u);
+  EXPECT_EQ(error_of([&] { chats.search_chats(std::string(20000, '%')); }).code(),
+            ErrorCode::InvalidArgument);
 }
 
 TEST_F(ChatTree, InterruptedStreamsBecomeStopped) {
