@@ -1,0 +1,347 @@
+// Paged attention for decode steps (one query row per sequence), flash-decoding style.
+//
+// Split kernel: one thread block per (sequence, kv head [x head chunk], split) serves all query
+// heads of the kv group (up to 8 at a time), so each K/V byte is read once per group. A key's
+// head_dim values are read by D/8 lanes with one 16-byte load each (a "lane group"); a warp thus
+// reads 32/(D/8) consecutive keys (512 contiguous bytes) per load instruction, kUnroll of them
+// back to back. Every lane group runs its own online softmax over the keys it reads (no
+// synchronisation in the main loop); the streams are merged at the end with warp shuffles and then
+// across warps through shared memory.
+//
+// The split's key range is derived on the device from the sequence's context_len (num_splits is
+// fixed by the caller so the launch can be captured in a CUDA graph): the visible keys (the
+// sliding window, if any) are cut into num_splits ranges of equal length rounded up to whole
+// blocks; an empty range writes a zero partial with LSE -inf. With num_splits == 1 the split kernel
+// writes `out` directly; otherwise a combine kernel merges the partials with log-sum-exp weights.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/kernels/attention_common.cuh"
+
+namespace inferdesk::cuda {
+namespace {
+
+using namespace attn;
+
+template <int D, int GC>
+struct DecodeTile {
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kLanesPerKey = D / 8;             // 4, 8, 16, 32
+  static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
+  static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // loads in flight per thread: 2 * kUnroll
+  static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
+  static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
+};
+
+struct DecodeParams {
+  PagedAttentionArgs a;
+  int32_t group = 1;        // query heads per kv head
+  int32_t head_chunks = 1;  // ceil(group / GC)
+  int32_t log2_bs = 4;
+  float scale_log2 = 1;     // scale * log2(e)
+  bool kv_vec = true;       // cache 16-byte aligned
+  float* partial_out = nullptr;  // [num_seqs][num_heads][num_splits][D]; null: write out directly
+  float* partial_lse = nullptr;  // [num_seqs][num_heads][num_splits], base-2 log-sum-exp
+};
+
+// The key range [start, end) of `split` and the first visible key `lo` of a sequence whose query
+// sits at position ctx - 1. Empty when start >= end.
+struct SplitRange {
+  int lo = 0, start = 0, end = 0;
+};
+__device__ __forceinline__ SplitRange split_range(int ctx, int window, int num_splits, int split,
+                                                  int log2_bs) {
+  SplitRange r;
+  if (ctx <= 0) return r;
+  r.lo = window > 0 ? max(0, ctx - window) : 0;
+  const int lo_al = r.lo >> log2_bs << log2_bs;
+  const int span = ctx - lo_al;
+  int per = (span + num_splits - 1) / num_splits;
+  per = ((per + (1 << log2_bs) - 1) >> log2_bs) << log2_bs;
+  const int64_t start = lo_al + static_cast<int64_t>(split) * per;
+  r.start = static_cast<int>(min(start, static_cast<int64_t>(ctx)));
+  r.end = min(ctx, r.start + per);
+  return r;
+}
+
+template <int D, int GC>
+__global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
+    paged_decode_split_kernel(const DecodeParams p) {
+  using C = DecodeTile<D, GC>;
+  constexpr int LPK = C::kLanesPerKey;
+  __shared__ float s_acc[C::kWarps][GC][D];
+  __shared__ float s_m[C::kWarps][GC];
+  __shared__ float s_l[C::kWarps][GC];
+
+  const PagedAttentionArgs& a = p.a;
+  const int hk = blockIdx.x / p.head_chunks;
+  const int h0 = (blockIdx.x % p.head_chunks) * GC;  // first head of the group served here
+  const int split = blockIdx.y;
+  const int seq = blockIdx.z;
+  if (a.query_len[seq] <= 0) return;  // no row to write
+  const int G = p.group;
+  const int nh = min(GC, G - h0);
+  const int ctx = a.context_len[seq];
+  const int row = a.query_start[seq];
+  const SplitRange range = split_range(ctx, a.sliding_window, a.num_splits, split, p.log2_bs);
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int li = lane % LPK;  // which 8 dims of the head this lane holds
+  const int lg = lane / LPK;  // which key of a load this lane group reads
+  const int head0 = hk * G + h0;
+
+  // q (scale and log2(e) folded in) for this lane's 8 dims of each served head.
+  float q[GC][8];
+#pragma unroll
+  for (int h = 0; h < GC; ++h) {
+    const bf16* qp = a.q + static_cast<int64_t>(row) * a.q_stride + static_cast<int64_t>(head0 + h) * D + li * 8;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q[h][i] = h < nh ? __bfloat162float(qp[i]) * p.scale_log2 : 0.0f;
+  }
+  float m[GC], l[GC], acc[GC][8];
+#pragma unroll
+  for (int h = 0; h < GC; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[h][i] = 0.0f;
+  }
+
+  const int32_t* bt = a.block_tables + a.block_table_start[seq];
+  const int lo = range.lo, end = range.end;
+  const int log2_bs = p.log2_bs;
+  // Block ids of this lane's kUnroll keys of the warp iteration starting at `base` (-1: masked).
+  auto fetch_ids = [&](int base, int (&ids)[C::kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < C::kUnroll; ++u) {
+      const int key = base + u * C::kKeysPerLoad + lg;
+      ids[u] = key >= lo && key < end ? bt[key >> log2_bs] : -1;
+    }
+  };
+  int ids[C::kUnroll];
+  int base = range.start + warp * C::kKeysPerWarpIter;
+  if (base < end) fetch_ids(base, ids);
+  for (; base < end; base += C::kKeysPerIter) {
+    uint4 kr[C::kUnroll], vr[C::kUnroll];
+#pragma unroll
+    for (int u = 0; u < C::kUnroll; ++u) {
+      if (ids[u] >= 0) {
+        const int key = base + u * C::kKeysPerLoad + lg;
+        const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
+        kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
+        vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
+      } else {
+        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+      }
+    }
+    int next_ids[C::kUnroll];
+    const bool more = base + C::kKeysPerIter < end;
+    if (more) fetch_ids(base + C::kKeysPerIter, next_ids);
+
+    float sc[C::kUnroll][GC];
+#pragma unroll
+    for (int u = 0; u < C::kUnroll; ++u) {
+      float k[8];
+      unpack8(kr[u], k);
+#pragma unroll
+      for (int h = 0; h < GC; ++h) {
+        float d = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) d = fmaf(q[h][i], k[i], d);
+#pragma unroll
+        for (int o = LPK / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+        sc[u][h] = ids[u] >= 0 ? d : -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < GC; ++h) {
+      float mx = m[h];
+#pragma unroll
+      for (int u = 0; u < C::kUnroll; ++u) mx = fmaxf(mx, sc[u][h]);
+      const float m_use = mx == -INFINITY ? 0.0f : mx;
+      const float corr = fast_exp2(m[h] - m_use);
+      m[h] = mx;
+      l[h] *= corr;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[h][i] *= corr;
+#pragma unroll
+      for (int u = 0; u < C::kUnroll; ++u) {
+        const float pu = fast_exp2(sc[u][h] - m_use);
+        l[h] += pu;
+        float v[8];
+        unpack8(vr[u], v);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[h][i] = fmaf(pu, v[i], acc[h][i]);
+      }
+    }
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < C::kUnroll; ++u) ids[u] = next_ids[u];
+    }
+  }
+
+  // Merge the lane groups of the warp (lanes li, li + LPK, ... hold the same dims).
+#pragma unroll
+  for (int off = LPK; off < 32; off <<= 1) {
+#pragma unroll
+    for (int h = 0; h < GC; ++h) {
+      const float m_o = __shfl_xor_sync(0xffffffffu, m[h], off);
+      const float l_o = __shfl_xor_sync(0xffffffffu, l[h], off);
+      const float mx = fmaxf(m[h], m_o);
+      const float m_use = mx == -INFINITY ? 0.0f : mx;
+      const float f_s = fast_exp2(m[h] - m_use), f_o = fast_exp2(m_o - m_use);
+      l[h] = l[h] * f_s + l_o * f_o;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        acc[h][i] = acc[h][i] * f_s + __shfl_xor_sync(0xffffffffu, acc[h][i], off) * f_o;
+      m[h] = mx;
+    }
+  }
+  if (lg == 0) {
+#pragma unroll
+    for (int h = 0; h < GC; ++h) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) s_acc[warp][h][li * 8 + i] = acc[h][i];
+      if (li == 0) {
+        s_m[warp][h] = m[h];
+        s_l[warp][h] = l[h];
+      }
+    }
+  }
+  __syncthreads();
+
+  // Merge the warps: thread e handles (head e / D, dim e % D).
+  for (int e = tid; e < GC * D; e += C::kThreads) {
+    const int h = e / D, d = e % D;
+    if (h >= nh) break;  // e grows, so every later e is past nh too
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < C::kWarps; ++w) mx = fmaxf(mx, s_m[w][h]);
+    const float m_use = mx == -INFINITY ? 0.0f : mx;
+    float sum = 0.0f, val = 0.0f;
+#pragma unroll
+    for (int w = 0; w < C::kWarps; ++w) {
+      const float f = fast_exp2(s_m[w][h] - m_use);
+      sum += s_l[w][h] * f;
+      val += s_acc[w][h][d] * f;
+    }
+    const float res = sum > 0.0f ? val / sum : 0.0f;
+    const int head = head0 + h;
+    if (p.partial_out == nullptr) {
+      a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head) * D + d] =
+          __float2bfloat16(res);
+    } else {
+      const int64_t idx = (static_cast<int64_t>(seq) * a.num_heads + head) * a.num_splits + split;
+      p.partial_out[idx * D + d] = res;
+      if (d == 0) p.partial_lse[idx] = sum > 0.0f ? mx + __log2f(sum) : -INFINITY;
+    }
+  }
+}
+
+// out[row, head, :] = sum_s w_s * partial_s / sum_s w_s with w_s = 2^(lse_s - max lse); rows whose
+// splits are all empty (padding sequences) get zeros. Grid (num_heads, num_seqs), D threads,
+// dynamic shared memory: num_splits floats.
+__global__ void paged_decode_combine_kernel(const PagedAttentionArgs a, const float* partial_out,
+                                            const float* partial_lse) {
+  extern __shared__ float s_lse[];
+  const int head = blockIdx.x, seq = blockIdx.y;
+  if (a.query_len[seq] <= 0) return;
+  const int S = a.num_splits, D = a.head_dim;
+  const int64_t idx0 = (static_cast<int64_t>(seq) * a.num_heads + head) * S;
+  for (int i = threadIdx.x; i < S; i += blockDim.x) s_lse[i] = partial_lse[idx0 + i];
+  __syncthreads();
+  float mx = -INFINITY;
+  for (int i = 0; i < S; ++i) mx = fmaxf(mx, s_lse[i]);
+  const float m_use = mx == -INFINITY ? 0.0f : mx;
+  const int d = threadIdx.x;
+  float sum = 0.0f, val = 0.0f;
+  for (int i = 0; i < S; ++i) {
+    const float w = fast_exp2(s_lse[i] - m_use);
+    if (w > 0.0f) {  // an empty split's partial is never read into the sum
+      sum += w;
+      val += w * partial_out[(idx0 + i) * D + d];
+    }
+  }
+  const int row = a.query_start[seq];
+  a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head) * D + d] =
+      __float2bfloat16(sum > 0.0f ? val / sum : 0.0f);
+}
+
+// At most this many splits (the combine kernel keeps one LSE per split in shared memory).
+constexpr int32_t kMaxSplits = 4096;
+
+// Where the partials live in the workspace.
+constexpr size_t kLseAlign = 256;
+size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, int64_t num_splits) {
+  const size_t b = static_cast<size_t>(num_seqs * num_heads * num_splits * head_dim) * sizeof(float);
+  return (b + kLseAlign - 1) / kLseAlign * kLseAlign;
+}
+
+template <int D, int GC>
+void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+  paged_decode_split_kernel<D, GC><<<grid, DecodeTile<D, GC>::kThreads, 0, stream>>>(p);
+}
+
+template <int D>
+void launch_split_d(const DecodeParams& p, int gc, dim3 grid, cudaStream_t stream) {
+  switch (gc) {
+    case 1: launch_split<D, 1>(p, grid, stream); break;
+    case 2: launch_split<D, 2>(p, grid, stream); break;
+    case 4: launch_split<D, 4>(p, grid, stream); break;
+    default: launch_split<D, 8>(p, grid, stream); break;
+  }
+}
+
+}  // namespace
+
+size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
+                              int32_t num_splits) {
+  if (num_splits <= 1 || num_seqs <= 0 || num_heads <= 0 || head_dim <= 0) return 0;
+  return partial_out_bytes(num_seqs, num_heads, head_dim, num_splits) +
+         static_cast<size_t>(int64_t{num_seqs} * num_heads * num_splits) * sizeof(float);
+}
+
+void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
+  check_attention_args(a, "paged_attention_decode");
+  if (a.num_seqs <= 0) return;
+  if (a.num_splits < 1 || a.num_splits > kMaxSplits)
+    unsupported_config("paged_attention_decode: num_splits " + std::to_string(a.num_splits) +
+                       " (1.." + std::to_string(kMaxSplits) + ")");
+  if (a.num_splits > 1 && a.workspace == nullptr)
+    unsupported_config("paged_attention_decode: num_splits > 1 needs a workspace");
+  DecodeParams p;
+  p.a = a;
+  p.group = a.num_heads / a.num_kv_heads;
+  // Heads served per thread block: the smallest of 1, 2, 4, 8 that covers the group; larger
+  // groups are cut into chunks of 8 (each chunk reads the K/V of its kv head again).
+  const int gc = p.group <= 1 ? 1 : p.group <= 2 ? 2 : p.group <= 4 ? 4 : 8;
+  p.head_chunks = (p.group + gc - 1) / gc;
+  p.log2_bs = log2_pow2(a.block_size);
+  p.scale_log2 = a.scale * kLog2e;
+  p.kv_vec = aligned_to(a.k_cache, 16) && aligned_to(a.v_cache, 16);
+  if (a.num_splits > 1) {
+    char* ws = static_cast<char*>(a.workspace);
+    p.partial_out = reinterpret_cast<float*>(ws);
+    p.partial_lse = reinterpret_cast<float*>(
+        ws + partial_out_bytes(a.num_seqs, a.num_heads, a.head_dim, a.num_splits));
+  }
+  const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks),
+                  static_cast<unsigned>(a.num_splits), static_cast<unsigned>(a.num_seqs));
+  switch (a.head_dim) {
+    case 32: launch_split_d<32>(p, gc, grid, stream); break;
+    case 64: launch_split_d<64>(p, gc, grid, stream); break;
+    case 128: launch_split_d<128>(p, gc, grid, stream); break;
+    default: launch_split_d<256>(p, gc, grid, stream); break;
+  }
+  check_launch("paged_attention_decode (split)");
+  if (a.num_splits == 1) return;
+  const dim3 cgrid(static_cast<unsigned>(a.num_heads), static_cast<unsigned>(a.num_seqs));
+  const size_t smem = static_cast<size_t>(a.num_splits) * sizeof(float);  // <= 16 KiB
+  paged_decode_combine_kernel<<<cgrid, a.head_dim, smem, stream>>>(a, p.partial_out, p.partial_lse);
+  check_launch("paged_attention_decode (combine)");
+}
+
+}  // namespace inferdesk::cuda

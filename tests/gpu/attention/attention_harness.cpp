@@ -1,0 +1,301 @@
+#include "tests/gpu/attention/attention_harness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "core/backend/backend.h"
+
+namespace inferdesk::gputest::attn {
+
+namespace {
+
+constexpr int32_t kPoisonBlockId = 0x3fffffff;  // far outside any cache: reading it faults
+constexpr uint16_t kPoisonBits = 0xFFFF;         // DeviceBuffer's poison as bf16 bits (NaN)
+
+uint16_t bits_of(bf16 v) {
+  uint16_t b;
+  std::memcpy(&b, &v, 2);
+  return b;
+}
+
+int64_t cache_index(const AttnCase& c, int64_t block, int64_t head, int64_t slot) {
+  return ((block * c.num_kv_heads + head) * c.block_size + slot) * c.head_dim;
+}
+
+// The CPU backend's attention over the same cache contents and queries; rows of padding sequences
+// (and gap rows) stay zero.
+void cpu_reference(AttnData& d) {
+  const AttnCase& c = d.c;
+  const int32_t H = c.num_heads, Hk = c.num_kv_heads, D = c.head_dim, bs = c.block_size;
+  std::unique_ptr<Backend> cpu = make_cpu_backend(0);
+  KvCacheShape shape;
+  shape.num_layers = 1;
+  shape.num_blocks = d.num_blocks;
+  shape.block_size = bs;
+  shape.num_kv_heads = Hk;
+  shape.head_dim = D;
+  cpu->init_kv_cache(shape);
+
+  // Step 1: write every cached token of every sequence through write_kv.
+  StepInput fill;
+  fill.block_size = bs;
+  std::vector<std::pair<int32_t, int32_t>> owned;  // (block id, slot in block) per written row
+  for (size_t s = 0; s < d.query_len.size(); ++s)
+    for (int32_t i = 0; i < d.context_len[s]; ++i) {
+      const int32_t blk = d.block_tables[d.block_table_start[s] + i / bs];
+      fill.token_ids.push_back(0);
+      fill.positions.push_back(i);
+      fill.slot_mapping.push_back(blk * bs + i % bs);
+      owned.emplace_back(blk, i % bs);
+    }
+  const int64_t tf = static_cast<int64_t>(owned.size());
+  if (tf > 0) {
+    Buffer kb = cpu->alloc(DType::F32, tf, int64_t{Hk} * D), vb = cpu->alloc(DType::F32, tf, int64_t{Hk} * D);
+    float* kp = static_cast<float*>(kb.tensor().data);
+    float* vp = static_cast<float*>(vb.tensor().data);
+    for (int64_t t = 0; t < tf; ++t)
+      for (int32_t h = 0; h < Hk; ++h) {
+        const int64_t src = cache_index(c, owned[t].first, h, owned[t].second);
+        std::copy_n(d.k_cache.data() + src, D, kp + (t * Hk + h) * D);
+        std::copy_n(d.v_cache.data() + src, D, vp + (t * Hk + h) * D);
+      }
+    cpu->begin_step(fill);
+    cpu->write_kv(0, kb.tensor(), vb.tensor());
+  }
+
+  // Step 2: attention of the non-padding sequences' rows (renumbered without gaps and padding).
+  StepInput st;
+  st.block_size = bs;
+  st.block_tables = d.block_tables;
+  std::vector<int32_t> cpu_row_of;  // device row of each CPU row
+  for (size_t s = 0; s < d.query_len.size(); ++s) {
+    if (d.context_len[s] == 0) continue;
+    StepSeq q;
+    q.query_start = static_cast<int32_t>(cpu_row_of.size());
+    q.query_len = d.query_len[s];
+    q.context_len = d.context_len[s];
+    q.block_table_start = d.block_table_start[s];
+    q.num_blocks = (d.context_len[s] + bs - 1) / bs;
+    st.seqs.push_back(q);
+    for (int32_t j = 0; j < d.query_len[s]; ++j) {
+      const int32_t pos = d.context_len[s] - d.query_len[s] + j;
+      cpu_row_of.push_back(d.query_start[s] + j);
+      st.token_ids.push_back(0);
+      st.positions.push_back(pos);
+      st.slot_mapping.push_back(d.block_tables[d.block_table_start[s] + pos / bs] * bs + pos % bs);
+    }
+  }
+  const int64_t W = int64_t{H} * D;
+  d.want.assign(static_cast<size_t>(d.rows * W), 0.0f);
+  const int64_t tc = static_cast<int64_t>(cpu_row_of.size());
+  if (tc == 0) return;
+  Buffer qb = cpu->alloc(DType::F32, tc, W), ob = cpu->alloc(DType::F32, tc, W);
+  float* qp = static_cast<float*>(qb.tensor().data);
+  for (int64_t r = 0; r < tc; ++r)
+    std::copy_n(d.q.data() + cpu_row_of[r] * d.q_stride, W, qp + r * W);
+  AttentionParams p;
+  p.num_heads = H;
+  p.num_kv_heads = Hk;
+  p.head_dim = D;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  p.sliding_window = c.sliding_window;
+  cpu->begin_step(st);
+  cpu->attention(0, qb.tensor(), p, ob.tensor());
+  std::vector<float> out(static_cast<size_t>(tc * W));
+  cpu->to_host(ob.tensor(), out.data());
+  for (int64_t r = 0; r < tc; ++r)
+    std::copy_n(out.data() + r * W, W, d.want.data() + cpu_row_of[r] * W);
+}
+
+std::vector<bf16> with_offset(const std::vector<float>& v, int32_t offset) {
+  std::vector<bf16> h(static_cast<size_t>(offset) + v.size(), float_to_bf16(NAN));
+  for (size_t i = 0; i < v.size(); ++i) h[offset + i] = float_to_bf16(v[i]);
+  return h;
+}
+
+}  // namespace
+
+std::string AttnCase::describe() const {
+  std::ostringstream o;
+  o << "H " << num_heads << " Hk " << num_kv_heads << " D " << head_dim << " bs " << block_size
+    << " window " << sliding_window << " seed " << seed;
+  if (q_pad || out_pad || q_offset || cache_offset || row_gap)
+    o << " q_pad " << q_pad << " out_pad " << out_pad << " q_offset " << q_offset
+      << " cache_offset " << cache_offset << " row_gap " << row_gap;
+  o << " seqs (q,ctx):";
+  for (const SeqSpec& s : seqs) o << " (" << s.query_len << "," << s.context_len << ")";
+  return o.str();
+}
+
+AttnData make_layout(const AttnCase& c) {
+  AttnData d;
+  d.c = c;
+  const int32_t bs = c.block_size;
+  int32_t needed = 0;
+  for (const SeqSpec& s : c.seqs) needed += (s.context_len + bs - 1) / bs;
+  d.num_blocks = std::max(needed + 3, c.min_blocks);
+  std::vector<int32_t> ids(static_cast<size_t>(d.num_blocks));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::mt19937_64 rng(c.seed * 7919 + 17);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  size_t next = 0;
+  int32_t row = 0;
+  for (const SeqSpec& s : c.seqs) {
+    d.query_start.push_back(row);
+    d.query_len.push_back(s.query_len);
+    d.context_len.push_back(s.context_len);
+    d.block_table_start.push_back(static_cast<int32_t>(d.block_tables.size()));
+    for (int32_t b = 0; b < (s.context_len + bs - 1) / bs; ++b) d.block_tables.push_back(ids[next++]);
+    d.block_tables.push_back(kPoisonBlockId);
+    row += s.query_len + c.row_gap;
+    d.max_query_len = std::max(d.max_query_len, s.query_len);
+  }
+  d.rows = row;
+  d.q_stride = int64_t{c.num_heads} * c.head_dim + c.q_pad;
+  d.out_stride = int64_t{c.num_heads} * c.head_dim + c.out_pad;
+  return d;
+}
+
+AttnData make_data(const AttnCase& c) {
+  AttnData d = make_layout(c);
+  const int32_t bs = c.block_size, D = c.head_dim;
+  // q: random rows of the sequences, NaN in gap rows and pad columns (a kernel must not read them).
+  d.q.assign(static_cast<size_t>(d.rows * d.q_stride), NAN);
+  const std::vector<float> qv =
+      round_bf16(random_vector(d.q.size(), c.seed * 31 + 1, -c.q_range, c.q_range));
+  for (size_t s = 0; s < c.seqs.size(); ++s)
+    for (int32_t j = 0; j < c.seqs[s].query_len; ++j) {
+      const int64_t r = d.query_start[s] + j;
+      std::copy_n(qv.data() + r * d.q_stride, int64_t{c.num_heads} * D, d.q.data() + r * d.q_stride);
+    }
+  // Cache: random values in the slots the sequences own, NaN everywhere else.
+  const size_t cache_elems = static_cast<size_t>(d.num_blocks) * c.num_kv_heads * bs * D;
+  d.k_cache.assign(cache_elems, NAN);
+  d.v_cache.assign(cache_elems, NAN);
+  const std::vector<float> kv = round_bf16(random_vector(cache_elems, c.seed * 31 + 2));
+  const std::vector<float> vv = round_bf16(random_vector(cache_elems, c.seed * 31 + 3));
+  for (size_t s = 0; s < c.seqs.size(); ++s)
+    for (int32_t i = 0; i < c.seqs[s].context_len; ++i) {
+      const int32_t blk = d.block_tables[d.block_table_start[s] + i / bs];
+      for (int32_t h = 0; h < c.num_kv_heads; ++h) {
+        const int64_t o = cache_index(c, blk, h, i % bs);
+        std::copy_n(kv.data() + o, D, d.k_cache.data() + o);
+        std::copy_n(vv.data() + o, D, d.v_cache.data() + o);
+      }
+    }
+  cpu_reference(d);
+  return d;
+}
+
+void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
+  const AttnCase& c = d.c;
+  const size_t cache_elems =
+      static_cast<size_t>(c.cache_offset) + static_cast<size_t>(d.num_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
+  dev.q = DeviceBuffer<bf16>(static_cast<size_t>(c.q_offset + d.rows * d.q_stride));
+  dev.out = DeviceBuffer<bf16>(static_cast<size_t>(d.rows * d.out_stride));
+  dev.k_cache = DeviceBuffer<bf16>(cache_elems);
+  dev.v_cache = DeviceBuffer<bf16>(cache_elems);
+  const size_t n = std::max<size_t>(d.query_len.size(), 1);
+  dev.query_start = DeviceBuffer<int32_t>(n);
+  dev.query_len = DeviceBuffer<int32_t>(n);
+  dev.context_len = DeviceBuffer<int32_t>(n);
+  dev.block_table_start = DeviceBuffer<int32_t>(n);
+  dev.block_tables = DeviceBuffer<int32_t>(std::max(table_capacity, d.block_tables.size()));
+  refill_device(d, dev);
+}
+
+void refill_device(const AttnData& d, DeviceAttn& dev) {
+  const AttnCase& c = d.c;
+  if (!d.q.empty()) dev.q.upload(with_offset(d.q, c.q_offset));
+  if (!d.k_cache.empty()) {
+    dev.k_cache.upload(with_offset(d.k_cache, c.cache_offset));
+    dev.v_cache.upload(with_offset(d.v_cache, c.cache_offset));
+  }
+  dev.out.poison();
+  dev.workspace.poison();
+  dev.query_start.upload(d.query_start);
+  dev.query_len.upload(d.query_len);
+  dev.context_len.upload(d.context_len);
+  dev.block_table_start.upload(d.block_table_start);
+  dev.block_tables.upload(d.block_tables);
+  cuda::PagedAttentionArgs& a = dev.args;
+  a.q = dev.q.get() + c.q_offset;
+  a.q_stride = d.q_stride;
+  a.out = dev.out.get();
+  a.out_stride = d.out_stride;
+  a.k_cache = dev.k_cache.get() + c.cache_offset;
+  a.v_cache = dev.v_cache.get() + c.cache_offset;
+  a.query_start = dev.query_start.get();
+  a.query_len = dev.query_len.get();
+  a.context_len = dev.context_len.get();
+  a.block_table_start = dev.block_table_start.get();
+  a.block_tables = dev.block_tables.get();
+  a.num_seqs = static_cast<int32_t>(d.query_len.size());
+  a.max_query_len = d.max_query_len;
+  a.num_heads = c.num_heads;
+  a.num_kv_heads = c.num_kv_heads;
+  a.head_dim = c.head_dim;
+  a.block_size = c.block_size;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  a.sliding_window = c.sliding_window;
+}
+
+void set_splits(DeviceAttn& dev, int32_t num_splits) {
+  const cuda::PagedAttentionArgs& a = dev.args;
+  const size_t bytes = cuda::decode_workspace_bytes(a.num_seqs, a.num_heads, a.head_dim, num_splits);
+  dev.workspace = DeviceBuffer<char>(bytes);
+  dev.args.num_splits = num_splits;
+  dev.args.workspace = dev.workspace.get();
+}
+
+::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol) {
+  const AttnCase& c = d.c;
+  const int64_t W = int64_t{c.num_heads} * c.head_dim;
+  const std::vector<bf16> out = dev.out.download();
+  std::vector<bool> row_owned(static_cast<size_t>(d.rows), false);
+  std::ostringstream bad;
+  for (size_t s = 0; s < d.query_len.size(); ++s) {
+    const int32_t q0 = d.query_start[s], ql = d.query_len[s];
+    std::vector<float> got, want;
+    for (int32_t r = q0; r < q0 + ql; ++r) {
+      row_owned[r] = true;
+      for (int64_t i = 0; i < W; ++i) {
+        got.push_back(bf16_to_float(out[r * d.out_stride + i]));
+        want.push_back(d.want[r * W + i]);
+      }
+    }
+    if (ql == 0) continue;
+    if (d.context_len[s] == 0) {
+      const auto nz = std::find_if(got.begin(), got.end(), [](float v) { return v != 0.0f; });
+      if (nz != got.end())
+        bad << "\n  padding seq " << s << ": element " << (nz - got.begin()) << " is " << *nz
+            << ", not 0";
+      continue;
+    }
+    const double err = normalised_error(got, want);
+    if (!(err < tol)) {
+      bad << "\n  seq " << s << " (query_len " << ql << ", context_len " << d.context_len[s]
+          << "): normalised error " << err;
+      for (int64_t i = 0; i < static_cast<int64_t>(got.size()); ++i)
+        if (!std::isfinite(got[i]) || std::fabs(got[i] - want[i]) > 0.05 + 0.05 * std::fabs(want[i])) {
+          bad << "; first bad: row +" << i / W << " head " << (i % W) / c.head_dim << " dim "
+              << i % c.head_dim << " got " << got[i] << " want " << want[i];
+          break;
+        }
+    }
+  }
+  int64_t damaged = 0;
+  for (int64_t r = 0; r < d.rows; ++r)
+    for (int64_t i = row_owned[r] ? W : 0; i < d.out_stride; ++i)
+      damaged += bits_of(out[r * d.out_stride + i]) != kPoisonBits;
+  if (damaged) bad << "\n  " << damaged << " elements outside the sequences' rows/heads were written";
+  if (bad.str().empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << c.describe() << bad.str();
+}
+
+}  // namespace inferdesk::gputest::attn

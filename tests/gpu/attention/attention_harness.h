@@ -1,0 +1,87 @@
+// Test harness of the paged-attention kernels: a case (sequences, heads, block size, window,
+// strides) becomes random bf16-exact inputs in a randomly laid out paged cache, the CPU backend's
+// attention over the same values (the reference), and device copies with poisoned outputs.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/kernels.h"
+#include "tests/gpu/gpu_test.h"
+
+namespace inferdesk::gputest::attn {
+
+using bf16 = __nv_bfloat16;
+
+struct SeqSpec {
+  int32_t query_len = 1;
+  int32_t context_len = 1;  // 0: padding sequence (its query rows must come out as zeros)
+};
+
+struct AttnCase {
+  std::vector<SeqSpec> seqs;
+  int32_t num_heads = 8;
+  int32_t num_kv_heads = 2;
+  int32_t head_dim = 64;
+  int32_t block_size = 16;
+  int32_t sliding_window = 0;
+  uint64_t seed = 1;
+  float q_range = 4.0f;     // q uniform in [-q_range, q_range] (peaky softmax), k and v in [-1, 1]
+  int32_t q_pad = 0;        // q row stride = num_heads * head_dim + q_pad
+  int32_t out_pad = 0;      // same for out (the gap must stay poisoned)
+  int32_t q_offset = 0;     // q rows start this many elements into the q buffer
+  int32_t cache_offset = 0; // the caches start this many elements into their buffers
+  int32_t row_gap = 0;      // unused rows between consecutive sequences' rows (stay poisoned)
+  int32_t min_blocks = 0;   // cache at least this many blocks (spare ones are NaN)
+  std::string describe() const;
+};
+
+// Inputs, layout and the CPU reference of a case.
+struct AttnData {
+  AttnCase c;
+  int32_t rows = 0;        // rows of q/out (incl. gaps)
+  int32_t num_blocks = 0;  // blocks in the cache
+  int64_t q_stride = 0, out_stride = 0;
+  std::vector<int32_t> query_start, query_len, context_len, block_table_start, block_tables;
+  std::vector<float> q;        // [rows, q_stride] bf16-exact (gaps 0)
+  std::vector<float> k_cache;  // [num_blocks][Hk][bs][D]; slots no sequence owns are NaN
+  std::vector<float> v_cache;
+  std::vector<float> want;     // [rows, H*D]: CPU attention; zeros for padding rows
+  int32_t max_query_len = 0;
+};
+
+// The layout only (rows, strides, per-sequence arrays, block tables; no values): block ids
+// shuffled over the pool, every sequence's table followed by an out-of-range id (so a kernel that
+// reads past the entries it needs faults).
+AttnData make_layout(const AttnCase& c);
+// The layout plus random values and the CPU reference.
+AttnData make_data(const AttnCase& c);
+
+// Device copies of a case and the launch arguments pointing at them.
+struct DeviceAttn {
+  DeviceBuffer<bf16> q, out, k_cache, v_cache;
+  DeviceBuffer<int32_t> query_start, query_len, context_len, block_table_start, block_tables;
+  DeviceBuffer<char> workspace;
+  cuda::PagedAttentionArgs args;
+};
+// Allocates (block table capacity at least `table_capacity` entries) and uploads `d`.
+void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity = 0);
+// Uploads `d` into buffers made for a case of the same rows, heads and cache size (the addresses,
+// hence a captured graph, stay valid) and poisons out and the workspace again.
+void refill_device(const AttnData& d, DeviceAttn& dev);
+// Allocates a poisoned workspace for num_splits and sets args.num_splits / workspace.
+void set_splits(DeviceAttn& dev, int32_t num_splits);
+
+// Compares the device output with the reference: per sequence normalised error < tol, padding
+// rows exactly zero, gap rows and the columns past num_heads * head_dim untouched (poison).
+::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol);
+
+// bf16 output rounding (2^-9 relative) plus, in the prefill kernel, P rounded to bf16 before the
+// P.V product: normalised errors of 2e-3..5e-3; a wrong key, row or head gives errors of 0.1..1.
+constexpr double kTol = 1e-2;
+
+}  // namespace inferdesk::gputest::attn

@@ -1,0 +1,150 @@
+// Microbenchmark of the paged-attention kernels on realistic shapes (not a test): prints the time
+// per launch, TFLOP/s for prefill (causal FLOPs actually needed: 4 * D per visible (query, key,
+// head)) and the KV-cache read bandwidth for decode (bytes of K and V of every visible key, once per
+// kv head). Block tables are shuffled over the pool as in a long-running server.
+//
+//   bench_gpu_attention [--reps N]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/kernels.h"
+#include "tests/gpu/attention/attention_harness.h"
+
+namespace {
+
+using namespace inferdesk::gputest::attn;
+namespace k = inferdesk::cuda;
+
+#define BENCH_CUDA(expr)                                                              \
+  do {                                                                                \
+    const cudaError_t e_ = (expr);                                                    \
+    if (e_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_));                \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+struct Shape {
+  const char* model;
+  int32_t heads, kv_heads, head_dim;
+};
+constexpr Shape kLlama8B{"llama-3.1-8b", 32, 8, 128};
+constexpr Shape kLlama1B{"llama-3.2-1b", 32, 8, 64};
+constexpr Shape kD256{"d256 (16/4 heads)", 16, 4, 256};
+
+AttnCase make_case(const Shape& s, std::vector<SeqSpec> seqs) {
+  AttnCase c;
+  c.seqs = std::move(seqs);
+  c.num_heads = s.heads;
+  c.num_kv_heads = s.kv_heads;
+  c.head_dim = s.head_dim;
+  c.block_size = 16;
+  return c;
+}
+
+// Device data of a case with random caches and queries (no CPU reference).
+void prepare(const AttnCase& c, AttnData& d, DeviceAttn& dev) {
+  d = make_layout(c);
+  make_device(d, dev);
+  const int64_t cache_rows = int64_t{d.num_blocks} * c.num_kv_heads * c.block_size;
+  k::fill_random({dev.k_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 1, 1.0f, nullptr);
+  k::fill_random({dev.v_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 2, 1.0f, nullptr);
+  k::fill_random({dev.q.get(), k::Dt::BF16, d.rows, d.q_stride, d.q_stride}, 3, 2.0f, nullptr);
+  BENCH_CUDA(cudaDeviceSynchronize());
+}
+
+template <typename F>
+double time_us(F launch, int reps) {
+  for (int i = 0; i < 3; ++i) launch();
+  cudaEvent_t a, b;
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
+  BENCH_CUDA(cudaEventRecord(a));
+  for (int i = 0; i < reps; ++i) launch();
+  BENCH_CUDA(cudaEventRecord(b));
+  BENCH_CUDA(cudaEventSynchronize(b));
+  float ms = 0;
+  BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
+  BENCH_CUDA(cudaGetLastError());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return 1000.0 * ms / reps;
+}
+
+std::string seqs_text(const std::vector<SeqSpec>& seqs) {
+  const SeqSpec& s0 = seqs.front();
+  const bool same = std::all_of(seqs.begin(), seqs.end(), [&](const SeqSpec& s) {
+    return s.query_len == s0.query_len && s.context_len == s0.context_len;
+  });
+  char buf[96];
+  if (same)
+    std::snprintf(buf, sizeof buf, "%zu x (q %d, ctx %d)", seqs.size(), s0.query_len, s0.context_len);
+  else
+    std::snprintf(buf, sizeof buf, "%zu mixed seqs", seqs.size());
+  return buf;
+}
+
+void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
+  const AttnCase c = make_case(s, std::move(seqs));
+  AttnData d;
+  DeviceAttn dev;
+  prepare(c, d, dev);
+  double visible = 0;  // (query, key) pairs under the causal mask
+  for (const SeqSpec& q : c.seqs)
+    for (int32_t j = 0; j < q.query_len; ++j) visible += q.context_len - q.query_len + j + 1;
+  const double flops = 4.0 * c.head_dim * c.num_heads * visible;
+  const double us = time_us([&] { k::paged_attention_prefill(dev.args, nullptr); }, reps);
+  std::printf("prefill  %-18s %-28s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(),
+              us, flops / us * 1e-6);
+}
+
+void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps) {
+  const AttnCase c = make_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
+  AttnData d;
+  DeviceAttn dev;
+  prepare(c, d, dev);
+  const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * 2.0;
+  for (int32_t sp : splits) {
+    set_splits(dev, sp);
+    const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
+    std::printf("decode   %-18s %-28s splits %4d %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
+                seqs_text(c.seqs).c_str(), sp, us, bytes / us * 1e-3, bytes * 1e-6);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 20;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--reps") == 0) reps = std::max(1, std::atoi(argv[i + 1]));
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("bench_gpu_attention: no CUDA GPU, nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+
+  bench_prefill(kLlama8B, {{2048, 2048}}, reps);
+  bench_prefill(kLlama8B, std::vector<SeqSpec>(4, SeqSpec{512, 512}), reps);
+  bench_prefill(kLlama8B, {{512, 4608}}, reps);  // a chunk over 4,096 cached tokens
+  bench_prefill(kLlama8B, std::vector<SeqSpec>(64, SeqSpec{1, 1024}), reps);  // decode rows
+  bench_prefill(kLlama1B, {{2048, 2048}}, reps);
+  bench_prefill(kD256, {{2048, 2048}}, reps);
+
+  bench_decode(kLlama8B, 64, 1024, {1, 2, 4, 8}, reps);
+  bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps);
+  bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps);
+  bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps);
+  bench_decode(kLlama1B, 64, 1024, {1, 2, 4}, reps);
+  bench_decode(kD256, 16, 4096, {1, 4}, reps);
+  return 0;
+}

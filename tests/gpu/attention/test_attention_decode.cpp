@@ -1,0 +1,218 @@
+// paged_attention_decode (cuda/kernels/attention_decode.cu) against the CPU backend's attention:
+// every head_dim, GQA ratios (incl. groups that are not a power of two or exceed 8 heads), split
+// counts from 1 to more splits than blocks, block sizes, sliding windows, padding sequences,
+// misaligned caches, and a captured CUDA graph replayed over new context lengths.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "core/util/error.h"
+#include "tests/gpu/attention/attention_harness.h"
+
+namespace inferdesk::gputest::attn {
+namespace {
+
+void run_decode(const AttnCase& c, int32_t num_splits) {
+  SCOPED_TRACE(c.describe() + " splits " + std::to_string(num_splits));
+  const AttnData d = make_data(c);
+  DeviceAttn dev;
+  make_device(d, dev);
+  set_splits(dev, num_splits);
+  cuda::paged_attention_decode(dev.args, nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaGetLastError());
+  EXPECT_TRUE(output_matches(d, dev, kTol));
+}
+
+// Decode rows at odd context lengths, a padding row and a sequence without a row.
+std::vector<SeqSpec> decode_seqs() {
+  return {{1, 1}, {1, 15}, {1, 17}, {1, 100}, {1, 0}, {1, 1000}, {1, 64}, {0, 0}, {1, 1500}, {1, 257}};
+}
+
+class DecodeShapes : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(DecodeShapes, MatchesCpu) {
+  INFERDESK_REQUIRE_GPU();
+  const auto [head_dim, group, splits] = GetParam();
+  const int block_sizes[] = {16, 8, 32, 64};
+  AttnCase c;
+  c.seqs = decode_seqs();
+  c.head_dim = head_dim;
+  c.num_kv_heads = 2;
+  c.num_heads = 2 * group;
+  c.block_size = block_sizes[(head_dim / 32 + group + splits) % 4];
+  c.seed = 1000 + head_dim * 100 + group * 10 + splits;
+  run_decode(c, splits);
+}
+
+// 200 splits: more splits than the blocks of every sequence (most splits are empty).
+INSTANTIATE_TEST_SUITE_P(
+    HeadDimGroupSplits, DecodeShapes,
+    ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 5, 8, 12),
+                       ::testing::Values(1, 3, 16, 200)),
+    [](const auto& info) {
+      return "D" + std::to_string(std::get<0>(info.param)) + "_G" +
+             std::to_string(std::get<1>(info.param)) + "_S" + std::to_string(std::get<2>(info.param));
+    });
+
+TEST(GpuPagedDecode, EveryBlockSize) {
+  INFERDESK_REQUIRE_GPU();
+  for (int bs : {8, 16, 32, 64, 128})
+    for (int splits : {1, 4}) {
+      AttnCase c;
+      c.seqs = {{1, 45}, {1, 133}, {1, 64}, {1, 65}, {1, 1}, {1, 129}};
+      c.head_dim = 128;
+      c.num_heads = 32;
+      c.num_kv_heads = 8;
+      c.block_size = bs;
+      c.seed = 70 + bs;
+      run_decode(c, splits);
+    }
+}
+
+TEST(GpuPagedDecode, SlidingWindow) {
+  INFERDESK_REQUIRE_GPU();
+  for (int window : {1, 7, 16, 100, 1000, 5000})
+    for (int splits : {1, 4, 33}) {
+      AttnCase c;
+      c.seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 1500}, {1, 0}, {1, 1024}};
+      c.head_dim = 64;
+      c.num_heads = 8;
+      c.num_kv_heads = 2;
+      c.block_size = 16;
+      c.sliding_window = window;
+      c.seed = 900 + window + splits;
+      run_decode(c, splits);
+    }
+}
+
+TEST(GpuPagedDecode, LongContextManySplits) {
+  INFERDESK_REQUIRE_GPU();
+  for (int splits : {1, 64}) {
+    AttnCase c;
+    c.seqs = {{1, 9000}, {1, 4097}};
+    c.head_dim = 128;
+    c.num_heads = 32;
+    c.num_kv_heads = 8;
+    c.block_size = 16;
+    c.seed = 5 + splits;
+    run_decode(c, splits);
+  }
+}
+
+TEST(GpuPagedDecode, MisalignedCacheAndStrides) {
+  INFERDESK_REQUIRE_GPU();
+  for (int head_dim : {32, 64, 256})
+    for (int splits : {1, 5}) {
+      AttnCase c;
+      c.seqs = {{1, 33}, {1, 70}, {1, 0}, {1, 190}};
+      c.head_dim = head_dim;
+      c.num_heads = 6;
+      c.num_kv_heads = 2;
+      c.q_pad = 3;
+      c.out_pad = 5;
+      c.q_offset = 1;
+      c.cache_offset = 3;  // scalar K/V loads
+      c.row_gap = 2;
+      c.seed = 600 + head_dim + splits;
+      run_decode(c, splits);
+    }
+}
+
+TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase c;
+  c.seqs = decode_seqs();
+  c.head_dim = 128;
+  c.num_heads = 32;
+  c.num_kv_heads = 8;
+  c.seed = 31;
+  const AttnData d = make_data(c);
+  DeviceAttn dev;
+  make_device(d, dev);
+  set_splits(dev, 7);
+  cuda::paged_attention_prefill(dev.args, nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
+  const std::vector<float> by_prefill = to_float(dev.out.download());
+  dev.out.poison();
+  cuda::paged_attention_decode(dev.args, nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel";
+  // Both are F32 inside, rounded once to bf16: they differ by at most a few bf16 ulps.
+  EXPECT_LT(normalised_error(to_float(dev.out.download()), by_prefill), 5e-3);
+}
+
+// A decode captured once replays correctly after the context lengths (and block tables, cache and
+// queries) change in place: each split derives its key range from context_len on the device.
+TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase a;
+  a.seqs = {{1, 20}, {1, 700}, {1, 0}, {1, 64}, {1, 300}};
+  a.head_dim = 128;
+  a.num_heads = 16;
+  a.num_kv_heads = 4;
+  a.min_blocks = 200;  // same cache size for both steps
+  a.seed = 11;
+  AttnCase b = a;
+  b.seqs = {{1, 1500}, {1, 3}, {1, 17}, {1, 0}, {1, 1201}};
+  b.seed = 12;
+  const AttnData da = make_data(a), db = make_data(b);
+  ASSERT_EQ(da.num_blocks, db.num_blocks);
+  DeviceAttn dev;
+  make_device(da, dev, db.block_tables.size());
+  set_splits(dev, 8);
+  dev.workspace.poison();
+
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  cuda::paged_attention_decode(dev.args, stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+
+  CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_TRUE(output_matches(da, dev, kTol)) << "first replay";
+
+  const cuda::PagedAttentionArgs captured = dev.args;
+  refill_device(db, dev);
+  ASSERT_EQ(dev.args.q, captured.q);  // same addresses: the graph reads the new data
+  ASSERT_EQ(dev.args.k_cache, captured.k_cache);
+  CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_TRUE(output_matches(db, dev, kTol)) << "replay after new context lengths";
+
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST(GpuPagedDecode, WorkspaceSizes) {
+  INFERDESK_REQUIRE_GPU();
+  EXPECT_EQ(cuda::decode_workspace_bytes(64, 32, 128, 1), 0u);  // one split writes out directly
+  const size_t s8 = cuda::decode_workspace_bytes(64, 32, 128, 8);
+  EXPECT_GE(s8, size_t{64} * 32 * 8 * (128 + 1) * sizeof(float));
+  EXPECT_GT(cuda::decode_workspace_bytes(64, 32, 128, 9), s8);
+  EXPECT_GT(cuda::decode_workspace_bytes(65, 32, 128, 8), s8);
+}
+
+TEST(GpuPagedDecode, UnsupportedConfigurationsThrow) {
+  INFERDESK_REQUIRE_GPU();
+  cuda::PagedAttentionArgs a;
+  a.num_heads = 8;
+  a.num_kv_heads = 2;
+  a.head_dim = 96;
+  a.num_seqs = 1;
+  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+  a.head_dim = 64;
+  a.num_splits = 4;  // several splits but no workspace
+  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+  a.num_splits = 0;
+  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace inferdesk::gputest::attn

@@ -1,0 +1,190 @@
+// paged_attention_prefill (cuda/kernels/attention_prefill.cu) against the CPU backend's attention:
+// mixed batches (decode rows, chunked prefill over earlier cached blocks, whole prompts, padding
+// sequences), every head_dim, GQA ratios, block sizes, sliding windows, misaligned strides and
+// caches (scalar paths), on shuffled block tables whose unused slots are NaN.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "core/util/error.h"
+#include "tests/gpu/attention/attention_harness.h"
+
+namespace inferdesk::gputest::attn {
+namespace {
+
+void run_prefill(const AttnCase& c) {
+  SCOPED_TRACE(c.describe());
+  const AttnData d = make_data(c);
+  DeviceAttn dev;
+  make_device(d, dev);
+  cuda::paged_attention_prefill(dev.args, nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaGetLastError());
+  EXPECT_TRUE(output_matches(d, dev, kTol));
+}
+
+// A batch of everything a mixed step can hold.
+std::vector<SeqSpec> mixed_seqs() {
+  return {
+      {1, 1},     // first token of a prompt
+      {15, 15},   // whole prompts of odd lengths
+      {17, 17},
+      {1, 100},   // decode rows
+      {37, 300},  // chunked prefill: 263 cached tokens before this chunk
+      {3, 0},     // padding sequence with rows: zeros
+      {100, 100},
+      {0, 0},     // empty padding sequence: no rows
+      {1, 1000},
+      {64, 1037},
+      {0, 50},    // a sequence with no rows this step
+      {2, 2},
+  };
+}
+
+class PrefillShapes : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(PrefillShapes, MixedBatchMatchesCpu) {
+  INFERDESK_REQUIRE_GPU();
+  const auto [head_dim, group] = GetParam();
+  const int block_sizes[] = {8, 16, 32, 64};
+  AttnCase c;
+  c.seqs = mixed_seqs();
+  c.head_dim = head_dim;
+  c.num_kv_heads = 2;
+  c.num_heads = 2 * group;
+  c.block_size = block_sizes[(head_dim / 32 + group) % 4];
+  c.seed = 100 + head_dim * 10 + group;
+  run_prefill(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HeadDimGroup, PrefillShapes,
+    ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 7, 8)),
+    [](const auto& info) {
+      std::string name = "D";
+      name += std::to_string(std::get<0>(info.param));
+      name += "_G";
+      name += std::to_string(std::get<1>(info.param));
+      return name;
+    });
+
+TEST(GpuPagedPrefill, EveryBlockSize) {
+  INFERDESK_REQUIRE_GPU();
+  for (int bs : {8, 16, 32, 64, 128}) {
+    AttnCase c;
+    c.seqs = {{45, 45}, {20, 133}, {1, 64}, {65, 65}, {1, 129}};
+    c.head_dim = 128;
+    c.num_heads = 8;
+    c.num_kv_heads = 2;
+    c.block_size = bs;
+    c.seed = 7 + bs;
+    run_prefill(c);
+  }
+}
+
+TEST(GpuPagedPrefill, SlidingWindow) {
+  INFERDESK_REQUIRE_GPU();
+  for (int window : {1, 5, 16, 63, 100, 4096})
+    for (int head_dim : {64, 128}) {
+      AttnCase c;
+      c.seqs = {{200, 200}, {50, 500}, {1, 333}, {7, 7}, {130, 1030}};
+      c.head_dim = head_dim;
+      c.num_heads = 8;
+      c.num_kv_heads = 2;
+      c.block_size = 16;
+      c.sliding_window = window;
+      c.seed = 300 + window + head_dim;
+      run_prefill(c);
+    }
+}
+
+TEST(GpuPagedPrefill, LongPromptLlama8BShape) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase c;
+  c.seqs = {{1100, 1100}};
+  c.head_dim = 128;
+  c.num_heads = 32;
+  c.num_kv_heads = 8;
+  c.block_size = 16;
+  c.seed = 42;
+  run_prefill(c);
+}
+
+TEST(GpuPagedPrefill, DecodeRowsOnly) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase c;
+  c.seqs = {{1, 1}, {1, 15}, {1, 17}, {1, 100}, {1, 0}, {1, 1000}, {1, 1500}};
+  c.head_dim = 64;
+  c.num_heads = 32;
+  c.num_kv_heads = 8;
+  c.seed = 9;
+  run_prefill(c);
+}
+
+TEST(GpuPagedPrefill, MisalignedStridesAndCacheUseScalarPaths) {
+  INFERDESK_REQUIRE_GPU();
+  for (int head_dim : {32, 128, 256}) {
+    AttnCase c;
+    c.seqs = {{33, 33}, {1, 70}, {20, 90}, {2, 0}};
+    c.head_dim = head_dim;
+    c.num_heads = 6;
+    c.num_kv_heads = 3;
+    c.block_size = 16;
+    c.q_pad = 3;         // odd strides: rows not 16-byte (q) / 4-byte (out) aligned
+    c.out_pad = 5;
+    c.q_offset = 1;
+    c.cache_offset = 3;  // cache not 16-byte aligned
+    c.row_gap = 2;
+    c.seed = 500 + head_dim;
+    run_prefill(c);
+  }
+}
+
+TEST(GpuPagedPrefill, PaddedStridesAndRowGapsStayUntouched) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase c;
+  c.seqs = {{9, 9}, {1, 40}, {4, 0}, {30, 60}};
+  c.head_dim = 64;
+  c.num_heads = 4;
+  c.num_kv_heads = 4;
+  c.q_pad = 8;  // aligned padding: vector paths, the pad columns must be neither read nor written
+  c.out_pad = 8;
+  c.row_gap = 3;
+  c.seed = 77;
+  run_prefill(c);
+}
+
+TEST(GpuPagedPrefill, AllPaddingAndEmptyLaunches) {
+  INFERDESK_REQUIRE_GPU();
+  AttnCase c;
+  c.seqs = {{2, 0}, {1, 0}, {0, 0}};
+  c.head_dim = 128;
+  run_prefill(c);
+  // Nothing to do: no launch, no error.
+  cuda::PagedAttentionArgs a;
+  a.num_heads = 8;
+  a.num_kv_heads = 2;
+  a.head_dim = 128;
+  a.num_seqs = 0;
+  EXPECT_NO_THROW(cuda::paged_attention_prefill(a, nullptr));
+}
+
+TEST(GpuPagedPrefill, UnsupportedConfigurationsThrow) {
+  INFERDESK_REQUIRE_GPU();
+  cuda::PagedAttentionArgs a;
+  a.num_heads = 8;
+  a.num_kv_heads = 2;
+  a.head_dim = 80;
+  a.num_seqs = 1;
+  a.max_query_len = 1;
+  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+  a.head_dim = 64;
+  a.num_kv_heads = 3;  // 8 heads do not split over 3 kv heads
+  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+  a.num_kv_heads = 2;
+  a.block_size = 24;  // not a power of two
+  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace inferdesk::gputest::attn
