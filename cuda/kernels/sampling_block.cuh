@@ -1,0 +1,389 @@
+// Block-wide building blocks of the sampling kernel (sampling.cu): one thread block walks one row
+// of logits. Not part of the launcher contract.
+//
+// Discipline: every helper that talks through shared memory ends with a __syncthreads() after all
+// threads have read its results, so the next helper may reuse the shared fields at once. Every
+// helper must be called by all threads of the block (the branches around them are block-uniform).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/kernels/kernels.h"
+
+namespace inferdesk::cuda::sampling {
+
+// 512 threads: no register spills (1024 would cap registers at 64 and spill); a tuning knob.
+constexpr int kThreads = 512;
+constexpr int kWarps = kThreads / 32;
+constexpr int kBins = 2048;  // radix digits of 11, 11 and 10 bits
+constexpr int kRanks = kBins / kThreads;  // histogram bins per thread in the radix scan
+static_assert(kBins % kThreads == 0 && kThreads % 32 == 0 && kThreads <= 1024);
+constexpr unsigned kFull = 0xffffffffu;
+// 64-bit unsigned as the CUDA atomics and shuffles spell it (uint64_t is unsigned long here).
+using u64 = unsigned long long;
+
+struct BlockShared {
+  union {
+    u64 h64[kBins];
+    uint32_t h32[kBins];
+  } hist;
+  u64 slot64[kWarps];
+  float slot_f[kWarps];
+  float slot_f2[kWarps];
+  int32_t slot_i[kWarps];
+  uint32_t slot_u[kWarps];
+  uint32_t bound;
+  u64 sel_above;
+  int32_t sel_bin;
+  int32_t found;
+  int32_t top_count;
+  int32_t top_ids[kMaxTopLogprobs];
+  float top_vals[kMaxTopLogprobs];
+};
+
+template <typename W>
+__device__ __forceinline__ W* hist_of(BlockShared& sh);
+template <>
+__device__ __forceinline__ u64* hist_of<u64>(BlockShared& sh) {
+  return sh.hist.h64;
+}
+template <>
+__device__ __forceinline__ uint32_t* hist_of<uint32_t>(BlockShared& sh) {
+  return sh.hist.h32;
+}
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) & 31; }
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) >> 5; }
+
+// Monotone map of a non-NaN float onto uint32 (a < b  <=>  key(a) < key(b)); -0 and +0 share
+// the key of +0, so key equality is float equality.
+__device__ __forceinline__ uint32_t order_key(float x) {
+  uint32_t u = __float_as_uint(x);
+  if ((u << 1) == 0) u = 0;  // -0 -> +0
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float key_value(uint32_t k) {
+  return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+// One row of `n` floats. The row is cut into kWarps contiguous segments of `seg` elements (a
+// multiple of 4, so each segment starts 16-byte aligned when the row does); warp w walks segment
+// w, so per-warp sums are sums over id ranges (used for in-order searches).
+struct Row {
+  const float* p = nullptr;
+  int32_t n = 0;
+  int32_t seg = 0;
+  bool vec = false;  // row start 16-byte aligned: float4 loads
+};
+
+__device__ __forceinline__ Row make_row(const float* p, int32_t n) {
+  Row r;
+  r.p = p;
+  r.n = n;
+  r.seg = (((n + kWarps - 1) / kWarps) + 3) & ~3;
+  r.vec = (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+  return r;
+}
+
+__device__ __forceinline__ void segment_of(const Row& r, int warp, int& begin, int& end) {
+  begin = min(r.n, warp * r.seg);
+  end = min(r.n, begin + r.seg);
+}
+
+// Calls f(i, x) for every element of this thread's share of the calling warp's segment, ids
+// increasing per thread. Four 16-byte loads in flight per thread on the aligned path.
+template <class F>
+__device__ __forceinline__ void visit(const Row& r, F&& f) {
+  int begin, end;
+  segment_of(r, warp_id(), begin, end);
+  const int lane = lane_id();
+  if (r.vec) {
+    int i = begin + lane * 4;
+    for (; i + 3 * 128 + 3 < end; i += 4 * 128) {
+      float4 q[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) q[u] = *reinterpret_cast<const float4*>(r.p + i + u * 128);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int j = i + u * 128;
+        f(j, q[u].x);
+        f(j + 1, q[u].y);
+        f(j + 2, q[u].z);
+        f(j + 3, q[u].w);
+      }
+    }
+    for (; i + 3 < end; i += 128) {
+      const float4 q = *reinterpret_cast<const float4*>(r.p + i);
+      f(i, q.x);
+      f(i + 1, q.y);
+      f(i + 2, q.z);
+      f(i + 3, q.w);
+    }
+    for (; i < end; ++i) f(i, r.p[i]);  // the last segment's tail (fewer than 4 elements)
+  } else {
+    int i = begin + lane;
+    for (; i + 96 < end; i += 128) {
+      float q[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) q[u] = r.p[i + u * 32];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) f(i + u * 32, q[u]);
+    }
+    for (; i < end; i += 32) f(i, r.p[i]);
+  }
+}
+
+// ------------------------------------------------------------------------ reductions and scans
+
+template <typename T>
+__device__ __forceinline__ T warp_sum_of(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+
+// Exclusive prefix sum over threads in thread order; `total` gets the block's sum.
+template <typename T>
+__device__ T block_exclusive_scan(T v, BlockShared& sh, T& total) {
+  const int lane = lane_id(), warp = warp_id();
+  T x = v;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const T t = __shfl_up_sync(kFull, x, o);
+    if (lane >= o) x += t;
+  }
+  if (lane == 31) sh.slot64[warp] = static_cast<u64>(x);
+  __syncthreads();
+  T before = 0;
+  total = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    const T s = static_cast<T>(sh.slot64[w]);
+    if (w < warp) before += s;
+    total += s;
+  }
+  __syncthreads();
+  return before + x - v;
+}
+
+// Maximum value with the lowest id among equals; NaN never wins. Empty: {-inf, INT32_MAX}.
+struct ArgMax {
+  float v = -INFINITY;
+  int32_t i = INT32_MAX;
+  __device__ __forceinline__ void add(float x, int32_t id) {
+    if (x > v || (x == v && id < i)) {
+      v = x;
+      i = id;
+    }
+  }
+};
+
+__device__ ArgMax block_argmax(ArgMax a, BlockShared& sh) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) a.add(__shfl_xor_sync(kFull, a.v, o), __shfl_xor_sync(kFull, a.i, o));
+  if (lane_id() == 0) {
+    sh.slot_f[warp_id()] = a.v;
+    sh.slot_i[warp_id()] = a.i;
+  }
+  __syncthreads();
+  ArgMax r;
+  for (int w = 0; w < kWarps; ++w) r.add(sh.slot_f[w], sh.slot_i[w]);
+  __syncthreads();
+  return r;
+}
+
+// Running log-sum-exp: m the maximum, s = sum exp(x - m). -inf elements add nothing.
+struct Lse {
+  float m = -INFINITY;
+  float s = 0.0f;
+  __device__ __forceinline__ void add(float x) {
+    if (!(x > -INFINITY)) return;
+    if (x > m) {
+      s = s * expf(m - x) + 1.0f;
+      m = x;
+    } else {
+      s += expf(x - m);
+    }
+  }
+  __device__ __forceinline__ void merge(float om, float os) {
+    const float nm = fmaxf(m, om);
+    if (!(nm > -INFINITY)) return;  // both empty
+    s = (m > -INFINITY ? s * expf(m - nm) : 0.0f) + (om > -INFINITY ? os * expf(om - nm) : 0.0f);
+    m = nm;
+  }
+};
+
+__device__ Lse block_lse(Lse a, BlockShared& sh) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) a.merge(__shfl_xor_sync(kFull, a.m, o), __shfl_xor_sync(kFull, a.s, o));
+  if (lane_id() == 0) {
+    sh.slot_f[warp_id()] = a.m;
+    sh.slot_f2[warp_id()] = a.s;
+  }
+  __syncthreads();
+  Lse r;
+  for (int w = 0; w < kWarps; ++w) r.merge(sh.slot_f[w], sh.slot_f2[w]);
+  __syncthreads();
+  return r;
+}
+
+// ------------------------------------------------------------------ radix select over a row
+
+template <typename W>
+struct Selection {
+  bool active = false;  // false: target_of(total) was 0 or above the total (nothing selected)
+  uint32_t key = 0;     // the selected key t*
+  W above = 0;          // weight of the included elements with key > t*
+  W at = 0;             // weight of the included elements with key == t*
+  W need = 0;           // weight still to take from the elements at t* (1..at)
+};
+
+// Among the elements for which include(i, x, key, w) is true (w >= 0 their weight), finds the
+// largest key t* whose weight at or above it reaches target = target_of(total weight): i.e.
+// weight(key > t*) < target <= weight(key >= t*). Three histogram passes over the row (11, 11
+// and 10 bits of the key, most significant first). W is uint32_t (counts) or u64 (masses);
+// integer atomics make the result independent of thread scheduling.
+template <typename W, class Include, class TargetOf>
+__device__ Selection<W> radix_select(const Row& r, Include include, TargetOf target_of,
+                                     BlockShared& sh) {
+  W* hist = hist_of<W>(sh);
+  Selection<W> out;
+  uint32_t prefix = 0, mask = 0;
+  W target = 0;
+  for (int level = 0; level < 3; ++level) {
+    const int shift = level == 0 ? 21 : level == 1 ? 10 : 0;
+    const int nb = level < 2 ? 2048 : 1024;
+    for (int b = static_cast<int>(threadIdx.x); b < nb; b += kThreads) hist[b] = 0;
+    __syncthreads();
+    visit(r, [&](int i, float x) {
+      uint32_t key;
+      W w;
+      if (include(i, x, key, w) && w != 0 && (key & mask) == prefix) {
+        atomicAdd(&hist[(key >> shift) & static_cast<uint32_t>(nb - 1)], w);
+      }
+    });
+    __syncthreads();
+    // Thread t owns the bins of descending ranks t * kRanks ... t * kRanks + kRanks - 1.
+    W h[kRanks];
+    W mine = 0;
+#pragma unroll
+    for (int j = 0; j < kRanks; ++j) {
+      const int b = nb - 1 - (static_cast<int>(threadIdx.x) * kRanks + j);
+      h[j] = b >= 0 ? hist[b] : W(0);
+      mine += h[j];
+    }
+    W level_total;
+    W acc = block_exclusive_scan<W>(mine, sh, level_total);
+    if (level == 0) {
+      target = target_of(level_total);
+      if (target == 0 || target > level_total) return out;  // block-uniform
+    }
+    // Exactly one rank has acc < target <= acc + h: the first whose running sum reaches target.
+#pragma unroll
+    for (int j = 0; j < kRanks; ++j) {
+      if (acc < target && target <= acc + h[j]) {
+        sh.sel_bin = nb - 1 - (static_cast<int>(threadIdx.x) * kRanks + j);
+        sh.sel_above = acc;
+      }
+      acc += h[j];
+    }
+    __syncthreads();
+    const int bin = sh.sel_bin;
+    const W lvl_above = static_cast<W>(sh.sel_above);
+    out.at = hist[bin];
+    __syncthreads();
+    prefix |= static_cast<uint32_t>(bin) << shift;
+    mask |= static_cast<uint32_t>(nb - 1) << shift;
+    out.above += lvl_above;
+    target -= lvl_above;
+  }
+  out.active = true;
+  out.key = prefix;
+  out.need = target;
+  return out;
+}
+
+// A key L with at least k elements of the row at or above it (0 when k > kThreads: no bound),
+// from each thread's maximum key over its elements (0 for a thread without elements): the c-th
+// largest of the 32 warps' minima, c = ceil(k / 32). Each of those c warps has 32 distinct
+// elements (its lanes' maxima) at or above L. Near the top of the row when k is small, so a
+// select restricted to keys >= L touches few elements (few histogram atomics).
+__device__ uint32_t kth_lower_bound(uint32_t thread_max_key, int k, BlockShared& sh) {
+  if (k > kThreads) return 0;
+  uint32_t m = thread_max_key;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = min(m, __shfl_xor_sync(kFull, m, o));
+  if (lane_id() == 0) sh.slot_u[warp_id()] = m;
+  if (threadIdx.x == 0) sh.bound = 0;
+  __syncthreads();
+  const int c = (k + 31) / 32;
+  if (threadIdx.x < kWarps) {
+    const uint32_t v = sh.slot_u[threadIdx.x];
+    int greater = 0, at_least = 0;
+    for (int w = 0; w < kWarps; ++w) {
+      greater += sh.slot_u[w] > v;
+      at_least += sh.slot_u[w] >= v;
+    }
+    if (greater < c && c <= at_least) sh.bound = v;  // equal values write the same v
+  }
+  __syncthreads();
+  const uint32_t bound = sh.bound;
+  __syncthreads();
+  return bound;
+}
+
+// The smallest id i with weight(0) + ... + weight(i) > target_of(total), weights from
+// weight_of(i, x) (integers >= 0); -1 when target_of(total) >= total (e.g. all weights 0).
+// One pass for the per-segment sums, then one warp walks its segment in id order.
+template <typename W, class WeightOf, class TargetOf>
+__device__ int32_t find_first_exceeding(const Row& r, WeightOf weight_of, TargetOf target_of,
+                                        BlockShared& sh) {
+  W mine = 0;
+  visit(r, [&](int i, float x) { mine += weight_of(i, x); });
+  mine = warp_sum_of(mine);
+  if (lane_id() == 0) sh.slot64[warp_id()] = static_cast<u64>(mine);
+  if (threadIdx.x == 0) sh.found = -1;
+  __syncthreads();
+  W total = 0;
+  for (int w = 0; w < kWarps; ++w) total += static_cast<W>(sh.slot64[w]);
+  const W target = target_of(total);
+  W before = 0;
+  int chosen = -1;
+  for (int w = 0; w < kWarps; ++w) {
+    const W s = static_cast<W>(sh.slot64[w]);
+    if (target < before + s) {
+      chosen = w;
+      break;
+    }
+    before += s;
+  }
+  if (chosen == warp_id()) {  // warp-uniform
+    int begin, end;
+    segment_of(r, chosen, begin, end);
+    W rem = target - before;
+    const int lane = lane_id();
+    for (int base = begin; base < end; base += 32) {
+      const int i = base + lane;
+      const W w = i < end ? weight_of(i, r.p[i]) : W(0);
+      W incl = w;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const W t = __shfl_up_sync(kFull, incl, o);
+        if (lane >= o) incl += t;
+      }
+      const unsigned hit = __ballot_sync(kFull, incl > rem);
+      if (hit != 0) {
+        if (lane == __ffs(hit) - 1) sh.found = i;
+        break;
+      }
+      rem -= __shfl_sync(kFull, incl, 31);
+    }
+  }
+  __syncthreads();
+  const int32_t found = sh.found;
+  __syncthreads();
+  return found;
+}
+
+}  // namespace inferdesk::cuda::sampling

@@ -1,0 +1,164 @@
+// Microbenchmark of sample_rows (not a test): times the kernel with CUDA events on realistic
+// shapes and settings and prints microseconds per call and the logits read rate (rows * vocab *
+// 4 bytes per call / time; the kernel reads a row one to a dozen times depending on the filters).
+//
+//   bench_gpu_sampling [vocab [rows]]      (default: a sweep over common vocabularies and batches)
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/kernels.h"
+
+namespace {
+
+using inferdesk::cuda::SampleArgs;
+using inferdesk::cuda::SampleRowDev;
+
+bool ok(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+  return false;
+}
+
+struct Setting {
+  const char* name;
+  SampleRowDev p;
+};
+
+std::vector<Setting> settings() {
+  std::vector<Setting> s;
+  SampleRowDev greedy;
+  greedy.temperature = 0.0f;
+  s.push_back({"greedy", greedy});
+  SampleRowDev greedy_lp = greedy;
+  greedy_lp.num_logprobs = 5;
+  s.push_back({"greedy+logprobs5", greedy_lp});
+  SampleRowDev temp;
+  temp.temperature = 1.0f;
+  s.push_back({"temperature", temp});
+  SampleRowDev topp = temp;
+  topp.top_p = 0.9f;
+  s.push_back({"top_p0.9", topp});
+  SampleRowDev chat = temp;
+  chat.temperature = 0.7f;
+  chat.top_k = 20;
+  chat.top_p = 0.8f;
+  s.push_back({"T0.7+top_k20+top_p0.8", chat});
+  SampleRowDev pen = chat;
+  pen.repetition_penalty = 1.1f;
+  pen.presence_penalty = 0.5f;
+  pen.penalty_count = 512;
+  s.push_back({"chat+penalties", pen});
+  SampleRowDev bigk = temp;
+  bigk.top_k = 2000;
+  bigk.min_p = 0.01f;
+  s.push_back({"top_k2000+min_p", bigk});
+  return s;
+}
+
+bool run(int32_t vocab, int32_t rows, const Setting& st) {
+  std::mt19937_64 g(7);
+  std::normal_distribution<float> nd(0.0f, 2.5f);
+  std::vector<float> logits(static_cast<size_t>(rows) * vocab);
+  for (float& x : logits) x = nd(g);
+  std::vector<SampleRowDev> params(static_cast<size_t>(rows), st.p);
+  std::vector<int32_t> pen_tokens(static_cast<size_t>(rows) * 512), pen_counts(pen_tokens.size());
+  std::uniform_int_distribution<int32_t> id(0, vocab - 1);
+  for (int32_t r = 0; r < rows; ++r) {
+    params[static_cast<size_t>(r)].seed = 1234 + static_cast<uint64_t>(r);
+    params[static_cast<size_t>(r)].counter = static_cast<uint64_t>(r);
+    params[static_cast<size_t>(r)].penalty_start = r * 512;
+    for (int k = 0; k < 512; ++k) {  // distinct ids: a walk by the prime 211 (vocab not a multiple)
+      pen_tokens[static_cast<size_t>(r) * 512 + k] = static_cast<int32_t>(
+          (static_cast<int64_t>(id(g) % 97 + 1) + static_cast<int64_t>(k) * 211) % vocab);
+      pen_counts[static_cast<size_t>(r) * 512 + k] = k % 3;
+    }
+  }
+  float* d_logits = nullptr;
+  SampleRowDev* d_params = nullptr;
+  int32_t *d_pt = nullptr, *d_pc = nullptr, *d_tok = nullptr, *d_ids = nullptr;
+  float *d_lp = nullptr, *d_tlp = nullptr;
+  void* d_ws = nullptr;
+  const size_t ws = inferdesk::cuda::sample_workspace_bytes(rows, vocab);
+  bool good = ok(cudaMalloc(&d_logits, logits.size() * 4), "malloc") &&
+              ok(cudaMalloc(&d_params, params.size() * sizeof(SampleRowDev)), "malloc") &&
+              ok(cudaMalloc(&d_pt, pen_tokens.size() * 4), "malloc") &&
+              ok(cudaMalloc(&d_pc, pen_counts.size() * 4), "malloc") &&
+              ok(cudaMalloc(&d_tok, rows * 4), "malloc") && ok(cudaMalloc(&d_lp, rows * 4), "malloc") &&
+              ok(cudaMalloc(&d_ids, rows * 4 * inferdesk::cuda::kMaxTopLogprobs), "malloc") &&
+              ok(cudaMalloc(&d_tlp, rows * 4 * inferdesk::cuda::kMaxTopLogprobs), "malloc") &&
+              ok(cudaMalloc(&d_ws, ws), "malloc workspace");
+  if (good) {
+    cudaMemcpy(d_logits, logits.data(), logits.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_params, params.data(), params.size() * sizeof(SampleRowDev), cudaMemcpyHostToDevice);
+    cudaMemcpy(d_pt, pen_tokens.data(), pen_tokens.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_pc, pen_counts.data(), pen_counts.size() * 4, cudaMemcpyHostToDevice);
+    SampleArgs a;
+    a.logits = d_logits;
+    a.logits_stride = vocab;
+    a.rows = rows;
+    a.vocab = vocab;
+    a.row_params = d_params;
+    a.penalty_tokens = d_pt;
+    a.penalty_counts = d_pc;
+    a.workspace = d_ws;
+    a.out_token = d_tok;
+    a.out_logprob = d_lp;
+    a.out_top_ids = d_ids;
+    a.out_top_logprobs = d_tlp;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int i = 0; i < 3; ++i) inferdesk::cuda::sample_rows(a, nullptr);
+    const int iters = 20;
+    cudaEventRecord(e0);
+    for (int i = 0; i < iters; ++i) inferdesk::cuda::sample_rows(a, nullptr);
+    cudaEventRecord(e1);
+    good = ok(cudaEventSynchronize(e1), "sample_rows");
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, e0, e1);
+    const double us = 1000.0 * ms / iters;
+    const double gbs = static_cast<double>(rows) * vocab * 4.0 / (us * 1e3);
+    std::printf("%-24s vocab %7d rows %4d: %9.1f us/call  %8.1f GB/s of logits\n", st.name, vocab,
+                rows, us, gbs);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  cudaFree(d_logits);
+  cudaFree(d_params);
+  cudaFree(d_pt);
+  cudaFree(d_pc);
+  cudaFree(d_tok);
+  cudaFree(d_lp);
+  cudaFree(d_ids);
+  cudaFree(d_tlp);
+  cudaFree(d_ws);
+  return good;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("bench_gpu_sampling: no CUDA GPU, nothing to measure\n");
+    return 0;
+  }
+  std::vector<int32_t> vocabs = {32000, 128256, 151936};
+  std::vector<int32_t> batches = {1, 8, 64, 256};
+  if (argc > 1) vocabs = {std::atoi(argv[1])};
+  if (argc > 2) batches = {std::atoi(argv[2])};
+  for (int32_t v : vocabs) {
+    if (v <= 0) return 2;
+    for (int32_t b : batches) {
+      if (b <= 0) return 2;
+      for (const Setting& s : settings())
+        if (!run(v, b, s)) return 1;
+    }
+  }
+  return 0;
+}

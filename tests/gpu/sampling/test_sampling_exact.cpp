@@ -1,0 +1,363 @@
+// GPU sampler against the CPU Sampler where the answer is exact: greedy tokens (with ties, -inf
+// entries, penalties), log-probabilities and top-N lists, odd sizes and unaligned rows, bad rows,
+// and determinism (same (seed, counter) -> same token whatever the batch).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/sampling/sampling_harness.h"
+
+namespace inferdesk::gputest {
+namespace {
+
+using Ids = std::vector<int32_t>;
+
+// Log-prob tolerance: the GPU's log-normaliser sums float exp() values in a fixed order (<= ~500
+// terms per thread, relative error < 3e-5 in the worst case, ~1e-6 typically); the CPU's
+// polynomial exp is within 2e-7. Both are far below 1e-4; a wrong normaliser or a wrong token is
+// off by far more.
+constexpr double kLogprobTol = 1e-4;
+
+SampleResult cpu_result(const float* row, int32_t vocab, const RowRequest& r) {
+  SamplerRng rng(1);
+  return Sampler{}.sample(std::span<const float>(row, static_cast<size_t>(vocab)), r.params,
+                          r.prompt, r.output, rng);
+}
+
+void expect_close_logprob(float got, double want, const std::string& what) {
+  if (std::isinf(want)) {
+    EXPECT_TRUE(std::isinf(got) && got < 0) << what << ": got " << got << ", want -inf";
+  } else {
+    EXPECT_NEAR(got, want, kLogprobTol) << what;
+  }
+}
+
+// The log-probs the kernel reported for row `r` against the CPU: the chosen token's (whatever it
+// is) and the top list (ids exactly: both sides break ties by lower id on the same raw values).
+void expect_logprobs(const float* row, int32_t vocab, const RowRequest& req, const RowResult& got,
+                     const std::string& what) {
+  ASSERT_GE(got.token, 0) << what;
+  ASSERT_LT(got.token, vocab) << what;
+  const double log_z = log_normaliser(row, static_cast<size_t>(vocab));
+  expect_close_logprob(got.logprob, static_cast<double>(row[got.token]) - log_z,
+                       what + ": chosen token's logprob");
+  const SampleResult cpu = cpu_result(row, vocab, req);
+  const size_t n = cpu.top.size();
+  ASSERT_EQ(n, static_cast<size_t>(std::min(req.params.logprobs, vocab))) << what;
+  for (size_t j = 0; j < n; ++j) {
+    EXPECT_EQ(got.top_ids[j], cpu.top[j].id) << what << ": top entry " << j;
+    expect_close_logprob(got.top_logprobs[j], cpu.top[j].logprob,
+                         what + ": top entry " + std::to_string(j));
+  }
+  for (size_t j = n; j < static_cast<size_t>(cuda::kMaxTopLogprobs); ++j) {
+    EXPECT_EQ(got.top_ids[j], -1) << what << ": unused top entry " << j;
+  }
+}
+
+Ids random_ids(size_t n, int32_t vocab, std::mt19937_64& g) {
+  std::uniform_int_distribution<int32_t> d(0, vocab - 1);
+  Ids v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+// Rows of several kinds: plain, maximum tied at several ids, -inf holes, one finite value.
+std::vector<float> varied_rows(int32_t rows, int32_t vocab, uint64_t seed) {
+  std::vector<float> all;
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<int32_t> pos(0, vocab - 1);
+  for (int32_t r = 0; r < rows; ++r) {
+    std::vector<float> v = normal_logits(static_cast<size_t>(vocab), 3.0f, seed * 1000 + r);
+    switch (r % 5) {
+      case 1: {  // the maximum at several ids
+        const float mx = *std::max_element(v.begin(), v.end());
+        for (int k = 0; k < 3; ++k) v[static_cast<size_t>(pos(g))] = mx;
+        break;
+      }
+      case 2: {  // -inf holes, including id 0 and the maximum
+        for (auto& x : v)
+          if (pos(g) % 10 == 0) x = -INFINITY;
+        v[0] = -INFINITY;
+        *std::max_element(v.begin(), v.end()) = -INFINITY;
+        break;
+      }
+      case 3: {  // a single finite value
+        const int32_t keep = pos(g);
+        for (int32_t i = 0; i < vocab; ++i)
+          if (i != keep) v[static_cast<size_t>(i)] = -INFINITY;
+        break;
+      }
+      default:
+        break;
+    }
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
+// Greedy requests; every other one with penalties over a prompt and an output with repeats.
+std::vector<RowRequest> greedy_requests(int32_t rows, int32_t vocab, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<RowRequest> reqs(static_cast<size_t>(rows));
+  for (int32_t r = 0; r < rows; ++r) {
+    RowRequest& q = reqs[static_cast<size_t>(r)];
+    q.params.temperature = r % 3 == 0 ? 0.0f : 5e-6f;
+    q.params.logprobs = r % 21;
+    q.seed = g();
+    q.counter = static_cast<uint64_t>(r);
+    q.prompt = random_ids(30, vocab, g);
+    q.output = random_ids(40, std::max(vocab / 50, 1), g);  // few distinct ids: repeats
+    if (r % 2 == 1) {
+      q.params.repetition_penalty = r % 4 == 1 ? 1.7f : 0.6f;
+      q.params.frequency_penalty = 0.35f;
+      q.params.presence_penalty = r % 4 == 1 ? 0.5f : -0.8f;
+    }
+  }
+  return reqs;
+}
+
+void check_greedy(int32_t rows, int32_t vocab, int64_t stride, int64_t offset, uint64_t seed) {
+  const std::vector<float> logits = varied_rows(rows, vocab, seed);
+  const std::vector<RowRequest> reqs = greedy_requests(rows, vocab, seed + 7);
+  GpuBatch batch(logits, rows, vocab, stride, offset);
+  const std::vector<RowResult> got = batch.run(reqs);
+  for (int32_t r = 0; r < rows; ++r) {
+    const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+    const RowRequest& q = reqs[static_cast<size_t>(r)];
+    const std::string what = "vocab " + std::to_string(vocab) + " stride " +
+                             std::to_string(stride) + " row " + std::to_string(r);
+    EXPECT_EQ(got[static_cast<size_t>(r)].token, cpu_result(row, vocab, q).token) << what;
+    expect_logprobs(row, vocab, q, got[static_cast<size_t>(r)], what);
+  }
+}
+
+TEST(GpuSampling, GreedyMatchesCpuOnVariedRows) {
+  INFERDESK_REQUIRE_GPU();
+  check_greedy(60, 1027, 1028, 0, 1);  // every row 16-byte aligned: vector loads
+  check_greedy(60, 1027, 1027, 0, 2);  // odd stride: rows alternate between both paths
+  check_greedy(40, 1027, 1031, 3, 3);  // no row aligned: scalar loads only
+  check_greedy(33, 5, 5, 0, 4);        // fewer elements than threads or logprobs
+  check_greedy(20, 40000, 40003, 1, 5);
+}
+
+TEST(GpuSampling, GreedyMatchesCpuOnLargeVocabularies) {
+  INFERDESK_REQUIRE_GPU();
+  check_greedy(6, 151936, 151936, 0, 11);
+  check_greedy(6, 256000, 256001, 0, 12);
+  check_greedy(3, 128257, 128257, 0, 13);
+}
+
+TEST(GpuSampling, TopLogprobsKeepLowestIdsAmongTies) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 70001;
+  std::vector<float> logits;
+  // Row 0: all equal, so the list is ids 0..19 at -log(V).
+  logits.insert(logits.end(), static_cast<size_t>(vocab), 0.25f);
+  // Row 1: 45 ids share the best value, spread over the whole row; 3 ids share the second.
+  std::vector<float> v(static_cast<size_t>(vocab), -1.0f);
+  std::mt19937_64 g(3);
+  std::uniform_int_distribution<int32_t> pos(0, vocab - 1);
+  for (int k = 0; k < 45; ++k) v[static_cast<size_t>(pos(g))] = 2.0f;
+  logits.insert(logits.end(), v.begin(), v.end());
+  // Row 2: 12 distinct best values, then 30 ties at the 13th value: the list ends inside them.
+  std::vector<float> w = normal_logits(static_cast<size_t>(vocab), 1.0f, 5);
+  for (int k = 0; k < 12; ++k) w[static_cast<size_t>(pos(g))] = 10.0f + static_cast<float>(k);
+  for (int k = 0; k < 30; ++k) w[static_cast<size_t>(pos(g))] = 9.0f;
+  logits.insert(logits.end(), w.begin(), w.end());
+  std::vector<RowRequest> reqs(3);
+  for (auto& q : reqs) {
+    q.params.temperature = 0.0f;
+    q.params.logprobs = 20;
+  }
+  GpuBatch batch(logits, 3, vocab);
+  const auto got = batch.run(reqs);
+  for (int r = 0; r < 3; ++r) {
+    expect_logprobs(logits.data() + static_cast<size_t>(r) * vocab, vocab,
+                    reqs[static_cast<size_t>(r)], got[static_cast<size_t>(r)],
+                    "tie row " + std::to_string(r));
+  }
+  for (int j = 0; j < 20; ++j) {
+    EXPECT_EQ(got[0].top_ids[static_cast<size_t>(j)], j);
+    EXPECT_NEAR(got[0].top_logprobs[static_cast<size_t>(j)], -std::log(double(vocab)), 1e-4);
+  }
+}
+
+TEST(GpuSampling, TinyVocabularies) {
+  INFERDESK_REQUIRE_GPU();
+  // Vocab 1: the only token, log-prob 0; the list has one entry.
+  {
+    std::vector<RowRequest> reqs(2);
+    reqs[0].params.temperature = 0.0f;
+    reqs[0].params.logprobs = 20;
+    reqs[1].params.temperature = 1.0f;
+    reqs[1].params.top_k = 5;
+    reqs[1].params.top_p = 0.5f;
+    reqs[1].params.logprobs = 3;
+    GpuBatch batch({-3.0f, 4.0f}, 2, 1);
+    const auto got = batch.run(reqs);
+    for (const auto& o : got) {
+      EXPECT_EQ(o.token, 0);
+      EXPECT_NEAR(o.logprob, 0.0f, 1e-6);
+      EXPECT_EQ(o.top_ids[0], 0);
+      EXPECT_EQ(o.top_ids[1], -1);
+    }
+  }
+  // Vocab 7 with 20 log-probs asked: 7 entries, then -1.
+  const std::vector<float> row = {0.5f, -1.0f, 2.0f, 2.0f, -INFINITY, 0.0f, -0.0f};
+  RowRequest q;
+  q.params.temperature = 0.0f;
+  q.params.logprobs = 20;
+  GpuBatch batch(row, 1, 7);
+  const auto got = batch.run({q});
+  EXPECT_EQ(got[0].token, 2);
+  expect_logprobs(row.data(), 7, q, got[0], "vocab 7");
+}
+
+TEST(GpuSampling, BadRowsGiveMinusOneAndLeaveOthersAlone) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 3001;
+  std::vector<float> logits;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<float> v = normal_logits(static_cast<size_t>(vocab), 2.0f, 40 + r);
+    if (r == 0) v[1234] = NAN;
+    if (r == 1) std::fill(v.begin(), v.end(), -INFINITY);
+    if (r == 2) v[7] = INFINITY;
+    logits.insert(logits.end(), v.begin(), v.end());
+  }
+  std::vector<RowRequest> reqs(4);
+  for (int r = 0; r < 4; ++r) {
+    reqs[static_cast<size_t>(r)].params.temperature = r % 2 == 0 ? 0.0f : 0.8f;
+    reqs[static_cast<size_t>(r)].params.top_p = 0.9f;
+    reqs[static_cast<size_t>(r)].params.logprobs = 4;
+  }
+  GpuBatch batch(logits, 4, vocab);
+  const auto got = batch.run(reqs);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(got[static_cast<size_t>(r)].token, -1) << "bad row " << r;
+    EXPECT_TRUE(std::isnan(got[static_cast<size_t>(r)].logprob)) << "bad row " << r;
+    EXPECT_EQ(got[static_cast<size_t>(r)].top_ids[0], -1) << "bad row " << r;
+  }
+  const float* good = logits.data() + 3 * static_cast<size_t>(vocab);
+  const std::vector<float> dist =
+      Sampler{}.distribution(std::span<const float>(good, vocab), reqs[3].params, {}, {});
+  ASSERT_GE(got[3].token, 0);
+  EXPECT_GT(dist[static_cast<size_t>(got[3].token)], 0.0f);
+  expect_logprobs(good, vocab, reqs[3], got[3], "good row");
+}
+
+// A mix of requests of every kind over distinct rows.
+std::vector<RowRequest> mixed_requests(int32_t n, int32_t vocab, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<RowRequest> reqs(static_cast<size_t>(n));
+  for (int32_t r = 0; r < n; ++r) {
+    RowRequest& q = reqs[static_cast<size_t>(r)];
+    q.seed = g();
+    q.counter = g() % 1000;
+    q.params.logprobs = static_cast<int32_t>(g() % 6);
+    switch (r % 6) {
+      case 0: q.params.temperature = 0.0f; break;
+      case 1: q.params.temperature = 0.7f; break;
+      case 2: q.params.temperature = 1.0f; q.params.top_k = 40; q.params.top_p = 0.9f; break;
+      case 3: q.params.temperature = 1.3f; q.params.min_p = 0.05f; break;
+      case 4: q.params.temperature = 0.9f; q.params.top_p = 0.6f; break;
+      default:
+        q.params.temperature = 1.0f;
+        q.params.repetition_penalty = 1.2f;
+        q.params.frequency_penalty = 0.5f;
+        q.params.presence_penalty = 0.3f;
+        q.params.top_k = 700;
+        break;
+    }
+    q.prompt = random_ids(20, vocab, g);
+    q.output = random_ids(25, 40, g);
+  }
+  return reqs;
+}
+
+TEST(GpuSampling, SameSeedAndCounterGiveTheSameTokenInAnyBatch) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 50257, n = 36, extra = 20;
+  const std::vector<float> logits = varied_rows(n, vocab, 21);
+  const std::vector<RowRequest> reqs = mixed_requests(n, vocab, 22);
+  GpuBatch alone(logits, n, vocab);
+  const auto first = alone.run(reqs);
+  const auto again = alone.run(reqs);
+  // The same requests reversed, interleaved with other rows and requests.
+  const std::vector<float> other = varied_rows(extra, vocab, 23);
+  const std::vector<RowRequest> other_reqs = mixed_requests(extra, vocab, 24);
+  std::vector<float> mixed_logits;
+  std::vector<RowRequest> mixed;
+  std::vector<int32_t> where(static_cast<size_t>(n));
+  // Build the order explicitly: mine reversed, one foreign row after every second of mine.
+  int32_t f = 0;
+  for (int32_t r = n - 1; r >= 0; --r) {
+    where[static_cast<size_t>(r)] = static_cast<int32_t>(mixed.size());
+    mixed.push_back(reqs[static_cast<size_t>(r)]);
+    mixed_logits.insert(mixed_logits.end(), logits.begin() + static_cast<int64_t>(r) * vocab,
+                        logits.begin() + static_cast<int64_t>(r + 1) * vocab);
+    if (r % 2 == 0 && f < extra) {
+      mixed.push_back(other_reqs[static_cast<size_t>(f)]);
+      mixed_logits.insert(mixed_logits.end(), other.begin() + static_cast<int64_t>(f) * vocab,
+                          other.begin() + static_cast<int64_t>(f + 1) * vocab);
+      ++f;
+    }
+  }
+  GpuBatch together(mixed_logits, static_cast<int32_t>(mixed.size()), vocab);
+  const auto second = together.run(mixed);
+  for (int32_t r = 0; r < n; ++r) {
+    const RowResult& a = first[static_cast<size_t>(r)];
+    const RowResult& b = again[static_cast<size_t>(r)];
+    const RowResult& c = second[static_cast<size_t>(where[static_cast<size_t>(r)])];
+    EXPECT_EQ(a.token, b.token) << "row " << r << " rerun";
+    EXPECT_EQ(a.token, c.token) << "row " << r << " in another batch";
+    EXPECT_EQ(a.logprob, c.logprob) << "row " << r;
+    EXPECT_EQ(a.top_ids, c.top_ids) << "row " << r;
+    EXPECT_EQ(a.top_logprobs, c.top_logprobs) << "row " << r;
+    // And each row is right: in the CPU's support, log-probs as the CPU's.
+    const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+    const RowRequest& q = reqs[static_cast<size_t>(r)];
+    ASSERT_GE(a.token, 0) << "row " << r;
+    const std::vector<float> dist = Sampler{}.distribution(
+        std::span<const float>(row, static_cast<size_t>(vocab)), q.params, q.prompt, q.output);
+    EXPECT_GT(dist[static_cast<size_t>(a.token)], 0.0f) << "row " << r << " drew " << a.token;
+    if (q.params.is_greedy()) {
+      EXPECT_EQ(a.token, cpu_result(row, vocab, q).token) << "row " << r;
+    }
+    expect_logprobs(row, vocab, q, a, "mixed row " + std::to_string(r));
+  }
+}
+
+TEST(GpuSampling, DrawsDependOnSeedAndCounter) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 64, rows = 128;
+  std::vector<float> logits(static_cast<size_t>(rows * vocab), 0.0f);  // uniform rows
+  std::vector<RowRequest> reqs(static_cast<size_t>(rows));
+  for (int32_t r = 0; r < rows; ++r) {
+    reqs[static_cast<size_t>(r)].seed = r < 64 ? 99 : 100 + static_cast<uint64_t>(r);
+    reqs[static_cast<size_t>(r)].counter = r < 64 ? static_cast<uint64_t>(r) : 5;
+  }
+  GpuBatch batch(logits, rows, vocab);
+  const auto got = batch.run(reqs);
+  std::vector<int32_t> by_counter, by_seed;
+  for (int32_t r = 0; r < rows; ++r) {
+    ASSERT_GE(got[static_cast<size_t>(r)].token, 0);
+    ASSERT_LT(got[static_cast<size_t>(r)].token, vocab);
+    (r < 64 ? by_counter : by_seed).push_back(got[static_cast<size_t>(r)].token);
+  }
+  auto distinct = [](Ids v) {
+    std::sort(v.begin(), v.end());
+    return std::unique(v.begin(), v.end()) - v.begin();
+  };
+  // 64 uniform draws over 64 tokens: about 40 distinct values; all equal would mean the draw
+  // ignores the counter (or the seed).
+  EXPECT_GT(distinct(by_counter), 20);
+  EXPECT_GT(distinct(by_seed), 20);
+}
+
+}  // namespace
+}  // namespace inferdesk::gputest
