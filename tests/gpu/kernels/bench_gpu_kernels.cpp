@@ -1,0 +1,250 @@
+// Microbenchmark of the elementwise, rope + KV and GEMV kernels on decode/prefill shapes of an
+// 8B-class model (not a test). Each measurement captures `iters` launches into one CUDA graph (no
+// CPU launch overhead, as in the engine's decode graphs), times graph replays with cudaEvents and
+// reports the median time per launch and the bytes moved per second. GEMV weights rotate over
+// enough copies to exceed the L2 cache, so every launch streams its weights from DRAM as a real
+// decode step does.
+//
+//   bench_gpu_kernels [substring]   (only the lines whose name contains the substring)
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/kernels.h"
+
+namespace {
+
+using namespace inferdesk::cuda;
+
+constexpr double kPeakGBs = 4300.0;  // H200 copy bandwidth measured for issue 5 (4,250 GB/s)
+constexpr int kIters = 20;           // launches per graph
+constexpr int kReps = 7;             // graph replays timed (median)
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+// Device allocations of the bench, freed at exit.
+struct Pool {
+  std::vector<void*> ptrs;
+  void* get(size_t bytes) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, std::max<size_t>(bytes, 16)), "cudaMalloc");
+    ptrs.push_back(p);
+    return p;
+  }
+  ~Pool() {
+    for (void* p : ptrs) cudaFree(p);
+  }
+};
+
+Mat mat(void* p, Dt dt, int64_t rows, int64_t cols) { return Mat{p, dt, rows, cols, cols}; }
+Mat random_mat(Pool& pool, Dt dt, int64_t rows, int64_t cols, uint64_t seed, float scale,
+               cudaStream_t s) {
+  Mat m = mat(pool.get(static_cast<size_t>(rows * cols) * (dt == Dt::F32 ? 4 : 2)), dt, rows, cols);
+  fill_random(m, seed, scale, s);
+  return m;
+}
+
+// Median microseconds per launch of launch(i) for i in [0, kIters).
+double time_us(cudaStream_t s, const std::function<void(int)>& launch) {
+  for (int i = 0; i < 2; ++i) launch(i);  // warm up (and lazy module loading) outside the graph
+  check(cudaStreamSynchronize(s), "warm-up");
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+  for (int i = 0; i < kIters; ++i) launch(i);
+  check(cudaStreamEndCapture(s, &g), "end capture");
+  check(cudaGraphInstantiate(&ge, g, 0), "instantiate");
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  check(cudaGraphLaunch(ge, s), "graph launch");  // warm replay
+  std::vector<double> us;
+  for (int r = 0; r < kReps; ++r) {
+    cudaEventRecord(a, s);
+    check(cudaGraphLaunch(ge, s), "graph launch");
+    cudaEventRecord(b, s);
+    check(cudaEventSynchronize(b), "kernel run");
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    us.push_back(1000.0 * ms / kIters);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+void report(const std::string& name, const std::string& shape, double us, double bytes) {
+  const double gbs = bytes / (us * 1e-6) / 1e9;
+  std::printf("%-14s %-34s %10.2f us %9.1f GB/s %6.1f%%\n", name.c_str(), shape.c_str(), us, gbs,
+              100.0 * gbs / kPeakGBs);
+  std::fflush(stdout);
+}
+
+bool wanted(const std::string& name, const char* filter) {
+  return !filter || name.find(filter) != std::string::npos;
+}
+
+// Enough copies of a `bytes` weight that cycling through them does not fit the L2 (50 MB on H200).
+int copies_for(size_t bytes) {
+  const size_t target = size_t{512} << 20;
+  return static_cast<int>(std::clamp<size_t>((target + bytes - 1) / bytes, 1, 16));
+}
+
+void bench_gemv(cudaStream_t s, const char* filter) {
+  struct Shape {
+    const char* what;
+    int64_t n, k;
+    Dt ydt;
+    bool swiglu;
+  };
+  const Shape shapes[] = {
+      {"o/down 4096", 4096, 4096, Dt::BF16, false},  {"qkv 6144", 6144, 4096, Dt::BF16, false},
+      {"gate_up 28672", 28672, 4096, Dt::BF16, false}, {"down 14336", 4096, 14336, Dt::BF16, false},
+      {"lm_head F32", 128256, 4096, Dt::F32, false},   {"swiglu 14336", 14336, 4096, Dt::BF16, true},
+  };
+  for (const Shape& sh : shapes)
+    for (int m : {1, 2, 4, 8}) {
+      const std::string name = sh.swiglu ? "gemv_swiglu" : "gemv";
+      if (!wanted(name, filter)) continue;
+      Pool pool;
+      const int64_t rows_w = sh.swiglu ? 2 * sh.n : sh.n;
+      const size_t wbytes = static_cast<size_t>(rows_w * sh.k) * 2;
+      const int nc = copies_for(wbytes);
+      std::vector<const bf16*> ws;
+      for (int c = 0; c < nc; ++c)
+        ws.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, rows_w, sh.k, 10 + c, 0.02f, s).data));
+      const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
+      const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 4), sh.ydt, m, sh.n);
+      const double us = time_us(s, [&](int i) {
+        if (sh.swiglu)
+          gemv_swiglu(x, ws[i % nc], sh.n, sh.k, y, s);
+        else
+          gemv(x, ws[i % nc], sh.n, sh.k, nullptr, y, s);
+      });
+      const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 +
+                           m * sh.n * (sh.ydt == Dt::F32 ? 4.0 : 2.0);
+      report(name, std::string(sh.what) + " M=" + std::to_string(m) + " [" +
+                       std::to_string(rows_w) + "x" + std::to_string(sh.k) + "]",
+             us, bytes);
+    }
+}
+
+void bench_rows(cudaStream_t s, const char* filter) {
+  const int64_t H = 4096, I = 14336;
+  for (int64_t T : {1, 256, 4096}) {
+    Pool pool;
+    const std::string t = "T=" + std::to_string(T);
+    const Mat x = random_mat(pool, Dt::BF16, T, H, 1, 1.0f, s);
+    const Mat res = random_mat(pool, Dt::F32, T, H, 2, 1.0f, s);
+    const Mat out = random_mat(pool, Dt::BF16, T, H, 3, 1.0f, s);
+    const Mat w = random_mat(pool, Dt::BF16, 1, H, 4, 1.0f, s);
+    const auto* wp = static_cast<const bf16*>(w.data);
+    if (wanted("rms_norm", filter))
+      report("rms_norm", t + " H=4096 bf16", time_us(s, [&](int) { rms_norm(x, wp, 1e-6f, out, s); }),
+             T * H * 4.0);
+    if (wanted("add_rms_norm", filter))
+      report("add_rms_norm", t + " H=4096 res f32",
+             time_us(s, [&](int) { add_rms_norm(res, x, wp, 1e-6f, out, s); }), T * H * 12.0);
+    const Mat gu = random_mat(pool, Dt::BF16, T, 2 * I, 5, 1.0f, s);
+    const Mat act = random_mat(pool, Dt::BF16, T, I, 6, 1.0f, s);
+    Mat gate = gu, up = gu;
+    gate.cols = up.cols = I;
+    up.data = static_cast<bf16*>(gu.data) + I;
+    if (wanted("silu_mul", filter))
+      report("silu_mul", t + " I=14336", time_us(s, [&](int) { silu_mul(gate, up, act, s); }), T * I * 6.0);
+    if (wanted("add_inplace", filter))
+      report("add_inplace", t + " f32 += bf16", time_us(s, [&](int) { add_inplace(res, x, s); }), T * H * 10.0);
+    std::vector<int32_t> ids(static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919) % 128256);
+    auto* d_ids = static_cast<int32_t*>(pool.get(ids.size() * 4));
+    check(cudaMemcpy(d_ids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice), "ids");
+    if (wanted("embed_rows", filter)) {
+      const Mat table = random_mat(pool, Dt::BF16, 128256, H, 7, 1.0f, s);
+      report("embed_rows", t + " -> f32", time_us(s, [&](int) { embed_rows(table, d_ids, res, s); }), T * H * 6.0);
+    }
+  }
+}
+
+void bench_rope(cudaStream_t s, const char* filter) {
+  if (!wanted("rope_kv", filter)) return;
+  const int32_t Hq = 32, Hk = 8, D = 128, bs = 16;
+  for (int32_t T : {1, 64, 4096}) {
+    Pool pool;
+    const int64_t width = int64_t{Hq + 2 * Hk} * D;
+    const Mat qkv = random_mat(pool, Dt::BF16, T, width, 1, 1.0f, s);
+    const int32_t blocks = (T + bs - 1) / bs;
+    auto* kc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * Hk * bs * D * 2));
+    auto* vc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * Hk * bs * D * 2));
+    std::vector<int32_t> pos(static_cast<size_t>(T));
+    for (int32_t i = 0; i < T; ++i) pos[static_cast<size_t>(i)] = 1000 + i;
+    std::vector<int32_t> slots(pos.size());
+    for (int32_t i = 0; i < T; ++i) slots[static_cast<size_t>(i)] = i;
+    std::vector<float> inv(D / 2);
+    for (int i = 0; i < D / 2; ++i) inv[static_cast<size_t>(i)] = 1.0f / std::pow(500000.0f, 2.0f * i / D);
+    auto* d_pos = static_cast<int32_t*>(pool.get(pos.size() * 4));
+    auto* d_slots = static_cast<int32_t*>(pool.get(slots.size() * 4));
+    auto* d_inv = static_cast<float*>(pool.get(inv.size() * 4));
+    check(cudaMemcpy(d_pos, pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
+    check(cudaMemcpy(d_slots, slots.data(), slots.size() * 4, cudaMemcpyHostToDevice), "slots");
+    check(cudaMemcpy(d_inv, inv.data(), inv.size() * 4, cudaMemcpyHostToDevice), "inv_freq");
+    const Mat norm = random_mat(pool, Dt::BF16, 1, D, 2, 1.0f, s);
+    RopeKvArgs a;
+    a.q = static_cast<bf16*>(qkv.data);
+    a.q_stride = a.k_stride = a.v_stride = width;
+    a.k = a.q + Hq * D;
+    a.v = a.k + Hk * D;
+    a.q_norm = a.k_norm = static_cast<const bf16*>(norm.data);
+    a.inv_freq = d_inv;
+    a.rotary_dim = D;
+    a.positions = d_pos;
+    a.slot_mapping = d_slots;
+    a.k_cache = kc;
+    a.v_cache = vc;
+    a.num_tokens = T;
+    a.num_q_heads = Hq;
+    a.num_kv_heads = Hk;
+    a.head_dim = D;
+    a.block_size = bs;
+    // q, k read + written, v read, k and v written to the cache.
+    const double bytes = static_cast<double>(T) * D * 2.0 * (2.0 * (Hq + Hk) + Hk + 2.0 * Hk);
+    report("rope_kv", "T=" + std::to_string(T) + " Hq=32 Hk=8 D=128 qk-norm",
+           time_us(s, [&](int) { qk_norm_rope_write_kv(a, s); }), bytes);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::fprintf(stderr, "bench_gpu_kernels: no CUDA GPU\n");
+    return 1;
+  }
+  const char* filter = argc > 1 ? argv[1] : nullptr;
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, 0);
+  std::printf("%s, %d SMs; %d launches per graph, median of %d replays; %% of %.0f GB/s\n", p.name,
+              p.multiProcessorCount, kIters, kReps, kPeakGBs);
+  cudaStream_t s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  bench_gemv(s, filter);
+  bench_rows(s, filter);
+  bench_rope(s, filter);
+  cudaStreamDestroy(s);
+  return 0;
+}
