@@ -6,15 +6,43 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/util/error.h"
+#ifdef INFERDESK_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 namespace inferdesk::cli {
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
   if (choice.name == "cpu") return make_cpu_backend(choice.threads);
-  if (choice.name == "cuda")
+  if (choice.name == "cuda") {
+#ifdef INFERDESK_HAVE_CUDA
+    CudaBackendOptions o;
+    o.cuda_graphs = choice.cuda_graphs;
+    return make_cuda_backend(o);
+#else
     throw Error(ErrorCode::Unsupported,
-                "the CUDA backend is not available in this build yet; use --backend cpu");
+                "this build has no CUDA backend (nvcc was not found when it was built); use --backend cpu");
+#endif
+  }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + choice.name + "' (cpu, cuda)");
+}
+
+void add_backend_options(CLI::App* c, BackendChoice& b) {
+  c->add_option("--backend", b.name, "cpu or cuda")->default_val("cpu");
+  c->add_option("--threads", b.threads, "CPU threads (0: all cores)");
+  c->add_option("--gpu-memory-utilization", b.gpu_memory_utilization,
+                "CUDA: fraction of GPU memory for weights, activations and the KV cache")
+      ->check(CLI::Range(0.05, 1.0))
+      ->default_val(0.90);
+  c->add_flag("!--no-cuda-graphs", b.cuda_graphs, "CUDA: run decode steps eagerly");
+}
+
+EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
+  if (kv_cache_mb < 0) throw Error(ErrorCode::InvalidArgument, "--kv-cache-mb must be >= 0");
+  EngineOptions o;
+  o.kv_cache_bytes = kv_cache_mb << 20;
+  o.gpu_memory_utilization = b.gpu_memory_utilization;
+  return o;
 }
 
 LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/engine/engine.h"
@@ -16,7 +17,14 @@ namespace inferdesk::cli {
 struct BackendChoice {
   std::string name = "cpu";  // cpu | cuda
   int threads = 0;           // CPU threads; 0 = all cores
+  double gpu_memory_utilization = 0.90;  // CUDA: fraction of the GPU for weights + activations + KV
+  bool cuda_graphs = true;               // CUDA: capture decode steps as graphs
 };
+
+// Adds --backend, --threads, --gpu-memory-utilization and --no-cuda-graphs to a subcommand.
+void add_backend_options(CLI::App* cmd, BackendChoice& choice);
+// EngineOptions from the backend choice and a KV budget in MiB (0 = automatic).
+EngineOptions engine_options(const BackendChoice& choice, int64_t kv_cache_mb);
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice);
 

@@ -20,7 +20,7 @@ struct BenchArgs {
   std::string model, dummy;
   BackendChoice backend;
   int32_t batch = 1, input_len = 128, output_len = 128, num_requests = 0, repeat = 3;
-  int64_t kv_cache_mb = 2048;
+  int64_t kv_cache_mb = 0;
   int32_t max_batched_tokens = 2048, max_num_seqs = 256;
   bool json = false;
 };
@@ -101,8 +101,8 @@ void run_bench(const BenchArgs& a) {
   LoadedModel model = load_for_cli(a.model, a.dummy, a.backend, !a.json);
   const std::string name = model.name;
   const int64_t weight_bytes = model.weight_bytes;
-  EngineOptions opts;
-  opts.kv_cache_bytes = a.kv_cache_mb << 20;
+  EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
+  if (a.kv_cache_mb == 0 && a.backend.name == "cpu") opts.kv_cache_bytes = 2048LL << 20;
   opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
   opts.scheduler.max_num_seqs = a.max_num_seqs;
   opts.enable_prefix_caching = false;  // random prompts never share prefixes; measure compute
@@ -151,14 +151,14 @@ void register_bench(CLI::App& app) {
   CLI::App* c = app.add_subcommand("bench", "Measure prefill/decode throughput and latency");
   c->add_option("--model", a->model, "Hugging Face model folder");
   c->add_option("--dummy", a->dummy, "Built-in shape with random weights (e.g. llama-3.2-1b)");
-  c->add_option("--backend", a->backend.name, "cpu or cuda")->default_val("cpu");
-  c->add_option("--threads", a->backend.threads, "CPU threads (0: all cores)");
+  add_backend_options(c, a->backend);
   c->add_option("--batch", a->batch, "Concurrent requests (online mode)");
   c->add_option("--input-len", a->input_len, "Prompt tokens per request");
   c->add_option("--output-len", a->output_len, "Generated tokens per request");
   c->add_option("--num-requests", a->num_requests, "Offline mode: push N requests at once");
   c->add_option("--repeat", a->repeat, "Timed runs (median reported)");
-  c->add_option("--kv-cache-mb", a->kv_cache_mb, "KV-cache budget in MiB");
+  c->add_option("--kv-cache-mb", a->kv_cache_mb,
+                "KV-cache budget in MiB (0: 2048 on the CPU; on CUDA what the memory fraction leaves)");
   c->add_option("--max-batched-tokens", a->max_batched_tokens, "Tokens per step at most");
   c->add_option("--max-num-seqs", a->max_num_seqs, "Running sequences at most");
   c->add_flag("--json", a->json, "One JSON object on stdout");

@@ -32,7 +32,7 @@ struct GenerateArgs {
   std::string stop_ids;
   int32_t logprobs = 0;
   bool ignore_eos = false;
-  int64_t kv_cache_mb = 1024;
+  int64_t kv_cache_mb = 0;
   int32_t max_num_seqs = 256;
   int32_t max_batched_tokens = 2048;
   CLI::App* cmd = nullptr;
@@ -165,8 +165,7 @@ void run_generate(GenerateArgs& a) {
     r.params.validate();
     logprobs_wanted.push_back(r.params.logprobs);
   }
-  EngineOptions opts;
-  opts.kv_cache_bytes = a.kv_cache_mb << 20;
+  EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
   opts.scheduler.max_num_seqs = a.max_num_seqs;
   opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
   Engine engine(std::move(model), opts);
@@ -218,8 +217,7 @@ void register_generate(CLI::App& app) {
   c->add_flag("--show-prompt", a->show_prompt, "Print the rendered prompt to stderr");
   c->add_flag("--parse-special-tokens", a->text.parse_special_tokens,
               "Treat special-token strings typed in --prompt/--system as control tokens");
-  c->add_option("--backend", a->backend.name, "cpu or cuda")->default_val("cpu");
-  c->add_option("--threads", a->backend.threads, "CPU threads (0: all cores)");
+  add_backend_options(c, a->backend);
   c->add_flag("--json", a->json, "Print one JSON object per request");
   c->add_option("--max-tokens", a->max_tokens, "Tokens to generate at most");
   c->add_option("--temperature", a->temperature, "0 = greedy");
@@ -233,7 +231,9 @@ void register_generate(CLI::App& app) {
   c->add_option("--stop-ids", a->stop_ids, "Extra stop token ids, comma-separated");
   c->add_option("--logprobs", a->logprobs, "Top-k log-probabilities per token (0-20)");
   c->add_flag("--ignore-eos", a->ignore_eos, "Do not stop at the model's EOS tokens");
-  c->add_option("--kv-cache-mb", a->kv_cache_mb, "KV-cache budget in MiB")->default_val(1024);
+  c->add_option("--kv-cache-mb", a->kv_cache_mb,
+                "KV-cache budget in MiB (0: 1024 on the CPU; on CUDA what the memory fraction leaves)")
+      ->default_val(0);
   c->add_option("--max-num-seqs", a->max_num_seqs, "Running sequences at most");
   c->add_option("--max-batched-tokens", a->max_batched_tokens, "Tokens per step at most");
   c->callback([a] { run_generate(*a); });

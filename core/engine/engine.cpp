@@ -54,10 +54,12 @@ Engine::Engine(LoadedModel model, EngineOptions options)
                         sc.max_num_seqs);
   num_blocks_ = options_.num_kv_blocks;
   const int64_t per_block = model_.backend->kv_block_bytes(shape);
-  int64_t budget = options_.kv_cache_bytes;
+  int64_t budget = options_.kv_cache_bytes > 0 ? options_.kv_cache_bytes : int64_t{1} << 30;
   if (num_blocks_ <= 0) {
     const int64_t device_budget = model_.backend->kv_cache_budget(options_.gpu_memory_utilization);
-    if (device_budget != 0) budget = device_budget;
+    if (device_budget != 0)
+      budget = options_.kv_cache_bytes > 0 ? std::min(options_.kv_cache_bytes, device_budget)
+                                           : device_budget;
     num_blocks_ = static_cast<int32_t>(std::clamp<int64_t>(budget / per_block, 0, 1 << 24));
   }
   if (num_blocks_ < 1)

@@ -25,10 +25,11 @@ namespace inferdesk {
 struct EngineOptions {
   int32_t block_size = 16;
   int32_t num_kv_blocks = 0;          // > 0: exactly this many blocks
-  int64_t kv_cache_bytes = 1LL << 30; // otherwise: as many blocks as fit in this many bytes,
-                                      // or, on a backend that manages device memory, in
-  double gpu_memory_utilization = 0.90;  // this fraction of the device (weights, activations and
-                                         // KV cache together)
+  // Otherwise as many blocks as fit in kv_cache_bytes; 0 = automatic: 1 GiB on the CPU, and on a
+  // backend that manages device memory whatever is left of gpu_memory_utilization x the device
+  // after weights and activations (a non-zero kv_cache_bytes then caps it).
+  int64_t kv_cache_bytes = 0;
+  double gpu_memory_utilization = 0.90;
   int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
   bool enable_prefix_caching = true;
   SchedulerConfig scheduler;

@@ -1,0 +1,165 @@
+// The CUDA backend's class (private to cuda/backend). See cuda/cuda_backend.h for the design.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/backend/gemm.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/kernels/kernels.h"
+
+namespace inferdesk::cuda {
+
+// Throws Error(Internal/OutOfMemory) naming `what` when e is not cudaSuccess.
+void check_cuda(cudaError_t e, const char* what);
+
+// Pinned host memory, grown on demand.
+class PinnedBuffer {
+ public:
+  ~PinnedBuffer();
+  void* get(size_t bytes);
+
+ private:
+  void* p_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Step metadata at fixed device addresses (so captured graphs read the current step's values).
+// One packed int32 array; capacities grow (moving it invalidates graphs).
+struct StepBuffers {
+  int32_t max_tokens = 0, max_seqs = 0, max_blocks = 0;
+  int32_t* base = nullptr;  // device
+  // Offsets (in int32) of each array in the packed buffer.
+  int32_t* token_ids = nullptr;
+  int32_t* positions = nullptr;
+  int32_t* slots = nullptr;
+  int32_t* logit_rows = nullptr;
+  int32_t* query_start = nullptr;
+  int32_t* query_len = nullptr;
+  int32_t* context_len = nullptr;
+  int32_t* block_table_start = nullptr;
+  int32_t* block_tables = nullptr;
+  size_t total_ints() const {
+    return static_cast<size_t>(max_tokens) * 4 + static_cast<size_t>(max_seqs) * 4 + max_blocks;
+  }
+};
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(const CudaBackendOptions& options);
+  ~CudaBackend() override;
+
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  std::string name() const override { return "cuda"; }
+
+  Buffer alloc(DType dtype, int64_t rows, int64_t cols) override;
+  Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
+  Buffer load_weight_rows(const std::vector<HostTensor>& parts, int64_t cols) override;
+  void fill_random(Tensor t, uint64_t seed, float scale) override;
+  void init_kv_cache(const KvCacheShape& shape) override;
+  int64_t kv_block_bytes(const KvCacheShape& shape) const override;
+  int64_t kv_cache_budget(double memory_utilization) const override;
+  MemoryInfo memory_info() const override;
+  DType activation_dtype() const override { return DType::BF16; }
+  bool wants_fused_weights() const override { return true; }
+
+  StepPlan begin_step(const StepInput& step) override;
+  void end_step() override;
+  void invalidate_graphs() override;
+
+  void embed(const Tensor& table, Tensor out) override;
+  void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override;
+  void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
+                    Tensor out) override;
+  void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) override;
+  void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+            const RopeConfig& rope) override;
+  void write_kv(int32_t layer, const Tensor& k, const Tensor& v) override;
+  void attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) override;
+  void silu_mul(const Tensor& gate, const Tensor& up, Tensor out) override;
+  void add(Tensor inout, const Tensor& x) override;
+  void gather_rows(const Tensor& x, Tensor out) override;
+  void linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) override;
+  void qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
+                             const Tensor* q_norm, const Tensor* k_norm, float eps,
+                             int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                             const RopeConfig& rope) override;
+
+  void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids,
+                 Tensor weights) override;
+  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
+                   const Tensor& ids, const Tensor& weights, Tensor out) override;
+  void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) override;
+  void init_expert_counters(int32_t num_layers, int32_t num_experts) override;
+  std::vector<int64_t> expert_counts() override;
+
+  bool can_sample() const override { return true; }
+  void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
+              std::vector<SampledToken>& out) override;
+
+  void to_host(const Tensor& t, float* dst) override;
+  void synchronize() override;
+
+ private:
+  void* device_alloc(size_t bytes, const char* what);
+  void upload(const HostTensor& host, bf16* dst);
+  const float* inv_freq_device(const RopeConfig& rope);
+  int graph_bucket(int32_t n) const;  // 0: no graph for n rows
+  void ensure_step_capacity(int32_t tokens, int32_t seqs, int32_t blocks);
+  int32_t decode_splits(int32_t num_seqs, int32_t num_kv_heads, int32_t max_context) const;
+
+  CudaBackendOptions options_;
+  int sm_count_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<Gemm> gemm_;
+  PinnedBuffer staging_[2];
+  cudaEvent_t staging_done_[2] = {nullptr, nullptr};
+  void* convert_scratch_ = nullptr;  // device staging for F16/F32 weights
+  size_t convert_scratch_bytes_ = 0;
+
+  // KV cache.
+  KvCacheShape kv_shape_{};
+  bf16* kv_ = nullptr;
+  int64_t kv_layer_elems_ = 0;  // elements of K (or V) of one layer
+
+  // Step state.
+  StepBuffers sb_;
+  PinnedBuffer step_host_;
+  int32_t rows_ = 0;          // rows of the current step (padded)
+  bool decode_only_ = false;  // every sequence has one query row
+  int32_t max_query_len_ = 0;
+  int32_t max_context_ = 0;
+  int32_t num_seqs_ = 0;      // (padded)
+  int32_t splits_ = 1;
+  int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)
+  void* attn_workspace_ = nullptr;
+  size_t attn_workspace_bytes_ = 0;
+
+  // CUDA graphs per decode bucket.
+  std::map<int, cudaGraphExec_t> graphs_;
+  int capturing_ = 0;  // bucket being captured, 0 when none
+  int replaying_ = 0;
+
+  // Rope tables uploaded once per distinct RopeConfig (keyed by its address and size).
+  std::map<std::pair<const void*, size_t>, float*> inv_freq_;
+
+  // Sampling.
+  void* sample_workspace_ = nullptr;
+  size_t sample_workspace_bytes_ = 0;
+  void* sample_io_ = nullptr;  // device: row params, penalties, outputs
+  size_t sample_io_bytes_ = 0;
+  PinnedBuffer sample_host_;
+
+  // Accounting (bytes).
+  int64_t weight_bytes_ = 0;
+  int64_t activation_bytes_ = 0;
+  int64_t kv_bytes_ = 0;
+};
+
+Mat as_mat(const Tensor& t);
+
+}  // namespace inferdesk::cuda

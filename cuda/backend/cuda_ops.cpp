@@ -1,0 +1,205 @@
+// CudaBackend ops: thin dispatch from core's Tensor views to the kernel launchers of
+// cuda/kernels/kernels.h (and cuBLASLt for large GEMMs).
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "core/util/error.h"
+#include "cuda/backend/cuda_backend_impl.h"
+
+namespace inferdesk::cuda {
+
+namespace {
+
+const bf16* bf16_ptr(const Tensor& t, const char* what) {
+  if (t.dtype != DType::BF16)
+    throw Error(ErrorCode::Internal, std::string(what) + " must be BF16 on the CUDA backend");
+  return static_cast<const bf16*>(t.data);
+}
+
+[[noreturn]] void moe_unsupported() {
+  throw Error(ErrorCode::Unsupported,
+              "mixture-of-experts layers are not implemented on the CUDA backend yet; run this model "
+              "with --backend cpu");
+}
+
+}  // namespace
+
+void CudaBackend::embed(const Tensor& table, Tensor out) {
+  embed_rows(as_mat(table), sb_.token_ids, as_mat(out), stream_);
+}
+
+void CudaBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) {
+  cuda::rms_norm(as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out), stream_);
+}
+
+void CudaBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
+                               Tensor out) {
+  cuda::add_rms_norm(as_mat(residual), as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out),
+                     stream_);
+}
+
+void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
+  const bf16* wp = bf16_ptr(w, "weight");
+  const bf16* bp = bias ? bf16_ptr(*bias, "bias") : nullptr;
+  if (w.stride != w.cols) throw Error(ErrorCode::Internal, "weights must be contiguous");
+  const Mat xm = as_mat(x), ym = as_mat(out);
+  if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
+    gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
+  else
+    gemm_->run(xm, wp, w.rows, w.cols, bp, ym, stream_);
+}
+
+void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch,
+                                Tensor out) {
+  const int64_t inter = w_gate_up.rows / 2;
+  if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w_gate_up.cols % 8 == 0) {
+    gemv_swiglu(as_mat(x), bf16_ptr(w_gate_up, "weight"), inter, w_gate_up.cols, as_mat(out),
+                stream_);
+    return;
+  }
+  gemm_->run(as_mat(x), bf16_ptr(w_gate_up, "weight"), w_gate_up.rows, w_gate_up.cols, nullptr,
+             as_mat(scratch), stream_);
+  cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),
+                 as_mat(out), stream_);
+}
+
+const float* CudaBackend::inv_freq_device(const RopeConfig& rope) {
+  const std::pair<const void*, size_t> key{rope.inv_freq.data(), rope.inv_freq.size()};
+  auto it = inv_freq_.find(key);
+  if (it != inv_freq_.end()) return it->second;
+  if (capturing_) throw Error(ErrorCode::Internal, "rope table first used inside a graph capture");
+  auto* p = static_cast<float*>(device_alloc(rope.inv_freq.size() * 4, "rope table"));
+  check_cuda(cudaMemcpy(p, rope.inv_freq.data(), rope.inv_freq.size() * 4, cudaMemcpyHostToDevice),
+             "uploading the rope table");
+  inv_freq_[key] = p;
+  return p;
+}
+
+void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
+                                        const Tensor* q_norm, const Tensor* k_norm, float eps,
+                                        int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                        const RopeConfig& rope) {
+  RopeKvArgs a;
+  a.q = static_cast<bf16*>(q.data);
+  a.q_stride = q.stride;
+  a.k = static_cast<bf16*>(k.data);
+  a.k_stride = k.stride;
+  a.v = bf16_ptr(v, "v");
+  a.v_stride = v.stride;
+  bf16_ptr(q, "q");
+  bf16_ptr(k, "k");
+  a.q_norm = q_norm ? bf16_ptr(*q_norm, "q norm") : nullptr;
+  a.k_norm = k_norm ? bf16_ptr(*k_norm, "k norm") : nullptr;
+  a.eps = eps;
+  a.inv_freq = inv_freq_device(rope);
+  a.rotary_dim = rope.rotary_dim;
+  a.attention_scaling = rope.attention_scaling;
+  a.positions = sb_.positions;
+  a.slot_mapping = sb_.slots;
+  a.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
+  a.v_cache = a.k_cache + kv_layer_elems_;
+  a.num_tokens = static_cast<int32_t>(q.rows);
+  a.num_q_heads = num_q_heads;
+  a.num_kv_heads = num_kv_heads;
+  a.head_dim = head_dim;
+  a.block_size = kv_shape_.block_size;
+  cuda::qk_norm_rope_write_kv(a, stream_);
+}
+
+void CudaBackend::rope(Tensor, Tensor, int32_t, int32_t, int32_t, const RopeConfig&) {
+  throw Error(ErrorCode::Internal, "the CUDA backend only runs rope fused with the KV write");
+}
+
+void CudaBackend::write_kv(int32_t, const Tensor&, const Tensor&) {
+  throw Error(ErrorCode::Internal, "the CUDA backend only writes K/V fused with rope");
+}
+
+void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) {
+  PagedAttentionArgs a;
+  a.q = bf16_ptr(q, "q");
+  a.q_stride = q.stride;
+  a.out = static_cast<bf16*>(out.data);
+  bf16_ptr(out, "attention output");
+  a.out_stride = out.stride;
+  a.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
+  a.v_cache = a.k_cache + kv_layer_elems_;
+  a.query_start = sb_.query_start;
+  a.query_len = sb_.query_len;
+  a.context_len = sb_.context_len;
+  a.block_table_start = sb_.block_table_start;
+  a.block_tables = sb_.block_tables;
+  a.num_seqs = num_seqs_;
+  a.max_query_len = max_query_len_;
+  a.num_heads = p.num_heads;
+  a.num_kv_heads = p.num_kv_heads;
+  a.head_dim = p.head_dim;
+  a.block_size = kv_shape_.block_size;
+  a.scale = p.scale;
+  a.sliding_window = p.sliding_window;
+  num_heads_seen_ = p.num_heads;
+  if (!decode_only_) {
+    paged_attention_prefill(a, stream_);
+    return;
+  }
+  a.num_splits = splits_;
+  const size_t need = decode_workspace_bytes(num_seqs_, p.num_heads, p.head_dim, splits_);
+  if (need > attn_workspace_bytes_) {
+    if (capturing_) throw Error(ErrorCode::Internal, "attention workspace too small inside a capture");
+    if (attn_workspace_) {
+      cudaStreamSynchronize(stream_);
+      cudaFree(attn_workspace_);
+    }
+    attn_workspace_ = device_alloc(need, "attention workspace");
+    attn_workspace_bytes_ = need;
+    invalidate_graphs();
+  }
+  a.workspace = attn_workspace_;
+  paged_attention_decode(a, stream_);
+}
+
+void CudaBackend::silu_mul(const Tensor& gate, const Tensor& up, Tensor out) {
+  cuda::silu_mul(as_mat(gate), as_mat(up), as_mat(out), stream_);
+}
+
+void CudaBackend::add(Tensor inout, const Tensor& x) { add_inplace(as_mat(inout), as_mat(x), stream_); }
+
+void CudaBackend::gather_rows(const Tensor& x, Tensor out) {
+  cuda::gather_rows(as_mat(x), sb_.logit_rows, as_mat(out), stream_);
+}
+
+void CudaBackend::moe_route(const Tensor&, int32_t, bool, Tensor, Tensor) { moe_unsupported(); }
+void CudaBackend::moe_experts(int32_t, const Tensor&, const std::vector<ExpertWeights>&,
+                              const Tensor&, const Tensor&, Tensor) {
+  moe_unsupported();
+}
+void CudaBackend::sigmoid_gate_add(Tensor, const Tensor&, const Tensor&) { moe_unsupported(); }
+void CudaBackend::init_expert_counters(int32_t, int32_t) {}
+std::vector<int64_t> CudaBackend::expert_counts() { return {}; }
+
+void CudaBackend::to_host(const Tensor& t, float* dst) {
+  const size_t es = t.element_size();
+  const size_t row_bytes = static_cast<size_t>(t.cols) * es;
+  auto* h = static_cast<char*>(staging_[0].get(std::max<size_t>(row_bytes * t.rows, 1)));
+  check_cuda(cudaMemcpy2DAsync(h, row_bytes, t.data, static_cast<size_t>(t.stride) * es, row_bytes,
+                               static_cast<size_t>(t.rows), cudaMemcpyDeviceToHost, stream_),
+             "copying to the host");
+  synchronize();
+  const int64_t n = t.rows * t.cols;
+  if (t.dtype == DType::F32) {
+    std::memcpy(dst, h, static_cast<size_t>(n) * 4);
+  } else if (t.dtype == DType::BF16) {
+    const auto* b = reinterpret_cast<const uint16_t*>(h);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t u = static_cast<uint32_t>(b[i]) << 16;
+      std::memcpy(dst + i, &u, 4);
+    }
+  } else if (t.dtype == DType::I32) {
+    const auto* b = reinterpret_cast<const int32_t*>(h);
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(b[i]);
+  } else {
+    throw Error(ErrorCode::Internal, "to_host: unsupported dtype");
+  }
+}
+
+}  // namespace inferdesk::cuda

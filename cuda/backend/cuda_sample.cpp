@@ -1,0 +1,133 @@
+// CudaBackend::sample: per-row parameters and penalty token lists packed on the host, one upload,
+// the sampling kernel, one download of ids and log-probabilities.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "core/util/error.h"
+#include "cuda/backend/cuda_backend_impl.h"
+
+namespace inferdesk::cuda {
+
+namespace {
+
+bool has_penalty(const SamplingParams& p) {
+  return p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
+}
+
+size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
+
+}  // namespace
+
+void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& rows,
+                         std::vector<SampledToken>& out) {
+  const auto R = static_cast<int32_t>(rows.size());
+  out.assign(rows.size(), SampledToken{});
+  if (R == 0) return;
+  if (logits.dtype != DType::F32 || logits.rows < R)
+    throw Error(ErrorCode::Internal, "sample: logits must be F32 with a row per sampled token");
+  const auto V = static_cast<int32_t>(logits.cols);
+
+  // Penalty entries: distinct tokens of prompt ∪ output with their output counts.
+  std::vector<SampleRowDev> params(rows.size());
+  std::vector<int32_t> pen_tokens, pen_counts;
+  std::unordered_map<int32_t, int32_t> counts;
+  for (int32_t i = 0; i < R; ++i) {
+    const SamplingParams& p = *rows[i].params;
+    SampleRowDev& d = params[i];
+    d.temperature = p.temperature;
+    d.top_p = p.top_p;
+    d.min_p = p.min_p;
+    d.repetition_penalty = p.repetition_penalty;
+    d.presence_penalty = p.presence_penalty;
+    d.frequency_penalty = p.frequency_penalty;
+    d.top_k = p.top_k;
+    d.num_logprobs = std::min(p.logprobs, kMaxTopLogprobs);
+    d.seed = rows[i].seed;
+    d.counter = rows[i].counter;
+    d.penalty_start = static_cast<int32_t>(pen_tokens.size());
+    if (!has_penalty(p)) continue;
+    counts.clear();
+    for (int32_t t : rows[i].prompt_ids) counts.emplace(t, 0);
+    for (int32_t t : rows[i].output_ids) ++counts[t];
+    for (auto [t, c] : counts) {
+      if (t < 0 || t >= V)
+        throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary");
+      pen_tokens.push_back(t);
+      pen_counts.push_back(c);
+    }
+    d.penalty_count = static_cast<int32_t>(pen_tokens.size()) - d.penalty_start;
+  }
+
+  // One device block: [params | penalty tokens | penalty counts | outputs].
+  const size_t p_bytes = align16(params.size() * sizeof(SampleRowDev));
+  const size_t t_bytes = align16(pen_tokens.size() * 4);
+  const size_t in_bytes = p_bytes + 2 * t_bytes;
+  const size_t out_tok = align16(static_cast<size_t>(R) * 4);
+  const size_t out_lp = align16(static_cast<size_t>(R) * 4);
+  const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
+  const size_t out_bytes = out_tok + out_lp + 2 * out_top;
+  if (in_bytes + out_bytes > sample_io_bytes_) {
+    if (sample_io_) {
+      synchronize();
+      cudaFree(sample_io_);
+    }
+    sample_io_bytes_ = 2 * (in_bytes + out_bytes);
+    sample_io_ = device_alloc(sample_io_bytes_, "sampling buffers");
+  }
+  const size_t ws = sample_workspace_bytes(R, V);
+  if (ws > sample_workspace_bytes_) {
+    if (sample_workspace_) {
+      synchronize();
+      cudaFree(sample_workspace_);
+    }
+    sample_workspace_ = device_alloc(ws, "sampling workspace");
+    sample_workspace_bytes_ = ws;
+  }
+  auto* host = static_cast<char*>(sample_host_.get(in_bytes + out_bytes));
+  std::memcpy(host, params.data(), params.size() * sizeof(SampleRowDev));
+  std::memcpy(host + p_bytes, pen_tokens.data(), pen_tokens.size() * 4);
+  std::memcpy(host + p_bytes + t_bytes, pen_counts.data(), pen_counts.size() * 4);
+  auto* dev = static_cast<char*>(sample_io_);
+  check_cuda(cudaMemcpyAsync(dev, host, in_bytes, cudaMemcpyHostToDevice, stream_), "sampling upload");
+
+  SampleArgs a;
+  a.logits = static_cast<const float*>(logits.data);
+  a.logits_stride = logits.stride;
+  a.rows = R;
+  a.vocab = V;
+  a.row_params = reinterpret_cast<const SampleRowDev*>(dev);
+  a.penalty_tokens = reinterpret_cast<const int32_t*>(dev + p_bytes);
+  a.penalty_counts = reinterpret_cast<const int32_t*>(dev + p_bytes + t_bytes);
+  a.workspace = sample_workspace_;
+  char* o = dev + in_bytes;
+  a.out_token = reinterpret_cast<int32_t*>(o);
+  a.out_logprob = reinterpret_cast<float*>(o + out_tok);
+  a.out_top_ids = reinterpret_cast<int32_t*>(o + out_tok + out_lp);
+  a.out_top_logprobs = reinterpret_cast<float*>(o + out_tok + out_lp + out_top);
+  sample_rows(a, stream_);
+  // Only what was asked comes back: ids and log-probs always, the top lists when requested.
+  const bool any_top = std::any_of(params.begin(), params.end(),
+                                   [](const SampleRowDev& d) { return d.num_logprobs > 0; });
+  char* ho = host + in_bytes;
+  check_cuda(cudaMemcpyAsync(ho, o, any_top ? out_bytes : out_tok + out_lp, cudaMemcpyDeviceToHost,
+                             stream_),
+             "sampling download");
+  synchronize();
+  const auto* tok = reinterpret_cast<const int32_t*>(ho);
+  const auto* lp = reinterpret_cast<const float*>(ho + out_tok);
+  const auto* top_ids = reinterpret_cast<const int32_t*>(ho + out_tok + out_lp);
+  const auto* top_lp = reinterpret_cast<const float*>(ho + out_tok + out_lp + out_top);
+  for (int32_t i = 0; i < R; ++i) {
+    if (tok[i] < 0 || tok[i] >= V)
+      throw Error(ErrorCode::Internal, "the GPU sampler returned token " + std::to_string(tok[i]));
+    out[i].token = tok[i];
+    out[i].logprob = lp[i];
+    for (int32_t j = 0; j < params[i].num_logprobs; ++j)
+      out[i].top.push_back(TokenLogprob{top_ids[i * kMaxTopLogprobs + j], top_lp[i * kMaxTopLogprobs + j]});
+  }
+}
+
+}  // namespace inferdesk::cuda

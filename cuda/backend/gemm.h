@@ -1,0 +1,40 @@
+// cuBLASLt GEMMs for the CUDA backend: y[M, N] = x[M, K] @ W[N, K]^T (+ bias), BF16 inputs, F32
+// accumulation, BF16 or F32 output. The algorithm for each shape is chosen once by cuBLASLt's
+// heuristic and cached with its descriptors.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "cuda/kernels/kernels.h"
+
+namespace inferdesk::cuda {
+
+class Gemm {
+ public:
+  Gemm();
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  // x BF16 [M, K] (row stride x.stride), w BF16 [N, K] contiguous, y BF16/F32 [M, N] (stride
+  // y.stride), bias BF16 [N] or null (only with a BF16 output).
+  void run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
+           cudaStream_t stream);
+
+ private:
+  struct Plan;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool>;
+  Plan& plan(const Key& key);
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 32u << 20;
+  std::map<Key, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace inferdesk::cuda

@@ -1,0 +1,36 @@
+// The CUDA backend: implements core's Backend interface on one NVIDIA GPU. Plain C++ header (no
+// CUDA types), so the CLI, the GUI and tests can create it without CUDA headers.
+//
+// Weights live on the GPU in BF16 (F16/F32 checkpoints converted at load, through pinned
+// staging); activations are BF16, the residual stream and logits F32; the paged KV cache is BF16
+// [layer][K|V][block][kv_head][slot][head_dim]. GEMMs go through cuBLASLt (small batches through
+// our own memory-bound GEMV kernels); decode steps are captured as CUDA graphs per batch-size
+// bucket and replayed; sampling runs on the GPU. Memory plan: weights, then activations, then the
+// KV cache in what is left of gpu_memory_utilization x device memory (Engine does the sizing
+// through Backend::kv_cache_budget).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace inferdesk {
+
+struct CudaBackendOptions {
+  int device = 0;
+  bool cuda_graphs = true;  // capture decode steps as CUDA graphs
+  // Decode batch sizes graphs are captured for (a step is padded to the next one); larger decode
+  // steps run eagerly. Empty: 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256.
+  std::vector<int> graph_batch_sizes;
+  bool small_batch_gemv = true;  // our GEMV kernels for <= 8 rows instead of cuBLASLt
+};
+
+// Throws Error(Unsupported) with the reason when there is no usable GPU.
+std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options = {});
+
+// Whether a CUDA device is usable; *reason says why not.
+bool cuda_backend_available(std::string* reason);
+
+}  // namespace inferdesk
