@@ -101,7 +101,7 @@ unsigned grid_for(int64_t work, int threads) {
 
 // ------------------------------------------------------------ chunked elementwise framework
 
-// Runs op(row, col0, n, vec) for every chunk of a [rows, cols] iteration space, grid-stride.
+// Runs op(row, col0, n) for every chunk (n = elements of the chunk, 8 except at a row's end) of a [rows, cols] iteration space, grid-stride.
 template <class Op>
 __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, int64_t cols) {
   const int64_t per_row = (cols + kChunk - 1) / kChunk;
@@ -124,28 +124,6 @@ void launch_chunks(const Op& op, int64_t rows, int64_t cols, cudaStream_t stream
   chunk_kernel<<<grid_for(chunks, kThreads), kThreads, 0, stream>>>(op, rows, cols);
   check_launch(what);
 }
-
-template <typename TO>
-struct EmbedOp {
-  const bf16* table;
-  int64_t table_stride, vocab;
-  const int32_t* ids;
-  TO* out;
-  int64_t out_stride;
-  bool vec;
-  __device__ void operator()(int64_t r, int64_t c0, int n) const {
-    const bool v8 = vec && n == kChunk;
-    const int32_t id = ids[r];
-    float v[kChunk];
-    if (id < 0 || id >= vocab) {  // out of range (the caller validates ids): zeros, no stray read
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i) v[i] = 0.0f;
-    } else {
-      load8(table + id * table_stride + c0, n, v8, v);
-    }
-    store8(out + r * out_stride + c0, n, v8, v);
-  }
-};
 
 template <typename TG, typename TU, typename TO>
 struct SiluMulOp {
@@ -185,6 +163,8 @@ struct AddOp {
   }
 };
 
+// out[r, :] = x[idx[r], :] (embedding rows, logit rows); an index outside x gives zeros (the
+// caller validates indices; this only keeps a bad one from reading stray memory).
 template <typename TX, typename TO>
 struct GatherOp {
   const TX* x;
@@ -197,7 +177,7 @@ struct GatherOp {
     const bool v8 = vec && n == kChunk;
     const int32_t src = idx[r];
     float v[kChunk];
-    if (src < 0 || src >= x_rows) {  // out of range (the caller validates): zeros
+    if (src < 0 || src >= x_rows) {
 #pragma unroll
       for (int i = 0; i < kChunk; ++i) v[i] = 0.0f;
     } else {
@@ -352,14 +332,7 @@ void launch_rms_norm(float* residual, int64_t res_stride, const Mat& x, const bf
 
 void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, cudaStream_t stream) {
   if (table.dt != Dt::BF16) unsupported_config("embed_rows: the table must be BF16");
-  with_dt(out.dt, [&](auto to) {
-    using TO = decltype(to);
-    const bool vec = vec_ok<bf16>(table.data, table.stride, table.rows) &&
-                     vec_ok<TO>(out.data, out.stride, out.rows);
-    EmbedOp<TO> op{static_cast<const bf16*>(table.data), table.stride, table.rows, token_ids,
-                   static_cast<TO*>(out.data), out.stride, vec};
-    launch_chunks(op, out.rows, out.cols, stream, "embed_rows");
-  });
+  gather_rows(table, token_ids, out, stream);
 }
 
 void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stream) {

@@ -24,6 +24,10 @@ constexpr int kWarps = 8;          // warps per block splitting K
 constexpr int kRows = 16;          // output rows per block (per stacked matrix)
 constexpr int kStepK = 32;         // k per warp step (4 lanes x 8 elements)
 constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
+// Steps of 32 per batch: each lane loads 2 * kMats * U W chunks of 16 bytes per batch, and with
+// the next batch issued before the current one is consumed up to twice that is in flight.
+constexpr int kUnrollGemv = 4;
+constexpr int kUnrollSwiglu = 2;
 
 __device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
   uint4 r;
@@ -62,6 +66,36 @@ __device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const 
   mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
 }
 
+// U steps of one warp (kWarps apart) for kMats stacked matrices: per step and matrix the chunks
+// of W rows g and g + 8, and the x chunk of the same k's.
+template <int U, int kMats>
+struct Batch {
+  uint4 a[U][kMats][2];
+  uint4 b[U];
+};
+
+template <bool kXVec, int U, int kMats>
+__device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
+                                           const bf16* xp, int64_t s0) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
+#pragma unroll
+    for (int m = 0; m < kMats; ++m)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) bt.a[u][m][hh] = load_w_stream(wp[m][hh] + k);
+    bt.b[u] = load_x<kXVec>(xp + k);
+  }
+}
+
+template <int U, int kMats>
+__device__ __forceinline__ void mma_batch(float (&c)[kMats][4], const Batch<U, kMats>& bt) {
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) mma_chunk(c[m], bt.a[u][m][0], bt.a[u][m][1], bt.b[u]);
+}
+
 __device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
 
 template <typename TY>
@@ -75,11 +109,11 @@ __device__ __forceinline__ void store_y(TY* p, float v) {
 // kMats = 1: y = x W^T (+ bias), W [mat_rows, K]. kMats = 2: W stacks gate [mat_rows, K] over up
 // [mat_rows, K] and y = silu(x gate^T) * (x up^T), y [M, mat_rows].
 template <int kMats, bool kXVec, typename TY>
-__global__ void __launch_bounds__(kWarps * 32)
+__global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks (16 warps) per SM
     gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M,
                     const bf16* __restrict__ w, int64_t mat_rows, int64_t K,
                     const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride) {
-  constexpr int U = kMats == 1 ? 4 : 2;  // steps in flight per warp: 8 W chunks per lane
+  constexpr int U = kMats == 1 ? kUnrollGemv : kUnrollSwiglu;
   __shared__ float red[kWarps][kMats * 4][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -89,6 +123,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   // Rows past the end (last block) and x rows past M are clamped to valid ones and loaded anyway:
   // C rows and columns are independent, and results for them are never stored. So the main loop
   // has no predicates and a warp issues all its loads of a batch back to back.
+  // (wp and xp already include this lane's column offset 8t.)
   const bf16* wp[kMats][2];
 #pragma unroll
   for (int m = 0; m < kMats; ++m)
@@ -101,26 +136,22 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
   for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
 
+  // Full batches (U steps of 32, kWarps apart, all inside K), software-pipelined: the loads of
+  // batch j + 1 are issued before the mmas of batch j, so each warp always has a batch in flight.
   const int64_t full_steps = K / kStepK;  // steps whose 4 chunks all lie inside K
   constexpr int64_t kBatch = static_cast<int64_t>(kWarps) * U;
-  int64_t s0 = warp;
-  for (; s0 + (U - 1) * kWarps < full_steps; s0 += kBatch) {
-    uint4 a[U][kMats][2];
-    uint4 b[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t k = (s0 + u * kWarps) * kStepK;
-#pragma unroll
-      for (int m = 0; m < kMats; ++m)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) a[u][m][hh] = load_w_stream(wp[m][hh] + k);
-      b[u] = load_x<kXVec>(xp + k);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int m = 0; m < kMats; ++m) mma_chunk(c[m], a[u][m][0], a[u][m][1], b[u]);
+  const int64_t room = full_steps - warp - static_cast<int64_t>(U - 1) * kWarps;
+  const int64_t batches = room > 0 ? (room + kBatch - 1) / kBatch : 0;
+  Batch<U, kMats> p, q;
+  if (batches > 0) load_batch<kXVec>(p, wp, xp, warp);
+  for (int64_t j = 0; j < batches; j += 2) {
+    if (j + 1 < batches) load_batch<kXVec>(q, wp, xp, warp + (j + 1) * kBatch);
+    mma_batch(c, p);
+    if (j + 1 >= batches) break;
+    if (j + 2 < batches) load_batch<kXVec>(p, wp, xp, warp + (j + 2) * kBatch);
+    mma_batch(c, q);
   }
+  int64_t s0 = warp + batches * kBatch;
   // Tail: the warp's last steps, one at a time; a chunk past K (K % 32 != 0) contributes zeros.
   // Only the loads are conditional: mma.sync must be executed by the whole warp together.
   for (; s0 < steps; s0 += kWarps) {
@@ -242,28 +273,28 @@ void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, c
                        std::to_string(rows_out) + ")");
 }
 
+template <int kMats>
+void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k,
+              const bf16* bias, const Mat& y, cudaStream_t stream) {
+  check_shapes(what, x, rows_out, k, y);
+  if (x.rows <= 0 || rows_out <= 0) return;
+  if (y.dt == Dt::F32)
+    launch_gemv<kMats, float>(x, w, rows_out, k, bias, y, stream);
+  else
+    launch_gemv<kMats, bf16>(x, w, rows_out, k, bias, y, stream);
+  check_launch(what);
+}
+
 }  // namespace
 
 void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
           cudaStream_t stream) {
-  check_shapes("gemv", x, n, k, y);
-  if (x.rows <= 0 || n <= 0) return;
-  if (y.dt == Dt::F32)
-    launch_gemv<1, float>(x, w, n, k, bias, y, stream);
-  else
-    launch_gemv<1, bf16>(x, w, n, k, bias, y, stream);
-  check_launch("gemv");
+  run_gemv<1>("gemv", x, w, n, k, bias, y, stream);
 }
 
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
                  cudaStream_t stream) {
-  check_shapes("gemv_swiglu", x, inter, k, out);
-  if (x.rows <= 0 || inter <= 0) return;
-  if (out.dt == Dt::F32)
-    launch_gemv<2, float>(x, w_gate_up, inter, k, nullptr, out, stream);
-  else
-    launch_gemv<2, bf16>(x, w_gate_up, inter, k, nullptr, out, stream);
-  check_launch("gemv_swiglu");
+  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, stream);
 }
 
 }  // namespace inferdesk::cuda

@@ -182,6 +182,23 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
   return m;
 }
 
+// RopeKvArgs for q, k and v as consecutive column blocks of one fused [T, stride] qkv tensor (the
+// caller adds frequencies, positions, slots, norms and the cache).
+inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t tokens, int32_t q_heads,
+                                        int32_t kv_heads, int32_t head_dim) {
+  cuda::RopeKvArgs a;
+  a.q = qkv;
+  a.k = qkv + int64_t{q_heads} * head_dim;
+  a.v = a.k + int64_t{kv_heads} * head_dim;
+  a.q_stride = a.k_stride = a.v_stride = stride;
+  a.rotary_dim = head_dim;
+  a.num_tokens = tokens;
+  a.num_q_heads = q_heads;
+  a.num_kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  return a;
+}
+
 inline void sync_ok() {
   const cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess)

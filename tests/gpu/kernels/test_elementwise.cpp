@@ -217,6 +217,22 @@ TEST(GpuElementwise, GatherRowsPicksTheListedRows) {
       }
 }
 
+TEST(GpuElementwise, IndicesOutsideTheSourceGiveZeroRows) {
+  INFERDESK_REQUIRE_GPU();
+  // The caller validates ids; a bad one must not read outside the table (it yields zeros).
+  DevMatrix table(Dt::BF16, 10, 24), out(Dt::F32, 3, 24);
+  table.upload(random_bf16(240, 4));
+  DeviceBuffer<int32_t> ids(std::vector<int32_t>{-1, 10, 2});
+  cuda::embed_rows(table.mat(), ids.get(), out.mat(), nullptr);
+  sync_ok();
+  const std::vector<float> got = out.download(), src = table.download();
+  for (int c = 0; c < 24; ++c) {
+    EXPECT_EQ(got[static_cast<size_t>(c)], 0.0f);
+    EXPECT_EQ(got[static_cast<size_t>(24 + c)], 0.0f);
+    EXPECT_EQ(got[static_cast<size_t>(48 + c)], src[static_cast<size_t>(48 + c)]);
+  }
+}
+
 TEST(GpuElementwise, FillRandomIsTheCpuBackendsGenerator) {
   INFERDESK_REQUIRE_GPU();
   const int64_t rows = 37, cols = 300;

@@ -99,13 +99,7 @@ void run_case(const RopeCase& c) {
   const size_t cache_elems = static_cast<size_t>(num_blocks) * Hk * bs * D;
   DeviceBuffer<bf16> kc(cache_elems), vc(cache_elems);  // poisoned
 
-  cuda::RopeKvArgs a;
-  a.q = static_cast<bf16*>(dqkv.data());
-  a.q_stride = stride;
-  a.k = a.q + qw;
-  a.k_stride = stride;
-  a.v = a.q + qw + kw;
-  a.v_stride = stride;
+  cuda::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(dqkv.data()), stride, T, Hq, Hk, D);
   a.q_norm = c.qk_norm ? static_cast<const bf16*>(dqn.data()) : nullptr;
   a.k_norm = c.qk_norm ? static_cast<const bf16*>(dkn.data()) : nullptr;
   a.eps = 1e-6f;
@@ -116,10 +110,6 @@ void run_case(const RopeCase& c) {
   a.slot_mapping = d_slots.get();
   a.k_cache = kc.get();
   a.v_cache = vc.get();
-  a.num_tokens = T;
-  a.num_q_heads = Hq;
-  a.num_kv_heads = Hk;
-  a.head_dim = D;
   a.block_size = bs;
   cuda::qk_norm_rope_write_kv(a, nullptr);
   sync_ok();
