@@ -1,0 +1,79 @@
+// Helpers shared by the GUI tests: fixture paths, a temporary data folder with the stores over it,
+// a relay that brings a controller's cross-thread signals onto the test's thread (QSignalSpy is
+// not thread-safe), and screenshots under the build tree.
+#pragma once
+
+#include <QDir>
+#include <QObject>
+#include <QString>
+#include <QTemporaryDir>
+#include <QWidget>
+
+#include <memory>
+
+#include "core/store/store.h"
+#include "gui/app/app_context.h"
+#include "gui/engine/engine_controller.h"
+
+namespace inferdesk::gui::test {
+
+inline QString fixture(const QString& name) {
+  return QDir::cleanPath(QString(INFERDESK_SOURCE_DIR) + "/tests/golden/models/" + name);
+}
+
+// A temporary data folder with a database and the stores: what AppSession holds, minus the
+// engine thread (tests pick their own controller).
+struct TempStores {
+  QTemporaryDir dir;
+  std::unique_ptr<store::Database> db;
+  std::unique_ptr<store::ChatStore> chats;
+  std::unique_ptr<store::ModelRegistry> models;
+  std::unique_ptr<store::Settings> settings;
+  std::unique_ptr<AppContext> ctx;
+
+  explicit TempStores(EngineController* engine) {
+    db = std::make_unique<store::Database>((dir.path() + "/inferdesk.db").toStdString());
+    chats = std::make_unique<store::ChatStore>(*db);
+    models = std::make_unique<store::ModelRegistry>(*db);
+    settings = std::make_unique<store::Settings>(*db);
+    ctx.reset(new AppContext{*db, *chats, *models, *settings, engine, dir.path(), {}});
+  }
+};
+
+// Re-emits an EngineController's signals on the thread this object lives on.
+class ControllerRelay : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ControllerRelay(EngineController* c) {
+    connect(c, &EngineController::loadStarted, this, &ControllerRelay::loadStarted);
+    connect(c, &EngineController::loadProgress, this, &ControllerRelay::loadProgress);
+    connect(c, &EngineController::modelLoaded, this, &ControllerRelay::modelLoaded);
+    connect(c, &EngineController::loadFailed, this, &ControllerRelay::loadFailed);
+    connect(c, &EngineController::modelUnloaded, this, &ControllerRelay::modelUnloaded);
+    connect(c, &EngineController::tokensArrived, this, &ControllerRelay::tokensArrived);
+    connect(c, &EngineController::finished, this, &ControllerRelay::finished);
+    connect(c, &EngineController::errorOccurred, this, &ControllerRelay::errorOccurred);
+    connect(c, &EngineController::statsUpdated, this, &ControllerRelay::statsUpdated);
+  }
+
+ signals:
+  void loadStarted(const QString& path);
+  void loadProgress(qint64 done, qint64 total);
+  void modelLoaded(const inferdesk::gui::ModelSummary& model);
+  void loadFailed(const QString& message, bool cancelled);
+  void modelUnloaded();
+  void tokensArrived(const QString& key, const QString& text, int numTokens);
+  void finished(const QString& key, const inferdesk::gui::GenerationStats& stats);
+  void errorOccurred(const QString& message);
+  void statsUpdated(const inferdesk::EngineStats& stats);
+};
+
+// Saves widget->grab() as INFERDESK_SCREENSHOT_DIR/<name>.png; returns the path ("" on failure).
+inline QString saveScreenshot(QWidget* widget, const QString& name) {
+  QDir().mkpath(INFERDESK_SCREENSHOT_DIR);
+  const QString path = QString(INFERDESK_SCREENSHOT_DIR) + "/" + name + ".png";
+  return widget->grab().save(path) ? path : QString();
+}
+
+}  // namespace inferdesk::gui::test
