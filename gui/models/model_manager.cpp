@@ -197,9 +197,9 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   };
   const ModelRow* row = table_.find(id);
   if (!row) return refuse(tr("no model with id %1 in the list").arg(id));
-  if (!ctx_.engine) return refuse(tr("there is no engine"));
   if (backend == "cuda" && !cuda_status().usable)
     return refuse(tr("CUDA is not available: %1").arg(cuda_status().reason));
+  if (!ctx_.engine) return refuse(tr("there is no engine"));
   const MemoryCheck m = checkMemory(id, backend, context, budget);
   if (!m.fits || !m.reason.isEmpty()) return refuse(tr("%1 was not loaded: %2").arg(row->display_name, m.reason));
   loading_id_ = id;

@@ -1,0 +1,280 @@
+// Model manager: adding folders through the code path behind the dialog (valid, broken, twice),
+// the table model (QAbstractItemModelTester + row signals), memory estimates and the refusal of a
+// load that will not fit, load / unload states, removal, persistence, and the page itself.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QtTest>
+
+#include <fstream>
+
+#include "gui/engine/backends.h"
+#include "gui/models/model_manager.h"
+#include "gui/models/models_page.h"
+#include "tests/gui/support/gui_test_support.h"
+
+using namespace inferdesk;
+using namespace inferdesk::gui;
+using inferdesk::gui::test::fixture;
+
+namespace {
+
+QString cell(ModelTableModel* m, int row, int column) {
+  return m->data(m->index(row, column)).toString();
+}
+
+}  // namespace
+
+class TestModelManager : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void addsAValidFolder() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    QAbstractItemModelTester tester(mm.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy inserted(mm.table(), &QAbstractItemModel::rowsInserted);
+    const AddModelResult r = mm.addFolder(fixture("tiny-chat"));
+    QVERIFY2(r.ok, qPrintable(r.error));
+    QVERIFY(!r.updated);
+    QCOMPARE(inserted.count(), 1);
+    QCOMPARE(mm.table()->rowCount(), 1);
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::Name), QString("tiny-chat"));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::Architecture), QString("qwen2"));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::DType), QString("BF16"));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::Context), QString("4096"));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::ChatTemplate), QString("yes"));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::ActiveParameters), QString("all"));
+    QVERIFY(r.facts.params_total > 0);
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::Parameters), format_count(r.facts.params_total));
+    QVERIFY(r.facts.size_on_disk > r.facts.weight_bytes);
+    QVERIFY(r.facts.has_tokenizer);
+    QCOMPARE(mm.table()->index(0, 0).data(ModelTableModel::IdRole).toLongLong(), r.id);
+    // Persisted in the store's registry with the facts as JSON.
+    const auto entry = s.models->find_by_path(fixture("tiny-chat").toStdString());
+    QVERIFY(entry.has_value());
+    QCOMPARE(entry->architecture, std::string("qwen2"));
+    const auto facts = ModelFacts::fromJson(QString::fromStdString(entry->info_json));
+    QVERIFY(facts.has_value());
+    QCOMPARE(facts->params_total, r.facts.params_total);
+    QCOMPARE(facts->has_chat_template, true);
+  }
+
+  void showsActiveParametersForMoE() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    QAbstractItemModelTester tester(mm.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const AddModelResult r = mm.addFolder(fixture("qwen3_moe"));
+    QVERIFY2(r.ok, qPrintable(r.error));
+    QVERIFY(r.facts.is_moe());
+    QCOMPARE(r.facts.num_experts, 8);
+    QCOMPARE(r.facts.experts_per_token, 2);
+    QVERIFY(r.facts.params_active < r.facts.params_total);
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::ActiveParameters), format_count(r.facts.params_active));
+    QCOMPARE(cell(mm.table(), 0, ModelTableModel::ChatTemplate), QString("no"));
+    QVERIFY(!r.facts.has_tokenizer);
+  }
+
+  void refusesABrokenFolder() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    QAbstractItemModelTester tester(mm.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy inserted(mm.table(), &QAbstractItemModel::rowsInserted);
+    QSignalSpy messages(&mm, &ModelManager::statusMessage);
+    QTemporaryDir broken;
+    std::ofstream(broken.filePath("config.json").toStdString()) << R"({"model_type": "llama", "hidden_size": -3})";
+    AddModelResult r = mm.addFolder(broken.path());
+    QVERIFY(!r.ok);
+    QVERIFY2(r.error.contains(broken.path()), qPrintable(r.error));
+    QCOMPARE(messages.count(), 1);
+    QCOMPARE(messages.first().at(0).toString(), r.error);
+    // Pickle weights, an empty folder, a missing folder: refused with the reason, never added.
+    QTemporaryDir pickle;
+    QFile::copy(fixture("tiny-chat") + "/config.json", pickle.filePath("config.json"));
+    std::ofstream(pickle.filePath("pytorch_model.bin").toStdString()) << "not really";
+    QVERIFY(!mm.addFolder(pickle.path()).ok);
+    QTemporaryDir empty;
+    QVERIFY(mm.addFolder(empty.path()).error.contains("config.json"));
+    QVERIFY(!mm.addFolder("/no/such/folder").ok);
+    QVERIFY(!mm.addFolder("").ok);
+    QCOMPARE(inserted.count(), 0);
+    QCOMPARE(mm.table()->rowCount(), 0);
+    QVERIFY(s.models->list().empty());
+  }
+
+  void addingTwiceUpdatesTheRow() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    QAbstractItemModelTester tester(mm.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const AddModelResult first = mm.addFolder(fixture("tiny-chat"));
+    QSignalSpy inserted(mm.table(), &QAbstractItemModel::rowsInserted);
+    QSignalSpy changed(mm.table(), &QAbstractItemModel::dataChanged);
+    const AddModelResult again = mm.addFolder(fixture("tiny-chat") + "/.");  // same folder
+    QVERIFY(again.ok);
+    QVERIFY(again.updated);
+    QCOMPARE(again.id, first.id);
+    QCOMPARE(inserted.count(), 0);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(mm.table()->rowCount(), 1);
+    QCOMPARE(s.models->list().size(), size_t{1});
+  }
+
+  void estimatesMemoryAndRefusesWhatWillNotFit() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    const qint64 id = mm.addFolder(fixture("tiny-chat")).id;
+    // KV grows with the context: 4096 tokens need more than 256.
+    const MemoryCheck small = mm.checkMemory(id, "cpu", 256, qint64(1) << 40);
+    const MemoryCheck big = mm.checkMemory(id, "cpu", 4096, qint64(1) << 40);
+    QVERIFY(small.fits);
+    QVERIFY(small.reason.isEmpty());
+    QVERIFY(big.kv_cache > small.kv_cache);
+    QCOMPARE(big.weights, small.weights);
+    QCOMPARE(big.required, big.weights + big.kv_cache + big.activations);
+    QVERIFY(small.summary.contains("256 tokens"));
+    // A budget between the two: the short context fits, the long one is refused with the reason.
+    const qint64 budget = (small.required + big.required) / 2;
+    const MemoryCheck refused = mm.checkMemory(id, "cpu", 4096, budget);
+    QVERIFY(!refused.fits);
+    QVERIFY2(refused.reason.contains("will not fit"), qPrintable(refused.reason));
+    QVERIFY(refused.reason.contains(format_bytes(big.required)));
+    QVERIFY(refused.reason.contains("RAM"));
+    QVERIFY(mm.checkMemory(id, "cpu", 256, budget).fits);
+    // CUDA: BF16 weights and cache, compared with GPU memory.
+    const MemoryCheck gpu = mm.checkMemory(id, "cuda", 4096, budget / 100);
+    QVERIFY(!gpu.fits);
+    QVERIFY(gpu.reason.contains("GPU memory"));
+    QVERIFY(gpu.kv_cache < big.kv_cache);  // BF16 cache is half the F32 one
+    // With an engine: load() refuses before asking it anything.
+    EngineThread engine;
+    test::TempStores s2(engine.controller());
+    ModelManager mm2(*s2.ctx);
+    const qint64 id2 = mm2.addFolder(fixture("tiny-chat")).id;
+    test::ControllerRelay relay(engine.controller());
+    QSignalSpy started(&relay, &test::ControllerRelay::loadStarted);
+    QString reason;
+    QVERIFY(!mm2.load(id2, "cpu", 4096, &reason, budget));
+    QVERIFY(reason.contains("will not fit"));
+    QTest::qWait(100);
+    QCOMPARE(started.count(), 0);
+    QVERIFY(!engine.controller()->isLoaded());
+    QCOMPARE(cell(mm2.table(), 0, ModelTableModel::State), QString());
+  }
+
+  void loadsUnloadsAndRemoves() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    ModelManager mm(*s.ctx);
+    QAbstractItemModelTester tester(mm.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const qint64 id = mm.addFolder(fixture("tiny-chat")).id;
+    const qint64 other = mm.addFolder(fixture("qwen3_moe")).id;
+    test::ControllerRelay relay(engine.controller());
+    QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
+    QSignalSpy unloaded(&relay, &test::ControllerRelay::modelUnloaded);
+    QSignalSpy changed(mm.table(), &QAbstractItemModel::dataChanged);
+    QString reason;
+    QVERIFY2(mm.load(id, "cpu", 1024, &reason), qPrintable(reason));
+    QVERIFY(loaded.wait(30000));
+    const int row = mm.table()->rowOf(id);
+    QTRY_COMPARE(cell(mm.table(), row, ModelTableModel::State), QString("loaded on CPU"));
+    QVERIFY(changed.count() >= 2);  // "loading…", then "loaded on CPU"
+    QCOMPARE(mm.loadedId(), id);
+    QCOMPARE(engine.controller()->loadedModel()->context_length, 1024);
+    QVERIFY(s.models->get(id).last_loaded_at > 0);
+    // A loaded model cannot be removed; another one can.
+    QString error;
+    QVERIFY(!mm.removeModel(id, &error));
+    QVERIFY(error.contains("unload"));
+    QSignalSpy removed(mm.table(), &QAbstractItemModel::rowsRemoved);
+    QVERIFY(mm.removeModel(other));
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(mm.table()->rowCount(), 1);
+    mm.unload();
+    QVERIFY(unloaded.wait(10000));
+    QTRY_COMPARE(cell(mm.table(), mm.table()->rowOf(id), ModelTableModel::State), QString());
+    QVERIFY(mm.removeModel(id));
+    QCOMPARE(mm.table()->rowCount(), 0);
+    QVERIFY(s.models->list().empty());
+  }
+
+  void cudaIsOfferedOnlyWhereItWorks() {
+    const CudaStatus cuda = cuda_status();
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    const qint64 id = mm.addFolder(fixture("tiny-chat")).id;
+    if (!cuda.usable) {
+      QVERIFY(!cuda.reason.isEmpty());
+      QString reason;
+      QVERIFY(!mm.load(id, "cuda", 256, &reason));
+      QVERIFY2(reason.contains(cuda.reason), qPrintable(reason));
+    }
+#ifndef INFERDESK_HAVE_CUDA
+    QVERIFY(!cuda.built);
+    QVERIFY(cuda.reason.contains("no CUDA backend"));
+#endif
+  }
+
+  void registryReloadsInANewManager() {
+    test::TempStores s(nullptr);
+    {
+      ModelManager mm(*s.ctx);
+      QVERIFY(mm.addFolder(fixture("tiny-chat")).ok);
+      QVERIFY(mm.addFolder(fixture("qwen3_moe")).ok);
+    }
+    ModelManager again(*s.ctx);
+    QAbstractItemModelTester tester(again.table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(again.table()->rowCount(), 2);
+    QStringList names;
+    for (int r = 0; r < 2; ++r) names << cell(again.table(), r, ModelTableModel::Name);
+    names.sort();
+    QCOMPARE(names, QStringList({"qwen3_moe", "tiny-chat"}));
+    // A registry record whose facts are unreadable still shows, marked unknown.
+    s.models->add("/somewhere/else", "odd", "llama", "{not json");
+    again.reload();
+    QCOMPARE(again.table()->rowCount(), 3);
+    const int odd = [&] {
+      for (int r = 0; r < 3; ++r)
+        if (cell(again.table(), r, ModelTableModel::Name) == "odd") return r;
+      return -1;
+    }();
+    QVERIFY(odd >= 0);
+    QVERIFY(cell(again.table(), odd, ModelTableModel::Architecture).contains("unknown"));
+  }
+
+  void pageShowsFactsEstimateAndBackends() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    ModelsPage page(*s.ctx);
+    page.resize(1100, 720);
+    QVERIFY(page.manager()->addFolder(fixture("qwen3_moe")).ok);
+    const qint64 id = page.manager()->addFolder(fixture("tiny-chat")).id;
+    QVERIFY(page.selectModel(id));
+    QCOMPARE(page.selectedId(), id);
+    QCOMPARE(page.contextBox()->maximum(), 4096);
+    QVERIFY2(page.estimateLabel()->text().contains("fits"), qPrintable(page.estimateLabel()->text()));
+    auto* items = qobject_cast<QStandardItemModel*>(page.backendBox()->model());
+    QVERIFY(items);
+    QCOMPARE(items->item(1)->isEnabled(), cuda_status().usable);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    // Load through the button and watch the state column.
+    test::ControllerRelay relay(engine.controller());
+    QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
+    page.contextBox()->setValue(2048);
+    QTest::mouseClick(page.loadButton(), Qt::LeftButton);
+    QVERIFY(loaded.wait(30000));
+    QTRY_COMPARE(cell(page.manager()->table(), page.manager()->table()->rowOf(id), ModelTableModel::State),
+                 QString("loaded on CPU"));
+    QCOMPARE(engine.controller()->loadedModel()->context_length, 2048);
+    QTRY_VERIFY(page.statusLabel()->text().contains("loaded"));
+    QVERIFY(!test::saveScreenshot(&page, "models_page").isEmpty());
+  }
+};
+
+QTEST_MAIN(TestModelManager)
+#include "test_model_manager.moc"
