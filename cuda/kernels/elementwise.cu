@@ -125,43 +125,55 @@ void launch_chunks(const Op& op, int64_t rows, int64_t cols, cudaStream_t stream
   check_launch(what);
 }
 
-template <typename TG, typename TU, typename TO>
-struct SiluMulOp {
-  const TG* gate;
-  int64_t gate_stride;
-  const TU* up;
-  int64_t up_stride;
+// out = f(a, b) elementwise. out may alias a or b (each element is read before the same thread
+// writes it).
+template <typename TA, typename TB, typename TO, class F>
+struct BinaryOp {
+  const TA* a;
+  int64_t a_stride;
+  const TB* b;
+  int64_t b_stride;
   TO* out;
   int64_t out_stride;
   bool vec;
   __device__ void operator()(int64_t r, int64_t c0, int n) const {
     const bool v8 = vec && n == kChunk;
-    float g[kChunk], u[kChunk];
-    load8(gate + r * gate_stride + c0, n, v8, g);
-    load8(up + r * up_stride + c0, n, v8, u);
+    float va[kChunk], vb[kChunk];
+    load8(a + r * a_stride + c0, n, v8, va);
+    load8(b + r * b_stride + c0, n, v8, vb);
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-    store8(out + r * out_stride + c0, n, v8, g);
+    for (int i = 0; i < kChunk; ++i) va[i] = F::apply(va[i], vb[i]);
+    store8(out + r * out_stride + c0, n, v8, va);
   }
 };
 
-template <typename TIO, typename TX>
-struct AddOp {
-  TIO* inout;
-  int64_t inout_stride;
-  const TX* x;
-  int64_t x_stride;
-  bool vec;
-  __device__ void operator()(int64_t r, int64_t c0, int n) const {
-    const bool v8 = vec && n == kChunk;
-    float a[kChunk], b[kChunk];
-    load8(inout + r * inout_stride + c0, n, v8, a);
-    load8(x + r * x_stride + c0, n, v8, b);
-#pragma unroll
-    for (int i = 0; i < kChunk; ++i) a[i] += b[i];
-    store8(inout + r * inout_stride + c0, n, v8, a);
-  }
+struct SiluMulF {
+  __device__ static float apply(float g, float u) { return g / (1.0f + expf(-g)) * u; }
 };
+struct AddF {
+  __device__ static float apply(float a, float b) { return a + b; }
+};
+
+template <class F>
+void launch_binary(const Mat& a, const Mat& b, const Mat& out, cudaStream_t stream,
+                   const char* what) {
+  with_dt(a.dt, [&](auto ta) {
+    using TA = decltype(ta);
+    with_dt(b.dt, [&](auto tb) {
+      using TB = decltype(tb);
+      with_dt(out.dt, [&](auto to) {
+        using TO = decltype(to);
+        const bool vec = vec_ok<TA>(a.data, a.stride, a.rows) &&
+                         vec_ok<TB>(b.data, b.stride, b.rows) &&
+                         vec_ok<TO>(out.data, out.stride, out.rows);
+        BinaryOp<TA, TB, TO, F> op{static_cast<const TA*>(a.data), a.stride,
+                                   static_cast<const TB*>(b.data), b.stride,
+                                   static_cast<TO*>(out.data),     out.stride, vec};
+        launch_chunks(op, out.rows, out.cols, stream, what);
+      });
+    });
+  });
+}
 
 // out[r, :] = x[idx[r], :] (embedding rows, logit rows); an index outside x gives zeros (the
 // caller validates indices; this only keeps a bad one from reading stray memory).
@@ -368,36 +380,11 @@ void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
 }
 
 void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream) {
-  with_dt(gate.dt, [&](auto tg) {
-    using TG = decltype(tg);
-    with_dt(up.dt, [&](auto tu) {
-      using TU = decltype(tu);
-      with_dt(out.dt, [&](auto to) {
-        using TO = decltype(to);
-        const bool vec = vec_ok<TG>(gate.data, gate.stride, gate.rows) &&
-                         vec_ok<TU>(up.data, up.stride, up.rows) &&
-                         vec_ok<TO>(out.data, out.stride, out.rows);
-        SiluMulOp<TG, TU, TO> op{static_cast<const TG*>(gate.data), gate.stride,
-                                 static_cast<const TU*>(up.data),   up.stride,
-                                 static_cast<TO*>(out.data),        out.stride, vec};
-        launch_chunks(op, out.rows, out.cols, stream, "silu_mul");
-      });
-    });
-  });
+  launch_binary<SiluMulF>(gate, up, out, stream, "silu_mul");
 }
 
 void add_inplace(Mat inout, const Mat& x, cudaStream_t stream) {
-  with_dt(inout.dt, [&](auto ti) {
-    using TI = decltype(ti);
-    with_dt(x.dt, [&](auto tx) {
-      using TX = decltype(tx);
-      const bool vec = vec_ok<TI>(inout.data, inout.stride, inout.rows) &&
-                       vec_ok<TX>(x.data, x.stride, x.rows);
-      AddOp<TI, TX> op{static_cast<TI*>(inout.data), inout.stride,
-                       static_cast<const TX*>(x.data), x.stride, vec};
-      launch_chunks(op, inout.rows, inout.cols, stream, "add_inplace");
-    });
-  });
+  launch_binary<AddF>(inout, x, inout, stream, "add_inplace");
 }
 
 void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream) {

@@ -182,10 +182,18 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
   return m;
 }
 
-// RopeKvArgs for q, k and v as consecutive column blocks of one fused [T, stride] qkv tensor (the
-// caller adds frequencies, positions, slots, norms and the cache).
+// RopeKvArgs for q, k and v as consecutive column blocks of one fused [T, stride] qkv tensor,
+// rotating all head_dim dims, with the given step metadata and cache (either may be null).
+struct RopeStep {
+  const float* inv_freq = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* slots = nullptr;
+  bf16* k_cache = nullptr;
+  bf16* v_cache = nullptr;
+  int32_t block_size = 16;
+};
 inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t tokens, int32_t q_heads,
-                                        int32_t kv_heads, int32_t head_dim) {
+                                        int32_t kv_heads, int32_t head_dim, const RopeStep& st) {
   cuda::RopeKvArgs a;
   a.q = qkv;
   a.k = qkv + int64_t{q_heads} * head_dim;
@@ -196,6 +204,12 @@ inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t token
   a.num_q_heads = q_heads;
   a.num_kv_heads = kv_heads;
   a.head_dim = head_dim;
+  a.inv_freq = st.inv_freq;
+  a.positions = st.positions;
+  a.slot_mapping = st.slots;
+  a.k_cache = st.k_cache;
+  a.v_cache = st.v_cache;
+  a.block_size = st.block_size;
   return a;
 }
 

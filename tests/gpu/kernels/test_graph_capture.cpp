@@ -37,13 +37,9 @@ struct Chain {
     k::embed_rows(table.mat(), ids.get(), residual.mat(), s);
     k::add_rms_norm(residual.mat(), delta.mat(), bf16_ptr(norm), 1e-6f, h.mat(), s);
     k::gemv(h.mat(), bf16_ptr(w_qkv), QKV, H, nullptr, qkv.mat(), s);
-    k::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, T, Hq, Hk, D);
-    a.inv_freq = inv_freq.get();
-    a.positions = pos.get();
-    a.slot_mapping = slots.get();
-    a.k_cache = kc.get();
-    a.v_cache = vc.get();
-    a.block_size = bs;
+    const k::RopeKvArgs a =
+        fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, T, Hq, Hk, D,
+                        {inv_freq.get(), pos.get(), slots.get(), kc.get(), vc.get(), bs});
     k::qk_norm_rope_write_kv(a, s);
     k::gemv_swiglu(h.mat(), bf16_ptr(w_gu), I, H, act.mat(), s);
     k::silu_mul(act.mat(), act.mat(), act.mat(), s);

@@ -99,18 +99,13 @@ void run_case(const RopeCase& c) {
   const size_t cache_elems = static_cast<size_t>(num_blocks) * Hk * bs * D;
   DeviceBuffer<bf16> kc(cache_elems), vc(cache_elems);  // poisoned
 
-  cuda::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(dqkv.data()), stride, T, Hq, Hk, D);
+  cuda::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(dqkv.data()), stride, T, Hq, Hk, D,
+                                       {d_inv.get(), d_pos.get(), d_slots.get(), kc.get(), vc.get(), bs});
   a.q_norm = c.qk_norm ? static_cast<const bf16*>(dqn.data()) : nullptr;
   a.k_norm = c.qk_norm ? static_cast<const bf16*>(dkn.data()) : nullptr;
   a.eps = 1e-6f;
-  a.inv_freq = d_inv.get();
   a.rotary_dim = c.rotary_dim;
   a.attention_scaling = c.attention_scaling;
-  a.positions = d_pos.get();
-  a.slot_mapping = d_slots.get();
-  a.k_cache = kc.get();
-  a.v_cache = vc.get();
-  a.block_size = bs;
   cuda::qk_norm_rope_write_kv(a, nullptr);
   sync_ok();
 
@@ -182,19 +177,11 @@ TEST(GpuRopeKv, WithoutCacheOnlyRotates) {
   const RopeConfig rope = llama3_rope(D, 1.0f);
   DeviceBuffer<float> d_inv(rope.inv_freq);
   DeviceBuffer<int32_t> d_pos(std::vector<int32_t>{0, 1, 2, 3}), d_slots(std::vector<int32_t>{0, 1, 2, 3});
-  cuda::RopeKvArgs a;
-  a.q = static_cast<bf16*>(dq.data());
-  a.q_stride = D;
+  // One q head and one k head: k is a separate matrix here, no v and no cache.
+  cuda::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(dq.data()), D, T, 1, 1, D,
+                                       {d_inv.get(), d_pos.get(), d_slots.get(), nullptr, nullptr, 16});
   a.k = static_cast<bf16*>(dk.data());
-  a.k_stride = D;
-  a.inv_freq = d_inv.get();
-  a.rotary_dim = D;
-  a.positions = d_pos.get();
-  a.slot_mapping = d_slots.get();
-  a.num_tokens = T;
-  a.num_q_heads = 1;
-  a.num_kv_heads = 1;
-  a.head_dim = D;
+  a.v = nullptr;
   cuda::qk_norm_rope_write_kv(a, nullptr);
   sync_ok();
   const std::vector<float> gq = dq.download();
