@@ -113,6 +113,7 @@ void PerfPage::onModelLoaded(const ModelSummary& m) {
   gpu_mem_->setVisible(gpu_);
   model_->setText(tr("%1 on %2").arg(m.name, gpu_ ? "CUDA" : "CPU"));
   requests_ = 0;
+  clock_.restart();  // the charts' time axis counts from the load
   for (TimeSeriesChart* c : {decode_chart_, ttft_chart_, kv_chart_, mem_chart_, req_chart_}) c->clearAll();
   heatmap_->clear();
   heatmap_note_->setText(m.num_experts > 0

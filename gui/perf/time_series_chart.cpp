@@ -17,14 +17,11 @@ TimeSeriesChart::TimeSeriesChart(const QString& title, const QString& xLabel,
   chart_->setBackgroundRoundness(0);
   x_ = new QValueAxis();
   x_->setTitleText(xLabel);
-  x_->setLabelFormat("%.0f");
-  x_->setRange(0, windowX > 0 ? windowX : 10);
   y_ = new QValueAxis();
   y_->setTitleText(yLabel);
-  y_->setLabelFormat("%.0f");
-  y_->setRange(0, 1);
   chart_->addAxis(x_, Qt::AlignBottom);
   chart_->addAxis(y_, Qt::AlignLeft);
+  clearAll();
   setChart(chart_);  // the view owns the chart
   setRenderHint(QPainter::Antialiasing);
   setMinimumSize(320, 200);
@@ -58,6 +55,30 @@ void TimeSeriesChart::append(QLineSeries* series, double x, double y) {
   rescale(x);
 }
 
+namespace {
+
+// The smallest 1, 2, 2.5 or 5 x 10^k that is >= v (v > 0).
+double nice_ceiling(double v) {
+  const double decade = std::pow(10.0, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * decade >= v * (1 - 1e-9)) return m * decade;
+  return 10 * decade;
+}
+
+// Ticks every nice interval from 0 (about five of them) and labels with as many decimals as the
+// interval needs, so labels are exact values ("0 25 50 75 100", "0 0.5 1 1.5 2").
+void set_range(QValueAxis* axis, double lo, double hi, double min_interval) {
+  const double interval = std::max(min_interval, nice_ceiling((hi - lo) / 5));
+  axis->setRange(lo, hi);
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(interval);
+  const int decimals = interval >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(interval) - 1e-9));
+  axis->setLabelFormat(QString("%.%1f").arg(std::min(decimals, 3)));
+}
+
+}  // namespace
+
 void TimeSeriesChart::rescale(double latest_x) {
   double max_y = 0, min_x = latest_x;
   for (QLineSeries* s : series_) {
@@ -68,27 +89,21 @@ void TimeSeriesChart::rescale(double latest_x) {
     }
   }
   if (window_ > 0) {
-    x_->setRange(std::max(0.0, latest_x - window_), std::max(window_, latest_x));
+    // Grows from a 30 s view up to the window, then scrolls.
+    const double hi = std::max(latest_x, std::min(window_, 30.0));
+    set_range(x_, std::max(0.0, hi - window_), hi, 1);
   } else {
-    x_->setRange(std::min(min_x, 1.0), std::max(latest_x, min_x + 1.0));
+    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1);
   }
-  // A round ceiling (1, 2, 2.5, 5 x 10^k) so the axis does not jitter with every point.
-  double top = 1;
-  const double want = max_y * 1.1;
-  if (want > 1) {
-    const double decade = std::pow(10.0, std::floor(std::log10(want)));
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-      top = m * decade;
-      if (top >= want) break;
-    }
-  }
-  if (std::abs(y_->max() - top) > 1e-9) y_->setRange(0, top);
+  const double top = max_y > 0 ? nice_ceiling(max_y * 1.1) : 1;
+  if (std::abs(y_->max() - top) > 1e-9 || y_->tickType() != QValueAxis::TicksDynamic)
+    set_range(y_, 0, top, 0);
 }
 
 void TimeSeriesChart::clearAll() {
   for (QLineSeries* s : series_) s->clear();
-  x_->setRange(0, window_ > 0 ? window_ : 10);
-  y_->setRange(0, 1);
+  set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1);
+  set_range(y_, 0, 1, 0);
 }
 
 }  // namespace inferdesk::gui

@@ -1,0 +1,149 @@
+// Performance page: after generating, every chart's series has points with the figures the engine
+// reported; the expert heatmap shows routed tokens for a MoE model (qwen3_moe fixture, token ids
+// submitted directly: it has no tokenizer) and maps cells, colours and tooltips correctly.
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <algorithm>
+
+#include "gui/perf/expert_heatmap.h"
+#include "gui/perf/perf_page.h"
+#include "tests/gui/support/gui_test_support.h"
+
+using namespace inferdesk;
+using namespace inferdesk::gui;
+using inferdesk::gui::test::fixture;
+
+namespace {
+
+double maxY(const QLineSeries* s) {
+  double m = -1;
+  for (const QPointF& p : s->points()) m = std::max(m, p.y());
+  return m;
+}
+
+SamplingParams params(int max_tokens) {
+  SamplingParams p;
+  p.temperature = 0.8f;
+  p.seed = 7;
+  p.max_tokens = max_tokens;
+  p.ignore_eos = true;
+  return p;
+}
+
+// Loads `model` on the controller's thread and runs `n` requests of `tokens` tokens.
+void generate(EngineController* c, test::ControllerRelay& relay, const QString& model, int n,
+              int tokens) {
+  QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
+  QMetaObject::invokeMethod(c, [c, model] { c->loadModel(model, "cpu", 1024, 0); });
+  QVERIFY(loaded.wait(30000));
+  QSignalSpy finished(&relay, &test::ControllerRelay::finished);
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int32_t> ids = {1, 5, 9, 13, int32_t(20 + i), 7, 3};
+    const QString key = QString("req%1").arg(i);
+    QMetaObject::invokeMethod(c, [c, ids, key, tokens] { c->submit(key, ids, params(tokens)); });
+  }
+  while (finished.count() < n) QVERIFY(finished.wait(60000));
+  for (const auto& args : finished)
+    QCOMPARE(args.at(1).value<GenerationStats>().finish_reason, QString("length"));
+}
+
+}  // namespace
+
+class TestPerfPage : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void chartsFillWhileGenerating() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    PerfPage page(*s.ctx);
+    page.resize(1200, 800);
+    page.show();
+    test::ControllerRelay relay(engine.controller());
+    generate(engine.controller(), relay, fixture("tiny-chat"), 4, 300);
+    // Let a few more stats ticks arrive (queued to this thread) after the last request.
+    QSignalSpy stats(&relay, &test::ControllerRelay::statsUpdated);
+    QTRY_VERIFY_WITH_TIMEOUT(stats.count() >= 2, 5000);
+    QTest::qWait(50);
+    QVERIFY(page.decodeSeries()->count() > 0);
+    QVERIFY2(maxY(page.decodeSeries()) > 0, "no decode rate was plotted");
+    QCOMPARE(page.ttftSeries()->count(), 4);  // one point per request
+    QCOMPARE(page.requestsSeen(), 4);
+    for (const QPointF& p : page.ttftSeries()->points()) QVERIFY(p.y() > 0);
+    QVERIFY(page.kvUsedSeries()->count() > 0);
+    const int total_blocks = engine.controller()->loadedModel()->kv_blocks;
+    QCOMPARE(maxY(page.kvTotalSeries()), double(total_blocks));
+    QVERIFY(maxY(page.kvUsedSeries()) >= 1);  // blocks were in use while generating
+    QVERIFY(maxY(page.processMemorySeries()) > 1.0);  // MiB
+    QVERIFY(!page.gpuMemorySeries()->isVisible());    // CPU model: no GPU line
+    QVERIFY(maxY(page.runningSeries()) >= 1);
+    QVERIFY(page.waitingSeries()->count() > 0);
+    QCOMPARE(page.heatmap()->layers(), 0);  // dense model: no heatmap
+    QVERIFY(!test::saveScreenshot(&page, "perf_page_dense").isEmpty());
+  }
+
+  void heatmapShowsRoutedTokensOfAMoEModel() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    PerfPage page(*s.ctx);
+    page.resize(1200, 800);
+    page.show();
+    test::ControllerRelay relay(engine.controller());
+    generate(engine.controller(), relay, fixture("qwen3_moe"), 3, 120);
+    QTRY_VERIFY_WITH_TIMEOUT(page.heatmap()->nonZeroCells() > 0, 5000);
+    ExpertHeatmap* map = page.heatmap();
+    QCOMPARE(map->layers(), 2);
+    QCOMPARE(map->experts(), 8);
+    // Every routed token goes to 2 experts per layer: each layer's counts add up to the same total.
+    int64_t layer0 = 0, layer1 = 0;
+    for (int e = 0; e < 8; ++e) {
+      layer0 += map->count(0, e);
+      layer1 += map->count(1, e);
+    }
+    QVERIFY(layer0 > 0);
+    QCOMPARE(layer0, layer1);
+    QCOMPARE(layer0 % 2, int64_t{0});
+    QVERIFY(map->cellText(0, 0).startsWith("layer 0, expert 0: "));
+    QVERIFY(!test::saveScreenshot(&page, "perf_page_moe").isEmpty());
+  }
+
+  void heatmapCellsColoursAndTooltips() {
+    ExpertHeatmap map;
+    map.resize(400, 200);
+    QCOMPARE(map.nonZeroCells(), 0);
+    // 3 layers x 4 experts, layer-major.
+    std::vector<int64_t> counts = {0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 100};
+    map.setCounts(3, 4, counts);
+    QCOMPARE(map.layers(), 3);
+    QCOMPARE(map.experts(), 4);
+    QCOMPARE(map.nonZeroCells(), 8);
+    QCOMPARE(map.count(1, 2), int64_t{6});
+    QCOMPARE(map.count(2, 3), int64_t{100});
+    QCOMPARE(map.count(5, 0), int64_t{0});  // out of range: 0, no crash
+    for (int l = 0; l < 3; ++l)
+      for (int e = 0; e < 4; ++e) {
+        const QRect r = map.cellRect(l, e);
+        QVERIFY(!r.isEmpty());
+        QCOMPARE(map.cellAt(r.center()), QPoint(l, e));
+      }
+    QCOMPARE(map.cellAt(QPoint(1, 1)), QPoint(-1, -1));  // the label margin is no cell
+    QCOMPARE(map.cellText(2, 3), QString("layer 2, expert 3: 100 tokens (100.0% of the layer's routing)"));
+    QVERIFY(map.cellText(1, 0).contains("(18.2%"));  // 4 of 22
+    QVERIFY(map.cellText(3, 0).isEmpty());
+    QVERIFY(ExpertHeatmap::colorAt(0.0) != ExpertHeatmap::colorAt(1.0));
+    QVERIFY(ExpertHeatmap::colorAt(1.0).lightness() > ExpertHeatmap::colorAt(0.0).lightness());
+    // The painted image: the hottest cell has the top colour, a zero cell the neutral grey.
+    const QImage img = map.grab().toImage();
+    QCOMPARE(img.pixelColor(map.cellRect(2, 3).center()), ExpertHeatmap::colorAt(1.0));
+    QCOMPARE(img.pixelColor(map.cellRect(0, 0).center()), QColor(236, 236, 236));
+    // Sizes that do not match clear the map instead of reading out of bounds.
+    map.setCounts(3, 5, counts);
+    QCOMPARE(map.layers(), 0);
+    QCOMPARE(map.nonZeroCells(), 0);
+  }
+};
+
+QTEST_MAIN(TestPerfPage)
+#include "test_perf_page.moc"
