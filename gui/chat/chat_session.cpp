@@ -1,0 +1,291 @@
+#include "gui/chat/chat_session.h"
+
+#include <exception>
+#include <set>
+
+#include "core/store/store.h"
+#include "gui/chat/conversation_model.h"
+#include "gui/chat/sampling_json.h"
+
+namespace inferdesk::gui {
+
+namespace {
+
+QString key_for(std::int64_t chatId, std::int64_t messageId) {
+  return QString("chat%1-msg%2").arg(chatId).arg(messageId);
+}
+
+store::MessageStatus status_for(const QString& finishReason) {
+  if (finishReason == "cancelled") return store::MessageStatus::Stopped;
+  if (finishReason == "error") return store::MessageStatus::Error;
+  return store::MessageStatus::Complete;
+}
+
+}  // namespace
+
+ChatSession::ChatSession(AppContext& ctx, ConversationModel& conversation, QObject* parent)
+    : QObject(parent), ctx_(ctx), conversation_(conversation) {
+  if (ctx_.engine) {
+    connect(ctx_.engine, &EngineController::tokensArrived, this, &ChatSession::onTokens);
+    connect(ctx_.engine, &EngineController::finished, this, &ChatSession::onFinished);
+  }
+}
+
+ChatSession::~ChatSession() {
+  for (const auto& [key, s] : streams_) {
+    if (ctx_.engine) ctx_.engine->stop(key);
+    try {
+      ctx_.chats.finish_message(s.message_id, store::MessageStatus::Stopped,
+                                R"({"finish_reason":"cancelled"})");
+    } catch (const std::exception&) {
+      // Start-up recovery (mark_interrupted_streams) turns it into Stopped next time.
+    }
+  }
+}
+
+void ChatSession::setChat(std::int64_t chatId) {
+  chat_id_ = chatId;
+  conversation_.setChat(chatId);
+}
+
+bool ChatSession::isGenerating(std::int64_t chatId) const { return streamingMessage(chatId) != 0; }
+
+std::int64_t ChatSession::streamingMessage(std::int64_t chatId) const {
+  for (const auto& [key, s] : streams_)
+    if (s.chat_id == chatId) return s.message_id;
+  return 0;
+}
+
+void ChatSession::fail(const QString& what, const std::exception& e) {
+  emit errorMessage(QString("%1: %2").arg(what, QString::fromUtf8(e.what())));
+}
+
+bool ChatSession::modelReady() {
+  if (ctx_.engine && ctx_.engine->isLoaded()) return true;
+  emit modelNeeded();
+  return false;
+}
+
+ChatSession::Conversation ChatSession::conversationTo(std::int64_t chatId, std::int64_t leafId) const {
+  Conversation c;
+  const store::Chat chat = ctx_.chats.get_chat(chatId);
+  if (!chat.system_prompt.empty()) {
+    c.messages.push_back({"system", QString::fromStdString(chat.system_prompt)});
+    c.ids.push_back(0);
+  }
+  if (leafId == 0) return c;
+  for (const auto& m : ctx_.chats.path_to(leafId)) {
+    c.messages.push_back({store::to_string(m.role), QString::fromStdString(m.content)});
+    c.ids.push_back(m.id);
+  }
+  return c;
+}
+
+ContextFit ChatSession::fit(const Conversation& conv, const SamplingParams& params) const {
+  const auto model = ctx_.engine ? ctx_.engine->loadedModel() : std::nullopt;
+  const int context = model ? model->context_length : 0;
+  EngineController* engine = ctx_.engine;
+  return fitToContext(conv.messages, context, params.max_tokens,
+                      [engine](const std::vector<PromptMessage>& msgs) { return engine->renderPrompt(msgs); });
+}
+
+ContextFit ChatSession::currentPrompt() const {
+  ContextFit f;
+  if (!ctx_.engine || !ctx_.engine->isLoaded()) {
+    f.error = "No model is loaded: load one on the Models page to see the prompt it would get.";
+    return f;
+  }
+  try {
+    if (chat_id_ == 0) {
+      f.error = "No chat is selected.";
+      return f;
+    }
+    const store::Chat chat = ctx_.chats.get_chat(chat_id_);
+    const Conversation conv = conversationTo(chat_id_, chat.current_leaf);
+    return fit(conv, samplingFromJson(QString::fromStdString(chat.sampling_json)));
+  } catch (const std::exception& e) {
+    f.error = QString("could not read the chat: %1").arg(e.what());
+    return f;
+  }
+}
+
+bool ChatSession::send(const QString& text) {
+  const QString content = text.trimmed();
+  if (content.isEmpty() || chat_id_ == 0 || isGenerating()) return false;
+  if (!modelReady()) return false;
+  const std::int64_t chat_id = chat_id_;
+  try {
+    const store::Chat chat = ctx_.chats.get_chat(chat_id);
+    const std::int64_t leaf = chat.current_leaf;
+    Conversation conv = conversationTo(chat_id, leaf);
+    conv.messages.push_back({"user", content});
+    conv.ids.push_back(0);
+    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
+    ContextFit f = fit(conv, params);
+    if (!f.ok) {
+      emit errorMessage(f.error);
+      return false;
+    }
+    const std::int64_t user_id = ctx_.chats.add_message(chat_id, leaf, store::Role::User, content.toStdString());
+    conv.ids.back() = user_id;
+    maybeTitleChat(chat_id, content);
+    conversation_.sync();  // shown as sent only now that it is saved
+    return startReply(chat_id, user_id, conv, std::move(f), params);
+  } catch (const std::exception& e) {
+    fail("could not send the message", e);
+    return false;
+  }
+}
+
+bool ChatSession::regenerate(std::int64_t assistantMessageId) {
+  if (chat_id_ == 0 || isGenerating() || !modelReady()) return false;
+  try {
+    const store::Message reply = ctx_.chats.get_message(assistantMessageId);
+    if (reply.chat_id != chat_id_ || reply.role != store::Role::Assistant || reply.parent_id == 0) {
+      emit errorMessage("only a reply to a message can be regenerated");
+      return false;
+    }
+    const store::Chat chat = ctx_.chats.get_chat(chat_id_);
+    const Conversation conv = conversationTo(chat_id_, reply.parent_id);
+    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
+    ContextFit f = fit(conv, params);
+    if (!f.ok) {
+      emit errorMessage(f.error);
+      return false;
+    }
+    return startReply(chat_id_, reply.parent_id, conv, std::move(f), params);
+  } catch (const std::exception& e) {
+    fail("could not regenerate the reply", e);
+    return false;
+  }
+}
+
+bool ChatSession::editMessage(std::int64_t userMessageId, const QString& text) {
+  const QString content = text.trimmed();
+  if (content.isEmpty() || chat_id_ == 0 || isGenerating() || !modelReady()) return false;
+  try {
+    const store::Message original = ctx_.chats.get_message(userMessageId);
+    if (original.chat_id != chat_id_ || original.role != store::Role::User) {
+      emit errorMessage("only your own messages can be edited");
+      return false;
+    }
+    const store::Chat chat = ctx_.chats.get_chat(chat_id_);
+    Conversation conv = conversationTo(chat_id_, original.parent_id);
+    conv.messages.push_back({"user", content});
+    conv.ids.push_back(0);
+    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
+    ContextFit f = fit(conv, params);
+    if (!f.ok) {
+      emit errorMessage(f.error);
+      return false;
+    }
+    const std::int64_t user_id =
+        ctx_.chats.add_message(chat_id_, original.parent_id, store::Role::User, content.toStdString());
+    conv.ids.back() = user_id;
+    conversation_.sync();
+    return startReply(chat_id_, user_id, conv, std::move(f), params);
+  } catch (const std::exception& e) {
+    fail("could not save the edited message", e);
+    return false;
+  }
+}
+
+bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
+                             ContextFit f, const SamplingParams& params) {
+  const std::int64_t reply_id =
+      ctx_.chats.add_message(chatId, parentId, store::Role::Assistant, "", store::MessageStatus::Streaming);
+  if (conversation_.chatId() == chatId) conversation_.sync();
+  // Which saved messages the prompt left out: the first droppedMessages after the system prompt.
+  std::set<std::int64_t> dropped;
+  const size_t first = !conv.messages.empty() && conv.messages.front().role == "system" ? 1 : 0;
+  for (size_t i = first; i < first + static_cast<size_t>(f.droppedMessages) && i < conv.ids.size(); ++i)
+    dropped.insert(conv.ids[i]);
+  if (conversation_.chatId() == chatId) conversation_.setOutOfContext(dropped);
+
+  const QString key = key_for(chatId, reply_id);
+  streams_[key] = Stream{chatId, reply_id, false};
+  const std::vector<int32_t> ids = f.prompt.ids;
+  last_fit_ = std::move(f);
+  EngineController* engine = ctx_.engine;
+  QMetaObject::invokeMethod(
+      engine, [engine, key, ids, params] { engine->submit(key, ids, params); }, Qt::QueuedConnection);
+  emit generatingChanged(chatId, true);
+  emit chatChanged(chatId);
+  if (!last_fit_.notice.isEmpty()) emit notice(last_fit_.notice);
+  return true;
+}
+
+void ChatSession::maybeTitleChat(std::int64_t chatId, const QString& firstMessage) {
+  const store::Chat chat = ctx_.chats.get_chat(chatId);
+  if (QString::fromStdString(chat.title) != newChatTitle()) return;
+  ctx_.chats.rename_chat(chatId, excerpt(firstMessage, 48).toStdString());
+}
+
+void ChatSession::forgetChat(std::int64_t chatId) {
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (it->second.chat_id != chatId) {
+      ++it;
+      continue;
+    }
+    if (ctx_.engine) ctx_.engine->stop(it->first);
+    it = streams_.erase(it);
+  }
+}
+
+void ChatSession::stop() {
+  for (const auto& [key, s] : streams_)
+    if (s.chat_id == chat_id_ && ctx_.engine) ctx_.engine->stop(key);
+}
+
+bool ChatSession::showSibling(std::int64_t messageId, int delta) {
+  if (chat_id_ == 0) return false;
+  try {
+    const store::Siblings s = ctx_.chats.siblings(messageId);
+    const auto target = static_cast<std::ptrdiff_t>(s.index) + delta;
+    if (target < 0 || target >= static_cast<std::ptrdiff_t>(s.ids.size())) return false;
+    const std::int64_t leaf = ctx_.chats.latest_leaf_under(s.ids[static_cast<size_t>(target)]);
+    ctx_.chats.set_current_leaf(chat_id_, leaf);
+  } catch (const std::exception& e) {
+    fail("could not switch to the other version", e);
+    return false;
+  }
+  conversation_.setOutOfContext({});
+  conversation_.sync();
+  return true;
+}
+
+void ChatSession::onTokens(const QString& key, const QString& text, int numTokens) {
+  const auto it = streams_.find(key);
+  if (it == streams_.end() || text.isEmpty()) return;
+  Stream& s = it->second;
+  if (s.save_failed) return;
+  try {
+    ctx_.chats.append_to_message(s.message_id, text.toStdString());
+  } catch (const std::exception& e) {
+    s.save_failed = true;
+    if (ctx_.engine) ctx_.engine->stop(key);
+    fail("could not save the reply, so it was stopped", e);
+    return;
+  }
+  conversation_.appendText(s.message_id, text);
+}
+
+void ChatSession::onFinished(const QString& key, const GenerationStats& stats) {
+  const auto it = streams_.find(key);
+  if (it == streams_.end()) return;
+  const Stream s = it->second;
+  streams_.erase(it);
+  try {
+    ctx_.chats.finish_message(s.message_id, status_for(stats.finish_reason), stats.toJson().toStdString());
+  } catch (const std::exception& e) {
+    fail("could not save the end of the reply", e);
+  }
+  conversation_.refreshMessage(s.message_id);
+  emit generatingChanged(s.chat_id, false);
+  emit chatChanged(s.chat_id);
+  emit replyFinished(s.message_id, stats);
+  if (stats.finish_reason == "error")
+    emit errorMessage("The reply failed: " + (stats.error.isEmpty() ? QString("unknown error") : stats.error));
+}
+
+}  // namespace inferdesk::gui

@@ -1,0 +1,107 @@
+// ChatSession: what happens when the user sends, stops, regenerates, edits or switches branch —
+// the chat page's logic without widgets (ChatPage is its view; tests drive it directly).
+//
+// Order of events for a reply (the store is always written before the UI shows a change):
+//   1. the conversation (system prompt + path + the new user text) is rendered with the model's
+//      chat template, tokenized and fitted to the context (context_fit.h); nothing is saved
+//      when it cannot fit;
+//   2. the user message is committed (store::ChatStore::add_message, durable), then shown;
+//   3. an empty assistant message is committed with status Streaming, shown, and the prompt is
+//      submitted to the EngineController under the key "chat<chat id>-msg<message id>";
+//   4. each batch of text is saved (append_to_message) and then shown; if saving fails the reply
+//      is stopped and the user told;
+//   5. on finished the status (complete / stopped / error) and the stats JSON are saved.
+// Regenerate adds a sibling assistant message under the same user message; editing a user message
+// adds a sibling user message (a new branch) and asks for its reply. Replies of several chats may
+// stream at once; each chat has at most one.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/sample/sampling_params.h"
+#include "gui/app/app_context.h"
+#include "gui/chat/context_fit.h"
+#include "gui/engine/engine_controller.h"
+
+namespace inferdesk::gui {
+
+class ConversationModel;
+
+class ChatSession : public QObject {
+  Q_OBJECT
+
+ public:
+  ChatSession(AppContext& ctx, ConversationModel& conversation, QObject* parent = nullptr);
+  // Stops this session's replies and saves them as stopped.
+  ~ChatSession() override;
+
+  // The chat the conversation model shows (0: none).
+  void setChat(std::int64_t chatId);
+  std::int64_t chatId() const { return chat_id_; }
+  bool isGenerating(std::int64_t chatId) const;
+  bool isGenerating() const { return isGenerating(chat_id_); }
+  // The message id of the reply streaming in this chat (0: none).
+  std::int64_t streamingMessage(std::int64_t chatId) const;
+
+  // Each returns true when a reply was requested; false (with errorMessage or modelNeeded
+  // emitted, and nothing saved) when it was refused.
+  bool send(const QString& text);
+  bool regenerate(std::int64_t assistantMessageId);
+  bool editMessage(std::int64_t userMessageId, const QString& text);
+  // Stops the current chat's reply (the text so far is kept, marked stopped).
+  void stop();
+  // Before a chat is deleted: stops its reply and forgets it (nothing more is saved for it).
+  void forgetChat(std::int64_t chatId);
+  // Shows the sibling `delta` places away (-1 / +1) of a message, and the newest branch under it.
+  bool showSibling(std::int64_t messageId, int delta);
+
+  // The prompt for the current conversation as it would be sent now (for "show the rendered
+  // prompt"); ok == false with error when no model is loaded or it cannot fit.
+  ContextFit currentPrompt() const;
+  // The fit of the last request (what was sent, what was left out).
+  const ContextFit& lastFit() const { return last_fit_; }
+
+  // The title a new chat gets; the first message renames a chat that still has it.
+  static QString newChatTitle() { return QStringLiteral("New chat"); }
+
+ signals:
+  void notice(const QString& text);        // information for the user (e.g. turns left out)
+  void errorMessage(const QString& text);  // a refusal or a failure
+  void modelNeeded();                      // sending without a loaded model
+  void generatingChanged(std::int64_t chatId, bool generating);
+  void chatChanged(std::int64_t chatId);   // saved something (title, messages): list order
+  void replyFinished(std::int64_t messageId, const inferdesk::gui::GenerationStats& stats);
+
+ private:
+  struct Stream {
+    std::int64_t chat_id = 0;
+    std::int64_t message_id = 0;
+    bool save_failed = false;
+  };
+  struct Conversation {
+    std::vector<PromptMessage> messages;
+    std::vector<std::int64_t> ids;  // per message; 0 for the system prompt and unsaved text
+  };
+  Conversation conversationTo(std::int64_t chatId, std::int64_t leafId) const;  // throws Error
+  bool modelReady();
+  ContextFit fit(const Conversation& conv, const SamplingParams& params) const;
+  bool startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
+                  ContextFit fit, const SamplingParams& params);
+  void maybeTitleChat(std::int64_t chatId, const QString& firstMessage);
+  void onTokens(const QString& key, const QString& text, int numTokens);
+  void onFinished(const QString& key, const inferdesk::gui::GenerationStats& stats);
+  void fail(const QString& what, const std::exception& e);
+
+  AppContext& ctx_;
+  ConversationModel& conversation_;
+  std::int64_t chat_id_ = 0;
+  std::map<QString, Stream> streams_;  // by request key
+  ContextFit last_fit_;
+};
+
+}  // namespace inferdesk::gui

@@ -1,0 +1,203 @@
+#include "gui/chat/message_widget.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "gui/chat/markdown_view.h"
+
+namespace inferdesk::gui {
+
+namespace {
+
+QColor mix(const QColor& a, const QColor& b, double t) {
+  return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
+                          static_cast<float>(a.greenF() * (1 - t) + b.greenF() * t),
+                          static_cast<float>(a.blueF() * (1 - t) + b.blueF() * t));
+}
+
+QPushButton* flat_button(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QPushButton(text, parent);
+  b->setFlat(true);
+  b->setToolTip(tip);
+  b->setCursor(Qt::PointingHandCursor);
+  return b;
+}
+
+}  // namespace
+
+MessageWidget::MessageWidget(QWidget* parent) : QFrame(parent) { buildUi(); }
+
+void MessageWidget::buildUi() {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(12, 8, 12, 8);
+  outer->setSpacing(4);
+
+  auto* header = new QHBoxLayout();
+  header->setSpacing(4);
+  author_ = new QLabel(this);
+  QFont bold = author_->font();
+  bold.setBold(true);
+  author_->setFont(bold);
+  header->addWidget(author_);
+  header->addStretch(1);
+  prev_ = new QToolButton(this);
+  prev_->setText(QString(QChar(0x2039)));
+  prev_->setToolTip("Previous version");
+  prev_->setAutoRaise(true);
+  sibling_label_ = new QLabel(this);
+  next_ = new QToolButton(this);
+  next_->setText(QString(QChar(0x203a)));
+  next_->setToolTip("Next version");
+  next_->setAutoRaise(true);
+  header->addWidget(prev_);
+  header->addWidget(sibling_label_);
+  header->addWidget(next_);
+  edit_ = flat_button("Edit", "Edit this message (starts a new branch)", this);
+  regenerate_ = flat_button("Regenerate", "Write another reply (kept as a new version)", this);
+  copy_ = flat_button("Copy", "Copy the message's text", this);
+  header->addWidget(edit_);
+  header->addWidget(regenerate_);
+  header->addWidget(copy_);
+  outer->addLayout(header);
+
+  body_ = new MarkdownView(this);
+  outer->addWidget(body_);
+
+  edit_box_ = new QWidget(this);
+  auto* edit_layout = new QVBoxLayout(edit_box_);
+  edit_layout->setContentsMargins(0, 0, 0, 0);
+  editor_ = new QPlainTextEdit(edit_box_);
+  editor_->setMinimumHeight(70);
+  editor_->setMaximumHeight(200);
+  edit_layout->addWidget(editor_);
+  auto* edit_buttons = new QHBoxLayout();
+  edit_buttons->addStretch(1);
+  edit_cancel_ = new QPushButton("Cancel", edit_box_);
+  edit_send_ = new QPushButton("Save && send", edit_box_);
+  edit_send_->setDefault(true);
+  edit_buttons->addWidget(edit_cancel_);
+  edit_buttons->addWidget(edit_send_);
+  edit_layout->addLayout(edit_buttons);
+  edit_box_->hide();
+  outer->addWidget(edit_box_);
+
+  context_note_ = new QLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
+  context_note_->setWordWrap(true);
+  context_note_->hide();
+  outer->addWidget(context_note_);
+
+  stats_ = new QLabel(this);
+  stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  outer->addWidget(stats_);
+
+  connect(copy_, &QPushButton::clicked, this, [this] {
+    QApplication::clipboard()->setText(content_);
+    emit copied(id_);
+  });
+  connect(edit_, &QPushButton::clicked, this, &MessageWidget::startEditing);
+  connect(edit_cancel_, &QPushButton::clicked, this, &MessageWidget::cancelEditing);
+  connect(edit_send_, &QPushButton::clicked, this, [this] {
+    const QString text = editor_->toPlainText();
+    if (text.trimmed().isEmpty()) return;
+    cancelEditing();
+    emit editSubmitted(id_, text);
+  });
+  connect(regenerate_, &QPushButton::clicked, this, [this] { emit regenerateRequested(id_); });
+  connect(prev_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, -1); });
+  connect(next_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, +1); });
+}
+
+void MessageWidget::setRow(const ConversationModel::Row& row, const QString& statsText, bool inContext, bool busy) {
+  const store::Message& m = row.message;
+  const QString role = store::to_string(m.role);
+  if (role != role_) {
+    role_ = role;
+    const QPalette pal = palette();
+    const QColor base = pal.color(QPalette::Base);
+    const QColor bg = role == "user" ? mix(base, pal.color(QPalette::Highlight), 0.10) : base;
+    const QColor border = mix(base, pal.color(QPalette::Text), 0.15);
+    setObjectName(role == "user" ? "userMessage" : "assistantMessage");
+    setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }")
+                      .arg(objectName(), bg.name(), border.name()));
+    author_->setText(role == "user" ? "You" : role == "assistant" ? "Assistant" : "System");
+  }
+  id_ = m.id;
+  content_ = QString::fromStdString(m.content);
+  status_ = store::to_string(m.status);
+  sibling_index_ = row.sibling_index;
+  sibling_count_ = static_cast<int>(row.siblings.size());
+  busy_ = busy;
+
+  if (status_ == "streaming" && content_.isEmpty())
+    body_->setMarkdownText("*\u2026*");
+  else
+    body_->setMarkdownText(content_);
+  sibling_label_->setText(QString("%1/%2").arg(sibling_index_ + 1).arg(sibling_count_));
+
+  QString stats;
+  if (role_ == "assistant") {
+    if (status_ == "streaming")
+      stats = "writing\u2026";
+    else
+      stats = statsText.isEmpty() ? status_ : statsText;
+    if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
+      stats += " \u00b7 stopped";
+  }
+  stats_->setText(stats);
+  stats_->setVisible(!stats.isEmpty());
+  QPalette dim = stats_->palette();
+  dim.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
+  stats_->setPalette(dim);
+  context_note_->setPalette(dim);
+  context_note_->setVisible(!inContext);
+  body_->setEnabled(true);
+  QPalette body_pal = body_->palette();
+  body_pal.setColor(QPalette::Text, inContext ? palette().color(QPalette::Text) : palette().color(QPalette::PlaceholderText));
+  body_->setPalette(body_pal);
+  updateButtons();
+}
+
+void MessageWidget::setBusy(bool busy) {
+  busy_ = busy;
+  updateButtons();
+}
+
+void MessageWidget::updateButtons() {
+  const bool streaming = status_ == "streaming";
+  const bool has_siblings = sibling_count_ > 1;
+  prev_->setVisible(has_siblings);
+  next_->setVisible(has_siblings);
+  sibling_label_->setVisible(has_siblings);
+  prev_->setEnabled(!busy_ && sibling_index_ > 0);
+  next_->setEnabled(!busy_ && sibling_index_ + 1 < sibling_count_);
+  edit_->setVisible(role_ == "user" && !editing_);
+  edit_->setEnabled(!busy_);
+  regenerate_->setVisible(role_ == "assistant");
+  regenerate_->setEnabled(!busy_ && !streaming);
+  copy_->setEnabled(!content_.isEmpty());
+}
+
+void MessageWidget::startEditing() {
+  if (role_ != "user" || busy_) return;
+  editing_ = true;
+  editor_->setPlainText(content_);
+  body_->hide();
+  edit_box_->show();
+  editor_->setFocus();
+  updateButtons();
+}
+
+void MessageWidget::cancelEditing() {
+  editing_ = false;
+  edit_box_->hide();
+  body_->show();
+  updateButtons();
+}
+
+}  // namespace inferdesk::gui

@@ -1,0 +1,88 @@
+// One message of the conversation view: who wrote it, "‹ 2/3 ›" when it has siblings, actions
+// (copy; edit for the user's messages, which opens an inline editor; regenerate for replies), the
+// markdown body, and under a reply its statistics (tokens, tokens/s, time to first token, finish
+// reason) or that it is still being written. The widget only shows and asks: the conversation
+// view connects its signals to the chat session.
+#pragma once
+
+#include <QFrame>
+
+#include <cstdint>
+
+#include "gui/chat/conversation_model.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QToolButton;
+class QWidget;
+
+namespace inferdesk::gui {
+
+class MarkdownView;
+
+class MessageWidget : public QFrame {
+  Q_OBJECT
+
+ public:
+  explicit MessageWidget(QWidget* parent = nullptr);
+
+  // Shows `row`; inContext false greys it and says the last prompt left it out. `busy`: a reply
+  // is being written in this chat (edit / regenerate / branch switching wait for it).
+  void setRow(const ConversationModel::Row& row, const QString& statsText, bool inContext, bool busy);
+  void setBusy(bool busy);
+  std::int64_t messageId() const { return id_; }
+  bool isEditing() const { return editing_; }
+
+  // For tests: the parts a user clicks.
+  QPushButton* copyButton() const { return copy_; }
+  QPushButton* editButton() const { return edit_; }
+  QPushButton* regenerateButton() const { return regenerate_; }
+  QToolButton* previousButton() const { return prev_; }
+  QToolButton* nextButton() const { return next_; }
+  QLabel* siblingLabel() const { return sibling_label_; }
+  QPlainTextEdit* editor() const { return editor_; }
+  QPushButton* editSendButton() const { return edit_send_; }
+  QLabel* statsLabel() const { return stats_; }
+  MarkdownView* body() const { return body_; }
+
+ signals:
+  void editSubmitted(std::int64_t messageId, const QString& text);
+  void regenerateRequested(std::int64_t messageId);
+  void siblingRequested(std::int64_t messageId, int delta);
+  void copied(std::int64_t messageId);
+
+ public slots:
+  void startEditing();
+  void cancelEditing();
+
+ private:
+  void buildUi();
+  void updateButtons();
+
+  std::int64_t id_ = 0;
+  QString role_;
+  QString content_;
+  QString status_;
+  int sibling_index_ = 0;
+  int sibling_count_ = 1;
+  bool busy_ = false;
+  bool editing_ = false;
+
+  QLabel* author_ = nullptr;
+  QToolButton* prev_ = nullptr;
+  QLabel* sibling_label_ = nullptr;
+  QToolButton* next_ = nullptr;
+  QPushButton* copy_ = nullptr;
+  QPushButton* edit_ = nullptr;
+  QPushButton* regenerate_ = nullptr;
+  MarkdownView* body_ = nullptr;
+  QLabel* context_note_ = nullptr;
+  QLabel* stats_ = nullptr;
+  QWidget* edit_box_ = nullptr;
+  QPlainTextEdit* editor_ = nullptr;
+  QPushButton* edit_send_ = nullptr;
+  QPushButton* edit_cancel_ = nullptr;
+};
+
+}  // namespace inferdesk::gui

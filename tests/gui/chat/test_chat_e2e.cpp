@@ -1,0 +1,391 @@
+// End to end through the real main window: a temporary data folder, the fixture model
+// tests/golden/models/tiny-chat (real tokenizer.json + ChatML template, random weights) added and
+// loaded on the CPU through the model manager, then typing, sending, streaming, stop, regenerate,
+// edit and branch switching with the mouse; the message tree is checked in SQLite through a second
+// connection, the window is destroyed and recreated on the same folder and the history must come
+// back. Also: sending without a model, export, deleting with confirmation, and a conversation
+// longer than a small context. Screenshots of the chat page go to INFERDESK_SCREENSHOT_DIR.
+#include <QDoubleSpinBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QtTest>
+
+#include <memory>
+
+#include <sqlite3.h>
+
+#include "core/store/store.h"
+#include "gui/app/app_paths.h"
+#include "gui/app/app_session.h"
+#include "gui/app/main_window.h"
+#include "gui/chat/chat_list_model.h"
+#include "gui/chat/chat_page.h"
+#include "gui/chat/chat_session.h"
+#include "gui/chat/conversation_model.h"
+#include "gui/chat/conversation_view.h"
+#include "gui/chat/markdown_view.h"
+#include "gui/chat/message_widget.h"
+#include "gui/chat/sampling_json.h"
+#include "gui/chat/sampling_panel.h"
+#include "gui/engine/engine_controller.h"
+#include "gui/models/model_manager.h"
+#include "gui/models/models_page.h"
+
+using namespace inferdesk;
+using namespace inferdesk::gui;
+
+namespace {
+
+const QString kFixture = QStringLiteral(INFERDESK_SOURCE_DIR "/tests/golden/models/tiny-chat");
+constexpr int kWaitMs = 60000;
+
+struct App {
+  std::unique_ptr<AppSession> session;
+  std::unique_ptr<MainWindow> window;
+  ChatPage* page = nullptr;
+
+  explicit App(const QString& dir) {
+    session = std::make_unique<AppSession>(dir);
+    window = std::make_unique<MainWindow>(session->context());
+    window->resize(1360, 860);
+    window->show();
+    page = qobject_cast<ChatPage*>(window->chatPage());
+  }
+  ~App() {
+    window.reset();
+    session.reset();
+  }
+  AppContext& ctx() { return session->context(); }
+  EngineController* engine() { return session->engine(); }
+};
+
+void screenshot(QWidget* w, const QString& name) {
+  QCoreApplication::processEvents();
+  const QString path = QStringLiteral(INFERDESK_SCREENSHOT_DIR) + "/" + name;
+  QVERIFY2(w->grab().save(path), qPrintable("could not save " + path));
+}
+
+// Adds the fixture through the model manager and loads it on the CPU.
+bool load_fixture(App& app, int context) {
+  ModelManager* manager = app.window->modelsPage()->manager();
+  const AddModelResult added = manager->addFolder(kFixture);
+  if (!added.ok) {
+    qWarning() << "addFolder:" << added.error;
+    return false;
+  }
+  QSignalSpy loaded(app.engine(), &EngineController::modelLoaded);
+  QString reason;
+  if (!manager->load(added.id, "cpu", context, &reason)) {
+    qWarning() << "load refused:" << reason;
+    return false;
+  }
+  if (!loaded.wait(kWaitMs)) return false;
+  QTest::qWait(50);  // the page's own modelLoaded slot
+  return app.engine()->isLoaded();
+}
+
+MessageWidget* message(ChatPage* page, int row) { return page->conversationView()->messageAt(row); }
+
+QString content(ChatPage* page, int row) {
+  return page->conversation()->data(page->conversation()->index(row), ConversationModel::ContentRole).toString();
+}
+
+QJsonObject stats_of(const store::Message& m) {
+  return QJsonDocument::fromJson(QByteArray::fromStdString(m.stats_json)).object();
+}
+
+}  // namespace
+
+class TestChatEndToEnd : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void chatThroughTheMainWindow();
+  void longConversationOverSmallContext();
+};
+
+void TestChatEndToEnd::initTestCase() {
+  QVERIFY2(QFileInfo::exists(kFixture + "/tokenizer.json"), qPrintable("fixture missing: " + kFixture));
+  QDir().mkpath(INFERDESK_SCREENSHOT_DIR);
+}
+
+void TestChatEndToEnd::chatThroughTheMainWindow() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  std::int64_t chat_id = 0;
+  QString edited_text = "Hello again, with **markdown** and `code`.";
+  QString final_reply;
+  {
+    App app(dir.path());
+    ChatPage* page = app.page;
+    QVERIFY(page);
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    app.window->showPage(Page::Chat);
+
+    // No model yet: sending says so, links to the Models page and saves nothing.
+    QTest::keyClicks(page->composer(), "Is anybody there?");
+    QTest::mouseClick(page->sendButton(), Qt::LeftButton);
+    QVERIFY(page->noticeLabel()->isVisible());
+    QVERIFY(page->noticeLabel()->text().contains("load a model first"));
+    QCOMPARE(page->composer()->toPlainText(), QString("Is anybody there?"));
+    QVERIFY(app.ctx().chats.list_chats().empty());
+    screenshot(app.window.get(), "chat-no-model.png");
+    QSignalSpy wanted(page, &ChatPage::modelsPageRequested);
+    emit page->noticeLabel()->linkActivated("models");
+    QCOMPARE(wanted.count(), 1);
+    QCOMPARE(app.window->currentPage(), Page::Models);
+
+    QVERIFY(load_fixture(app, 4096));
+    app.window->showPage(Page::Chat);
+    QVERIFY(page->modelLabel()->text().contains("tiny-chat"));
+
+    // Settings typed before the first message go with the chat it creates. Greedy, and EOS
+    // ignored so the reply of random weights is long enough to stop.
+    QTest::keyClicks(page->systemPromptEdit(), "You are a test assistant.");
+    SamplingParams p = page->samplingPanel()->params();
+    p.ignore_eos = true;  // a field the panel keeps without showing it
+    page->samplingPanel()->setParams(p);
+    page->samplingPanel()->temperatureBox()->setValue(0.0);
+    page->samplingPanel()->maxTokensBox()->setValue(3900);
+
+    // Send with the Enter key: the user message is saved before it is shown.
+    page->composer()->setFocus();
+    QTest::keyClick(page->composer(), Qt::Key_Return);
+    chat_id = page->currentChatId();
+    QVERIFY(chat_id != 0);
+    QCOMPARE(page->composer()->toPlainText(), QString());
+    QCOMPARE(page->conversation()->rowCount(), 2);
+    const auto saved = app.ctx().chats.path_to(app.ctx().chats.get_chat(chat_id).current_leaf);
+    QCOMPARE(saved.size(), size_t{2});
+    QCOMPARE(saved[0].content, std::string("Is anybody there?"));
+    QCOMPARE(saved[1].status, store::MessageStatus::Streaming);
+    QCOMPARE(QString::fromStdString(app.ctx().chats.get_chat(chat_id).title), QString("Is anybody there?"));
+    QVERIFY(page->stopButton()->isEnabled());
+    QVERIFY(!page->sendButton()->isEnabled());
+
+    // Streamed text arrives in batches, each saved before it is shown.
+    QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
+    screenshot(app.window.get(), "chat-streaming.png");
+    QTest::mouseClick(page->stopButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+    const store::Message stopped = app.ctx().chats.get_message(saved[1].id);
+    QCOMPARE(stopped.status, store::MessageStatus::Stopped);
+    QCOMPARE(stats_of(stopped).value("finish_reason").toString(), QString("cancelled"));
+    QVERIFY(stats_of(stopped).value("tokens").toInt() > 0);
+    QVERIFY(stats_of(stopped).value("tokens").toInt() < 3900);
+    QCOMPARE(QString::fromStdString(stopped.content), content(page, 1));
+    QVERIFY(message(page, 1)->statsLabel()->text().contains("cancelled"));
+    QVERIFY(message(page, 1)->statsLabel()->text().contains("tokens"));
+
+    // Regenerate a short reply: a new version under the same question.
+    page->samplingPanel()->maxTokensBox()->setValue(24);
+    QTest::mouseClick(message(page, 1)->regenerateButton(), Qt::LeftButton);
+    QVERIFY(page->session()->isGenerating());
+    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+    QCOMPARE(page->conversation()->rowCount(), 2);
+    QCOMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
+    QVERIFY(message(page, 1)->siblingLabel()->isVisible());
+    QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
+    QVERIFY(message(page, 1)->statsLabel()->text().contains("tok/s"));
+    QVERIFY(message(page, 1)->statsLabel()->text().contains("first token"));
+    QVERIFY(message(page, 1)->statsLabel()->text().endsWith("length"));
+    QTest::mouseClick(message(page, 1)->previousButton(), Qt::LeftButton);
+    QCOMPARE(page->conversation()->leafId(), stopped.id);
+    QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("1/2"));
+    QTest::mouseClick(message(page, 1)->nextButton(), Qt::LeftButton);
+    QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
+
+    // Edit the question: a new branch with its own reply.
+    QTest::mouseClick(message(page, 0)->editButton(), Qt::LeftButton);
+    QVERIFY(message(page, 0)->isEditing());
+    message(page, 0)->editor()->setPlainText(edited_text);
+    QTest::mouseClick(message(page, 0)->editSendButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating() && page->conversation()->rowCount() == 2, kWaitMs);
+    QTRY_COMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
+    QCOMPARE(content(page, 0), edited_text);
+    final_reply = content(page, 1);
+    QVERIFY(!final_reply.isEmpty());
+    QVERIFY(message(page, 0)->body()->toPlainText().contains("markdown"));  // rendered, not raw
+    QVERIFY(!message(page, 0)->body()->toPlainText().contains("**"));
+    screenshot(app.window.get(), "chat-branches.png");
+
+    // The rendered prompt is the ChatML template's output for this conversation.
+    const QString prompt = page->renderedPromptReport();
+    QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" + edited_text),
+             qPrintable(prompt));
+    QVERIFY(prompt.endsWith("<|im_start|>assistant\n"));
+
+    // Export the branch shown.
+    const QString md_path = dir.path() + "/export.md", json_path = dir.path() + "/export.json";
+    QString error;
+    QVERIFY2(page->exportChat(md_path, ChatPage::ExportFormat::Markdown, &error), qPrintable(error));
+    QVERIFY2(page->exportChat(json_path, ChatPage::ExportFormat::Json, &error), qPrintable(error));
+    QFile md(md_path);
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    const QString md_text = QString::fromUtf8(md.readAll());
+    QVERIFY(md_text.contains(edited_text));
+    QVERIFY(md_text.contains(final_reply.left(10)));
+    QVERIFY(md_text.contains("You are a test assistant."));
+    QVERIFY(!md_text.contains("### User\n\nIs anybody there?"));  // another branch
+    QFile js(json_path);
+    QVERIFY(js.open(QIODevice::ReadOnly));
+    const QJsonArray exported = QJsonDocument::fromJson(js.readAll()).object().value("messages").toArray();
+    QCOMPARE(exported.size(), 2);
+    QCOMPARE(exported[1].toObject().value("content").toString(), final_reply);
+    QCOMPARE(exported[1].toObject().value("stats").toObject().value("tokens").toInt(), 24);
+
+    // A second chat, deleted after confirming (cancel first: nothing happens).
+    const std::int64_t spare = page->newChat();
+    QVERIFY(spare != 0);
+    QCOMPARE(page->chatList()->rowCount(), 2);
+    for (const bool confirm : {false, true}) {
+      page->deleteChat(spare, true);
+      QMessageBox* box = nullptr;
+      QTRY_VERIFY((box = page->findChild<QMessageBox*>("deleteChatConfirmation")) != nullptr);
+      box->button(confirm ? QMessageBox::Yes : QMessageBox::Cancel)->click();
+      QTRY_VERIFY(page->findChild<QMessageBox*>("deleteChatConfirmation") == nullptr);
+      QCOMPARE(page->chatList()->rowCount(), confirm ? 1 : 2);
+    }
+    QVERIFY(page->selectChat(chat_id));
+    QTest::keyClicks(page->searchBox(), "nothing matches this");
+    QCOMPARE(page->chatList()->rowCount(), 0);
+    page->searchBox()->clear();
+    QCOMPARE(page->chatList()->rowCount(), 1);
+    QCOMPARE(page->currentChatId(), chat_id);
+  }
+
+  // The tree in SQLite, read through a separate connection.
+  {
+    store::Database::Options ro;
+    ro.read_only = true;
+    store::Database db(database_path(dir.path()).toStdString(), ro);
+    store::ChatStore chats(db);
+    const auto all = chats.list_chats();
+    QCOMPARE(all.size(), size_t{1});
+    const store::Chat chat = all[0];
+    QCOMPARE(chat.system_prompt, std::string("You are a test assistant."));
+    const SamplingParams sp = samplingFromJson(QString::fromStdString(chat.sampling_json));
+    QCOMPARE(sp.max_tokens, 24);
+    QCOMPARE(sp.temperature, 0.0f);
+    QVERIFY(sp.ignore_eos);
+    const auto roots = chats.roots(chat.id);
+    QCOMPARE(roots.size(), size_t{2});
+    QCOMPARE(roots[0].content, std::string("Is anybody there?"));
+    QCOMPARE(QString::fromStdString(roots[1].content), edited_text);
+    const auto first_replies = chats.children(roots[0].id);
+    QCOMPARE(first_replies.size(), size_t{2});
+    QCOMPARE(first_replies[0].status, store::MessageStatus::Stopped);
+    QCOMPARE(first_replies[1].status, store::MessageStatus::Complete);
+    QCOMPARE(stats_of(first_replies[1]).value("finish_reason").toString(), QString("length"));
+    const auto second_replies = chats.children(roots[1].id);
+    QCOMPARE(second_replies.size(), size_t{1});
+    QCOMPARE(QString::fromStdString(second_replies[0].content), final_reply);
+    QCOMPARE(chat.current_leaf, second_replies[0].id);
+    char* err = nullptr;
+    std::string integrity;
+    sqlite3_exec(db.handle(), "PRAGMA integrity_check", [](void* out, int, char** v, char**) {
+      *static_cast<std::string*>(out) = v[0] ? v[0] : "";
+      return 0;
+    }, &integrity, &err);
+    QCOMPARE(QString::fromStdString(integrity), QString("ok"));
+  }
+
+  // A new window on the same folder shows the same history.
+  {
+    App app(dir.path());
+    ChatPage* page = app.page;
+    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+    app.window->showPage(Page::Chat);
+    QCOMPARE(page->chatList()->rowCount(), 1);
+    QCOMPARE(page->currentChatId(), chat_id);
+    QCOMPARE(page->conversation()->rowCount(), 2);
+    QCOMPARE(content(page, 0), edited_text);
+    QCOMPARE(content(page, 1), final_reply);
+    QCOMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
+    QCOMPARE(page->systemPromptEdit()->toPlainText(), QString("You are a test assistant."));
+    QCOMPARE(page->samplingPanel()->maxTokensBox()->value(), 24);
+    QCOMPARE(page->samplingPanel()->params().ignore_eos, true);
+    QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
+    screenshot(app.window.get(), "chat-reloaded.png");
+  }
+}
+
+void TestChatEndToEnd::longConversationOverSmallContext() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  App app(dir.path());
+  ChatPage* page = app.page;
+  QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+  constexpr int kContext = 1024;
+  QVERIFY(load_fixture(app, kContext));
+  app.window->showPage(Page::Chat);
+
+  // Eight saved turns, then a last question.
+  store::ChatStore& chats = app.ctx().chats;
+  const std::int64_t chat = chats.create_chat("Long talk", "Answer shortly.");
+  std::vector<PromptMessage> conv{{"system", "Answer shortly."}};
+  std::int64_t leaf = 0;
+  for (int t = 0; t < 8; ++t) {
+    const QString q = QString("Question number %1: tell me about the weather in city %1 today please.").arg(t);
+    const QString a = QString("Answer number %1: it is sunny with a light wind and no rain at all.").arg(t);
+    leaf = chats.add_message(chat, leaf, store::Role::User, q.toStdString());
+    leaf = chats.add_message(chat, leaf, store::Role::Assistant, a.toStdString());
+    conv.push_back({"user", q});
+    conv.push_back({"assistant", a});
+  }
+  page->chatList()->reload();
+  QVERIFY(page->selectChat(chat));
+  QCOMPARE(page->conversation()->rowCount(), 16);
+
+  // Max tokens chosen so that exactly the oldest turn has to go.
+  const QString last = "And what about tomorrow?";
+  conv.push_back({"user", last});
+  const int full = static_cast<int>(app.engine()->renderPrompt(conv).ids.size());
+  auto shorter = conv;
+  shorter.erase(shorter.begin() + 1, shorter.begin() + 3);
+  const int without_first = static_cast<int>(app.engine()->renderPrompt(shorter).ids.size());
+  QVERIFY2(without_first < full && full < kContext, qPrintable(QString("%1 %2").arg(without_first).arg(full)));
+  page->samplingPanel()->maxTokensBox()->setValue(kContext - without_first);
+
+  page->composer()->setPlainText(last);
+  QTest::mouseClick(page->sendButton(), Qt::LeftButton);
+  QVERIFY(page->session()->isGenerating());
+  QCOMPARE(page->session()->lastFit().droppedTurns, 1);
+  QCOMPARE(page->session()->lastFit().promptTokens, without_first);
+  QVERIFY(page->noticeLabel()->isVisible());
+  const QString notice = page->noticeLabel()->text();
+  QVERIFY2(notice.contains("1 turn (2 messages") && notice.contains("Question number 0"), qPrintable(notice));
+  ConversationModel* model = page->conversation();
+  QCOMPARE(model->data(model->index(0), ConversationModel::InContextRole).toBool(), false);
+  QCOMPARE(model->data(model->index(1), ConversationModel::InContextRole).toBool(), false);
+  QCOMPARE(model->data(model->index(2), ConversationModel::InContextRole).toBool(), true);
+  screenshot(app.window.get(), "chat-context-notice.png");
+  QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+
+  // A message that cannot fit even alone is refused and kept in the composer.
+  const size_t before = chats.all_messages(chat).size();
+  QString huge;
+  for (int i = 0; i < 400; ++i) huge += QString("word%1 ").arg(i);
+  page->composer()->setPlainText(huge);
+  QTest::mouseClick(page->sendButton(), Qt::LeftButton);
+  QVERIFY(!page->session()->isGenerating());
+  QVERIFY2(page->noticeLabel()->text().contains("does not fit"), qPrintable(page->noticeLabel()->text()));
+  QCOMPARE(page->composer()->toPlainText(), huge);
+  QCOMPARE(chats.all_messages(chat).size(), before);
+  screenshot(app.window.get(), "chat-too-long.png");
+}
+
+QTEST_MAIN(TestChatEndToEnd)
+#include "test_chat_e2e.moc"
