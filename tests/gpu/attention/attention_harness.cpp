@@ -132,6 +132,18 @@ std::string AttnCase::describe() const {
   return o.str();
 }
 
+AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads,
+                   int32_t head_dim, int32_t block_size, uint64_t seed) {
+  AttnCase c;
+  c.seqs = std::move(seqs);
+  c.num_heads = num_heads;
+  c.num_kv_heads = num_kv_heads;
+  c.head_dim = head_dim;
+  c.block_size = block_size;
+  c.seed = seed;
+  return c;
+}
+
 AttnData make_layout(const AttnCase& c) {
   AttnData d;
   d.c = c;
@@ -296,6 +308,34 @@ void set_splits(DeviceAttn& dev, int32_t num_splits) {
   if (damaged) bad << "\n  " << damaged << " elements outside the sequences' rows/heads were written";
   if (bad.str().empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << c.describe() << bad.str();
+}
+
+}  // namespace inferdesk::gputest::attn
+
+namespace inferdesk::gputest::attn {
+
+std::string param_name(std::initializer_list<std::pair<const char*, int>> parts) {
+  std::ostringstream o;
+  for (const auto& [prefix, value] : parts) o << (o.tellp() > 0 ? "_" : "") << prefix << value;
+  return o.str();
+}
+
+void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits) {
+  SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(num_splits)
+                                                        : std::string(" prefill")));
+  const AttnData d = make_data(c);
+  DeviceAttn dev;
+  make_device(d, dev);
+  set_splits(dev, num_splits);
+  if (kernel == Kernel::Decode)
+    cuda::paged_attention_decode(dev.args, nullptr);
+  else
+    cuda::paged_attention_prefill(dev.args, nullptr);
+  const cudaError_t sync = cudaDeviceSynchronize();
+  ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
+  const cudaError_t last = cudaGetLastError();
+  ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
+  EXPECT_TRUE(output_matches(d, dev, kTol));
 }
 
 }  // namespace inferdesk::gputest::attn

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,10 @@ struct AttnCase {
   int32_t min_blocks = 0;   // cache at least this many blocks (spare ones are NaN)
   std::string describe() const;
 };
+
+// A case of `seqs` over num_heads / num_kv_heads heads of head_dim, other fields at their defaults.
+AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads,
+                   int32_t head_dim, int32_t block_size = 16, uint64_t seed = 1);
 
 // Inputs, layout and the CPU reference of a case.
 struct AttnData {
@@ -79,6 +85,14 @@ void set_splits(DeviceAttn& dev, int32_t num_splits);
 // Compares the device output with the reference: per sequence normalised error < tol, padding
 // rows exactly zero, gap rows and the columns past num_heads * head_dim untouched (poison).
 ::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol);
+
+// A gtest parameter name like "D128_G4_S16" from (prefix, value) pairs.
+std::string param_name(std::initializer_list<std::pair<const char*, int>> parts);
+
+enum class Kernel { Prefill, Decode };
+// Builds the case, runs one kernel on the default stream (decode with num_splits) and checks the
+// output with output_matches (gtest failures, traced with the case).
+void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits = 1);
 
 // bf16 output rounding (2^-9 relative) plus, in the prefill kernel, P rounded to bf16 before the
 // P.V product: normalised errors of 2e-3..5e-3; a wrong key, row or head gives errors of 0.1..1.

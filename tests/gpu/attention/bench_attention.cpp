@@ -38,14 +38,8 @@ constexpr Shape kLlama8B{"llama-3.1-8b", 32, 8, 128};
 constexpr Shape kLlama1B{"llama-3.2-1b", 32, 8, 64};
 constexpr Shape kD256{"d256 (16/4 heads)", 16, 4, 256};
 
-AttnCase make_case(const Shape& s, std::vector<SeqSpec> seqs) {
-  AttnCase c;
-  c.seqs = std::move(seqs);
-  c.num_heads = s.heads;
-  c.num_kv_heads = s.kv_heads;
-  c.head_dim = s.head_dim;
-  c.block_size = 16;
-  return c;
+AttnCase shape_case(const Shape& s, std::vector<SeqSpec> seqs) {
+  return make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim);
 }
 
 // Device data of a case with random caches and queries (no CPU reference).
@@ -91,7 +85,7 @@ std::string seqs_text(const std::vector<SeqSpec>& seqs) {
 }
 
 void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
-  const AttnCase c = make_case(s, std::move(seqs));
+  const AttnCase c = shape_case(s, std::move(seqs));
   AttnData d;
   DeviceAttn dev;
   prepare(c, d, dev);
@@ -105,7 +99,7 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
 }
 
 void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps) {
-  const AttnCase c = make_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
+  const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
   AttnData d;
   DeviceAttn dev;
   prepare(c, d, dev);

@@ -12,16 +12,7 @@
 namespace inferdesk::gputest::attn {
 namespace {
 
-void run_prefill(const AttnCase& c) {
-  SCOPED_TRACE(c.describe());
-  const AttnData d = make_data(c);
-  DeviceAttn dev;
-  make_device(d, dev);
-  cuda::paged_attention_prefill(dev.args, nullptr);
-  CUDA_OK(cudaDeviceSynchronize());
-  CUDA_OK(cudaGetLastError());
-  EXPECT_TRUE(output_matches(d, dev, kTol));
-}
+void run_prefill(const AttnCase& c) { run_and_check(c, Kernel::Prefill); }
 
 // A batch of everything a mixed step can hold.
 std::vector<SeqSpec> mixed_seqs() {
@@ -47,119 +38,69 @@ TEST_P(PrefillShapes, MixedBatchMatchesCpu) {
   INFERDESK_REQUIRE_GPU();
   const auto [head_dim, group] = GetParam();
   const int block_sizes[] = {8, 16, 32, 64};
-  AttnCase c;
-  c.seqs = mixed_seqs();
-  c.head_dim = head_dim;
-  c.num_kv_heads = 2;
-  c.num_heads = 2 * group;
-  c.block_size = block_sizes[(head_dim / 32 + group) % 4];
-  c.seed = 100 + head_dim * 10 + group;
-  run_prefill(c);
+  run_prefill(make_case(mixed_seqs(), 2 * group, 2, head_dim, block_sizes[(head_dim / 32 + group) % 4],
+                        100 + head_dim * 10 + group));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     HeadDimGroup, PrefillShapes,
     ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 7, 8)),
     [](const auto& info) {
-      std::string name = "D";
-      name += std::to_string(std::get<0>(info.param));
-      name += "_G";
-      name += std::to_string(std::get<1>(info.param));
-      return name;
+      return param_name({{"D", std::get<0>(info.param)}, {"G", std::get<1>(info.param)}});
     });
 
 TEST(GpuPagedPrefill, EveryBlockSize) {
   INFERDESK_REQUIRE_GPU();
-  for (int bs : {8, 16, 32, 64, 128}) {
-    AttnCase c;
-    c.seqs = {{45, 45}, {20, 133}, {1, 64}, {65, 65}, {1, 129}};
-    c.head_dim = 128;
-    c.num_heads = 8;
-    c.num_kv_heads = 2;
-    c.block_size = bs;
-    c.seed = 7 + bs;
-    run_prefill(c);
-  }
+  for (int bs : {8, 16, 32, 64, 128})
+    run_prefill(make_case({{45, 45}, {20, 133}, {1, 64}, {65, 65}, {1, 129}}, 8, 2, 128, bs, 7 + bs));
 }
 
 TEST(GpuPagedPrefill, SlidingWindow) {
   INFERDESK_REQUIRE_GPU();
   for (int window : {1, 5, 16, 63, 100, 4096})
     for (int head_dim : {64, 128}) {
-      AttnCase c;
-      c.seqs = {{200, 200}, {50, 500}, {1, 333}, {7, 7}, {130, 1030}};
-      c.head_dim = head_dim;
-      c.num_heads = 8;
-      c.num_kv_heads = 2;
-      c.block_size = 16;
+      AttnCase c = make_case({{200, 200}, {50, 500}, {1, 333}, {7, 7}, {130, 1030}}, 8, 2, head_dim,
+                             16, 300 + window + head_dim);
       c.sliding_window = window;
-      c.seed = 300 + window + head_dim;
       run_prefill(c);
     }
 }
 
 TEST(GpuPagedPrefill, LongPromptLlama8BShape) {
   INFERDESK_REQUIRE_GPU();
-  AttnCase c;
-  c.seqs = {{1100, 1100}};
-  c.head_dim = 128;
-  c.num_heads = 32;
-  c.num_kv_heads = 8;
-  c.block_size = 16;
-  c.seed = 42;
-  run_prefill(c);
+  run_prefill(make_case({{1100, 1100}}, 32, 8, 128, 16, 42));
 }
 
 TEST(GpuPagedPrefill, DecodeRowsOnly) {
   INFERDESK_REQUIRE_GPU();
-  AttnCase c;
-  c.seqs = {{1, 1}, {1, 15}, {1, 17}, {1, 100}, {1, 0}, {1, 1000}, {1, 1500}};
-  c.head_dim = 64;
-  c.num_heads = 32;
-  c.num_kv_heads = 8;
-  c.seed = 9;
-  run_prefill(c);
+  run_prefill(make_case({{1, 1}, {1, 15}, {1, 17}, {1, 100}, {1, 0}, {1, 1000}, {1, 1500}}, 32, 8, 64, 16, 9));
 }
 
 TEST(GpuPagedPrefill, MisalignedStridesAndCacheUseScalarPaths) {
   INFERDESK_REQUIRE_GPU();
   for (int head_dim : {32, 128, 256}) {
-    AttnCase c;
-    c.seqs = {{33, 33}, {1, 70}, {20, 90}, {2, 0}};
-    c.head_dim = head_dim;
-    c.num_heads = 6;
-    c.num_kv_heads = 3;
-    c.block_size = 16;
+    AttnCase c = make_case({{33, 33}, {1, 70}, {20, 90}, {2, 0}}, 6, 3, head_dim, 16, 500 + head_dim);
     c.q_pad = 3;         // odd strides: rows not 16-byte (q) / 4-byte (out) aligned
     c.out_pad = 5;
     c.q_offset = 1;
     c.cache_offset = 3;  // cache not 16-byte aligned
     c.row_gap = 2;
-    c.seed = 500 + head_dim;
     run_prefill(c);
   }
 }
 
 TEST(GpuPagedPrefill, PaddedStridesAndRowGapsStayUntouched) {
   INFERDESK_REQUIRE_GPU();
-  AttnCase c;
-  c.seqs = {{9, 9}, {1, 40}, {4, 0}, {30, 60}};
-  c.head_dim = 64;
-  c.num_heads = 4;
-  c.num_kv_heads = 4;
+  AttnCase c = make_case({{9, 9}, {1, 40}, {4, 0}, {30, 60}}, 4, 4, 64, 16, 77);
   c.q_pad = 8;  // aligned padding: vector paths, the pad columns must be neither read nor written
   c.out_pad = 8;
   c.row_gap = 3;
-  c.seed = 77;
   run_prefill(c);
 }
 
 TEST(GpuPagedPrefill, AllPaddingAndEmptyLaunches) {
   INFERDESK_REQUIRE_GPU();
-  AttnCase c;
-  c.seqs = {{2, 0}, {1, 0}, {0, 0}};
-  c.head_dim = 128;
-  run_prefill(c);
+  run_prefill(make_case({{2, 0}, {1, 0}, {0, 0}}, 8, 2, 128));
   // Nothing to do: no launch, no error.
   cuda::PagedAttentionArgs a;
   a.num_heads = 8;
@@ -169,21 +110,31 @@ TEST(GpuPagedPrefill, AllPaddingAndEmptyLaunches) {
   EXPECT_NO_THROW(cuda::paged_attention_prefill(a, nullptr));
 }
 
-TEST(GpuPagedPrefill, UnsupportedConfigurationsThrow) {
+// Both launchers refuse what they do not implement with Error(Internal), before launching.
+TEST(GpuPagedAttention, UnsupportedConfigurationsThrow) {
   INFERDESK_REQUIRE_GPU();
   cuda::PagedAttentionArgs a;
   a.num_heads = 8;
   a.num_kv_heads = 2;
-  a.head_dim = 80;
   a.num_seqs = 1;
   a.max_query_len = 1;
-  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+  auto both_throw = [&](const char* what) {
+    EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error) << what;
+    EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error) << what;
+  };
+  a.head_dim = 80;
+  both_throw("head_dim 80");
   a.head_dim = 64;
-  a.num_kv_heads = 3;  // 8 heads do not split over 3 kv heads
-  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+  a.num_kv_heads = 3;
+  both_throw("8 heads over 3 kv heads");
   a.num_kv_heads = 2;
-  a.block_size = 24;  // not a power of two
-  EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error);
+  a.block_size = 24;
+  both_throw("block_size 24");
+  a.block_size = 16;
+  a.num_splits = 4;  // decode: several splits but no workspace
+  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+  a.num_splits = 0;
+  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
 }
 
 }  // namespace
