@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <exception>
 
 #include "core/store/store.h"
@@ -138,7 +139,7 @@ QWidget* ChatPage::buildConversationPanel() {
   model_label_->setObjectName("chatModelLabel");
   model_label_->setTextFormat(Qt::RichText);
   header->addWidget(model_label_);
-  prompt_ = new QPushButton("Prompt", panel);
+  prompt_ = new QPushButton("Rendered prompt", panel);
   prompt_->setToolTip("Show the rendered prompt: the chat template's output for this conversation");
   header->addWidget(prompt_);
   export_ = new QToolButton(panel);
@@ -192,6 +193,7 @@ QWidget* ChatPage::buildSettingsPanel() {
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setMinimumWidth(250);
   auto* panel = new QWidget(scroll);
   auto* v = new QVBoxLayout(panel);
@@ -217,6 +219,7 @@ QWidget* ChatPage::buildSettingsPanel() {
   v->addWidget(hint);
   v->addStretch(1);
   scroll->setWidget(panel);
+  scroll->setMinimumWidth(std::max(250, panel->minimumSizeHint().width() + 16));
   return scroll;
 }
 
@@ -228,11 +231,9 @@ void ChatPage::connectSignals() {
   });
   connect(search_, &QLineEdit::textChanged, this, [this](const QString& text) {
     list_model_->setFilter(text);
+    // Keep the shown chat selected when it is still listed (re-selecting it changes nothing).
     const int row = list_model_->rowOf(session_->chatId());
-    if (row >= 0) {
-      QSignalBlocker block(list_view_->selectionModel());
-      list_view_->setCurrentIndex(list_model_->index(row));
-    }
+    if (row >= 0) list_view_->setCurrentIndex(list_model_->index(row));
   });
   connect(list_view_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           [this](const QModelIndex& current) {

@@ -222,6 +222,7 @@ void ChatSession::maybeTitleChat(std::int64_t chatId, const QString& firstMessag
 }
 
 void ChatSession::forgetChat(std::int64_t chatId) {
+  bool stopped = false;
   for (auto it = streams_.begin(); it != streams_.end();) {
     if (it->second.chat_id != chatId) {
       ++it;
@@ -229,7 +230,9 @@ void ChatSession::forgetChat(std::int64_t chatId) {
     }
     if (ctx_.engine) ctx_.engine->stop(it->first);
     it = streams_.erase(it);
+    stopped = true;
   }
+  if (stopped) emit generatingChanged(chatId, false);
 }
 
 void ChatSession::stop() {

@@ -105,12 +105,12 @@ ContextFit fitToContext(const std::vector<PromptMessage>& conversation, int cont
   fit.prompt = std::move(best);
   fit.ok = true;
   if (dropped > 0) {
+    const QString turns = fit.droppedTurns == 1 ? QString("turn") : plural(fit.droppedTurns, "turn", "turns");
     fit.notice = QString("This conversation is longer than the model's context (%1 tokens, %2 kept for the reply): "
                          "the oldest %3 (%4, from \u201c%5\u201d) %6 left out of the prompt.")
                      .arg(contextLength)
                      .arg(maxTokens)
-                     .arg(plural(fit.droppedTurns, "turn", "turns"),
-                          plural(fit.droppedMessages, "message", "messages"),
+                     .arg(turns, plural(fit.droppedMessages, "message", "messages"),
                           excerpt(conversation[first].content), fit.droppedTurns == 1 ? "was" : "were");
   }
   return fit;

@@ -2,6 +2,8 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QFontDatabase>
+#include <QFontInfo>
+#include <QGuiApplication>
 #include <QPalette>
 #include <QScrollBar>
 #include <QTextBlock>
@@ -17,8 +19,18 @@ namespace {
 
 bool is_code_block(const QTextBlock& block) {
   const QTextBlockFormat f = block.blockFormat();
-  return f.hasProperty(QTextFormat::BlockCodeFence) || f.hasProperty(QTextFormat::BlockCodeLanguage) ||
-         block.charFormat().fontFixedPitch();
+  return f.hasProperty(QTextFormat::BlockCodeFence) || f.hasProperty(QTextFormat::BlockCodeLanguage);
+}
+
+// The system's fixed-width font, or fontconfig's "monospace" where the platform reports none
+// (the offscreen platform gives the proportional default).
+QFont mono_font() {
+  QFont f = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  if (QFontInfo(f).fixedPitch()) return f;
+  f = QFont("monospace");
+  f.setStyleHint(QFont::TypeWriter);
+  f.setFixedPitch(true);
+  return f;
 }
 
 }  // namespace
@@ -48,26 +60,41 @@ void MarkdownView::setMarkdownText(const QString& markdown) {
 }
 
 void MarkdownView::styleCode() {
-  const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  const QColor base = palette().color(QPalette::Base);
-  const QColor tint = base.lightness() > 128 ? QColor(0xf0, 0xf1, 0xf4) : base.lighter(140);
+  const QFont mono = mono_font();
+  // The application's palette: this view's own Base is transparent (it sits on the message frame).
+  const QColor base = QGuiApplication::palette().color(QPalette::Base);
+  const QColor text = QGuiApplication::palette().color(QPalette::Text);
+  const QColor tint = QColor::fromRgbF(base.redF() * 0.92f + text.redF() * 0.08f,
+                                       base.greenF() * 0.92f + text.greenF() * 0.08f,
+                                       base.blueF() * 0.92f + text.blueF() * 0.08f);
+  QTextCharFormat code_chars;
+  code_chars.setFontFamilies(mono.families());
+  code_chars.setFontFixedPitch(true);
+  QTextCharFormat inline_chars = code_chars;
+  inline_chars.setBackground(tint);
   QTextCursor cursor(document());
   cursor.beginEditBlock();
   for (QTextBlock b = document()->begin(); b.isValid(); b = b.next()) {
-    if (!is_code_block(b)) continue;
-    QTextBlockFormat bf = b.blockFormat();
-    bf.setBackground(tint);
-    bf.setLeftMargin(8);
-    bf.setRightMargin(8);
-    bf.setNonBreakableLines(false);  // wrap long code lines instead of clipping them
-    cursor.setPosition(b.position());
-    cursor.setBlockFormat(bf);
-    cursor.setPosition(b.position());
-    cursor.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
-    QTextCharFormat cf;
-    cf.setFont(mono);
-    cf.setFontFixedPitch(true);
-    cursor.mergeCharFormat(cf);
+    if (is_code_block(b)) {
+      QTextBlockFormat bf = b.blockFormat();
+      bf.setBackground(tint);
+      bf.setLeftMargin(8);
+      bf.setRightMargin(8);
+      bf.setNonBreakableLines(false);  // wrap long code lines instead of clipping them
+      cursor.setPosition(b.position());
+      cursor.setBlockFormat(bf);
+      cursor.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
+      cursor.mergeCharFormat(code_chars);
+      continue;
+    }
+    // Inline `code`: the importer marks it fixed-pitch.
+    for (auto it = b.begin(); !it.atEnd(); ++it) {
+      const QTextFragment frag = it.fragment();
+      if (!frag.isValid() || !frag.charFormat().fontFixedPitch()) continue;
+      cursor.setPosition(frag.position());
+      cursor.setPosition(frag.position() + frag.length(), QTextCursor::KeepAnchor);
+      cursor.mergeCharFormat(inline_chars);
+    }
   }
   cursor.endEditBlock();
 }

@@ -123,7 +123,8 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
     const QColor bg = role == "user" ? mix(base, pal.color(QPalette::Highlight), 0.10) : base;
     const QColor border = mix(base, pal.color(QPalette::Text), 0.15);
     setObjectName(role == "user" ? "userMessage" : "assistantMessage");
-    setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }")
+    setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }"
+                          "QPushButton { padding: 2px 8px; min-width: 0px; }")
                       .arg(objectName(), bg.name(), border.name()));
     author_->setText(role == "user" ? "You" : role == "assistant" ? "Assistant" : "System");
   }
@@ -144,8 +145,10 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
   if (role_ == "assistant") {
     if (status_ == "streaming")
       stats = "writing\u2026";
-    else
-      stats = statsText.isEmpty() ? status_ : statsText;
+    else if (!statsText.isEmpty())
+      stats = statsText;
+    else if (status_ != "complete")  // a reply without stats says only how it ended
+      stats = status_;
     if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
       stats += " \u00b7 stopped";
   }

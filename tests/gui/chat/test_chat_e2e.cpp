@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTextBlock>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
@@ -125,7 +126,8 @@ void TestChatEndToEnd::chatThroughTheMainWindow() {
   QTemporaryDir dir;
   QVERIFY(dir.isValid());
   std::int64_t chat_id = 0;
-  QString edited_text = "Hello again, with **markdown** and `code`.";
+  const QString edited_text =
+      "Hello again, with **markdown**, `inline code` and a block:\n\n```cpp\nint main() { return 0; }\n```";
   QString final_reply;
   {
     App app(dir.path());
@@ -219,6 +221,11 @@ void TestChatEndToEnd::chatThroughTheMainWindow() {
     QVERIFY(!final_reply.isEmpty());
     QVERIFY(message(page, 0)->body()->toPlainText().contains("markdown"));  // rendered, not raw
     QVERIFY(!message(page, 0)->body()->toPlainText().contains("**"));
+    bool mono_code = false;  // the code block is set in a fixed-width font
+    for (QTextBlock b = message(page, 0)->body()->document()->begin(); b.isValid(); b = b.next())
+      if (b.text().startsWith("int main()"))
+        mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
+    QVERIFY(mono_code);
     screenshot(app.window.get(), "chat-branches.png");
 
     // The rendered prompt is the ChatML template's output for this conversation.
@@ -226,6 +233,12 @@ void TestChatEndToEnd::chatThroughTheMainWindow() {
     QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" + edited_text),
              qPrintable(prompt));
     QVERIFY(prompt.endsWith("<|im_start|>assistant\n"));
+    page->showRenderedPrompt();
+    QWidget* dialog = nullptr;
+    QTRY_VERIFY((dialog = page->findChild<QWidget*>("renderedPromptDialog")) != nullptr);
+    QVERIFY(dialog->findChild<QPlainTextEdit*>()->toPlainText().contains("<|im_start|>user\n" + edited_text));
+    screenshot(dialog, "chat-rendered-prompt.png");
+    dialog->close();
 
     // Export the branch shown.
     const QString md_path = dir.path() + "/export.md", json_path = dir.path() + "/export.json";
@@ -366,7 +379,7 @@ void TestChatEndToEnd::longConversationOverSmallContext() {
   QCOMPARE(page->session()->lastFit().promptTokens, without_first);
   QVERIFY(page->noticeLabel()->isVisible());
   const QString notice = page->noticeLabel()->text();
-  QVERIFY2(notice.contains("1 turn (2 messages") && notice.contains("Question number 0"), qPrintable(notice));
+  QVERIFY2(notice.contains("the oldest turn (2 messages") && notice.contains("Question number 0"), qPrintable(notice));
   ConversationModel* model = page->conversation();
   QCOMPARE(model->data(model->index(0), ConversationModel::InContextRole).toBool(), false);
   QCOMPARE(model->data(model->index(1), ConversationModel::InContextRole).toBool(), false);

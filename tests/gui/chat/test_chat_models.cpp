@@ -298,7 +298,7 @@ void TestChatModels::contextFitDropsOldestTurns() {
   QCOMPARE(one.messages.front().role, QString("system"));       // the system prompt stays
   QCOMPARE(one.messages[1].content, conv[3].content);           // from the second turn on
   QCOMPARE(one.messages.back().content, QString("last question"));
-  QVERIFY(one.notice.contains("1 turn (2 messages"));
+  QVERIFY2(one.notice.contains("the oldest turn (2 messages"), qPrintable(one.notice));
   QVERIFY(one.notice.contains("question 0"));                   // says which message went first
 
   // Only the system prompt and the last question fit.
