@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds (unless BIN is given) and runs everything that needs the GPU, in one command, on a
+# machine with an NVIDIA GPU: the gpu-labelled tests, compute-sanitizer memcheck on the op tests
+# and one generate run, the kernel microbenchmarks, and the engine benchmarks beside the PyTorch
+# baseline. Logs go to $LOG_DIR (default ./gpu-logs); a summary table is printed at the end.
+#
+#   bash tools/gpu/run_all.sh                 # build in build-gpu (sm_90 by default) and run all
+#   BIN=path/with/binaries bash tools/gpu/run_all.sh tests   # only the tests, prebuilt binaries
+# Parts: tests, sanitizer, micro, bench, baseline (default: all of them).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+LOG_DIR="${LOG_DIR:-$ROOT/gpu-logs}"
+ARCH="${CUDA_ARCH:-90}"
+PARTS="${*:-tests sanitizer micro bench baseline}"
+mkdir -p "$LOG_DIR"
+export INFERDESK_SOURCE_DIR="$ROOT" INFERDESK_RESOURCES="$ROOT/resources"
+SUMMARY="$LOG_DIR/summary.txt"
+: > "$SUMMARY"
+row() { printf '%-58s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+
+if [[ -z "${BIN:-}" ]]; then
+  BUILD="$ROOT/build-gpu"
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERDESK_WITH_GUI=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" > "$LOG_DIR/configure.log" 2>&1 || { row configure FAILED; exit 1; }
+  cmake --build "$BUILD" -j "$(nproc)" --target inferdesk-cli test_gpu_engine test_gpu_attention \
+    test_gpu_kernels test_gpu_sampling bench_gpu_attention bench_gpu_kernels bench_gpu_sampling \
+    > "$LOG_DIR/build.log" 2>&1 || { row build FAILED; tail -30 "$LOG_DIR/build.log"; exit 1; }
+  find_bin() { find "$BUILD" -type f -name "$1" -perm -u+x | head -1; }
+else
+  find_bin() { find "$BIN" -type f -name "$1" | head -1; }
+fi
+CLI="$(find_bin inferdesk-cli)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
+  > "$LOG_DIR/gpu.txt" 2>&1
+row "GPU" "$(head -1 "$LOG_DIR/gpu.txt")"
+status=0
+
+for part in $PARTS; do
+case "$part" in
+tests)
+  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling test_gpu_engine; do
+    exe="$(find_bin $t)"
+    if "$exe" --gtest_brief=1 > "$LOG_DIR/$t.log" 2>&1; then
+      row "$t" "PASSED ($(grep -c '^\[       OK \]' "$LOG_DIR/$t.log" || true) ok, $(grep -Eo '[0-9]+ tests?, listed below' "$LOG_DIR/$t.log" | head -1))"
+    else
+      status=1; row "$t" "FAILED (see $t.log)"; grep -E '^\[  FAILED  \]' "$LOG_DIR/$t.log" | head -20
+    fi
+  done ;;
+sanitizer)
+  if ! command -v compute-sanitizer > /dev/null; then row compute-sanitizer "not installed"; continue; fi
+  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling; do
+    if compute-sanitizer --tool memcheck --error-exitcode 3 "$(find_bin $t)" --gtest_brief=1 \
+        > "$LOG_DIR/memcheck_$t.log" 2>&1; then row "memcheck $t" clean; else status=1; row "memcheck $t" "ERRORS"; fi
+  done
+  if compute-sanitizer --tool memcheck --error-exitcode 3 "$CLI" generate --backend cuda \
+      --model "$ROOT/tests/golden/models/tiny-chat" --prompt "Hello there" --chat --max-tokens 24 \
+      --json > "$LOG_DIR/memcheck_generate.log" 2>&1; then row "memcheck generate (tiny-chat)" clean
+  else status=1; row "memcheck generate (tiny-chat)" ERRORS; fi ;;
+micro)
+  for b in bench_gpu_kernels bench_gpu_attention bench_gpu_sampling; do
+    "$(find_bin $b)" > "$LOG_DIR/$b.log" 2>&1 && row "$b" "see $b.log" || row "$b" FAILED
+  done ;;
+bench)
+  bench() {  # name, args...
+    local name="$1"; shift
+    if "$CLI" bench --backend cuda --json "$@" > "$LOG_DIR/bench_$name.json" 2> "$LOG_DIR/bench_$name.err"; then
+      row "bench $name" "$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('decode %.0f tok/s, output %.0f tok/s, ttft %.1f ms, tpot %.2f ms' % (j['decode_tokens_per_s'], j['output_tokens_per_s'], 1e3*j['time_to_first_token_s'], 1e3*j['tpot_median_s']))" "$LOG_DIR/bench_$name.json")"
+    else status=1; row "bench $name" "FAILED: $(tail -1 "$LOG_DIR/bench_$name.err")"; fi
+  }
+  bench 8b_b1 --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  bench 1b_b1 --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
+  bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
+  bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
+    --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1 ;;
+baseline)
+  for spec in "llama-3.1-8b 1" "llama-3.2-1b 1" "llama-3.1-8b 64"; do
+    set -- $spec
+    if python3 "$ROOT/tools/bench/torch_decoder_baseline.py" --shape "$1" --batch "$2" --steps 200 \
+        > "$LOG_DIR/baseline_$1_b$2.json" 2> "$LOG_DIR/baseline_$1_b$2.err"; then
+      row "torch.compile baseline $1 batch $2" "$(python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print('decode %.0f tok/s' % j['decode_tokens_per_s'])" "$LOG_DIR/baseline_$1_b$2.json")"
+    else row "torch.compile baseline $1 batch $2" "FAILED: $(tail -1 "$LOG_DIR/baseline_$1_b$2.err")"; fi
+  done ;;
+esac
+done
+echo "logs: $LOG_DIR"
+exit $status
