@@ -109,28 +109,32 @@ ContextFit ChatSession::currentPrompt() const {
   }
 }
 
+bool ChatSession::fitOrRefuse(const Conversation& conv, SamplingParams& params, ContextFit& f) {
+  params = samplingFromJson(QString::fromStdString(ctx_.chats.get_chat(chat_id_).sampling_json));
+  f = fit(conv, params);
+  if (!f.ok) emit errorMessage(f.error);
+  return f.ok;
+}
+
+bool ChatSession::askUnder(std::int64_t parentId, const QString& content) {
+  Conversation conv = conversationTo(chat_id_, parentId);
+  conv.messages.push_back({"user", content});
+  conv.ids.push_back(0);
+  SamplingParams params;
+  ContextFit f;
+  if (!fitOrRefuse(conv, params, f)) return false;  // nothing saved
+  const std::int64_t user_id = ctx_.chats.add_message(chat_id_, parentId, store::Role::User, content.toStdString());
+  conv.ids.back() = user_id;
+  maybeTitleChat(chat_id_, content);
+  conversation_.sync();  // shown as sent only now that it is saved
+  return startReply(chat_id_, user_id, conv, std::move(f), params);
+}
+
 bool ChatSession::send(const QString& text) {
   const QString content = text.trimmed();
-  if (content.isEmpty() || chat_id_ == 0 || isGenerating()) return false;
-  if (!modelReady()) return false;
-  const std::int64_t chat_id = chat_id_;
+  if (content.isEmpty() || chat_id_ == 0 || isGenerating() || !modelReady()) return false;
   try {
-    const store::Chat chat = ctx_.chats.get_chat(chat_id);
-    const std::int64_t leaf = chat.current_leaf;
-    Conversation conv = conversationTo(chat_id, leaf);
-    conv.messages.push_back({"user", content});
-    conv.ids.push_back(0);
-    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
-    ContextFit f = fit(conv, params);
-    if (!f.ok) {
-      emit errorMessage(f.error);
-      return false;
-    }
-    const std::int64_t user_id = ctx_.chats.add_message(chat_id, leaf, store::Role::User, content.toStdString());
-    conv.ids.back() = user_id;
-    maybeTitleChat(chat_id, content);
-    conversation_.sync();  // shown as sent only now that it is saved
-    return startReply(chat_id, user_id, conv, std::move(f), params);
+    return askUnder(ctx_.chats.get_chat(chat_id_).current_leaf, content);
   } catch (const std::exception& e) {
     fail("could not send the message", e);
     return false;
@@ -145,14 +149,10 @@ bool ChatSession::regenerate(std::int64_t assistantMessageId) {
       emit errorMessage("only a reply to a message can be regenerated");
       return false;
     }
-    const store::Chat chat = ctx_.chats.get_chat(chat_id_);
     const Conversation conv = conversationTo(chat_id_, reply.parent_id);
-    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
-    ContextFit f = fit(conv, params);
-    if (!f.ok) {
-      emit errorMessage(f.error);
-      return false;
-    }
+    SamplingParams params;
+    ContextFit f;
+    if (!fitOrRefuse(conv, params, f)) return false;
     return startReply(chat_id_, reply.parent_id, conv, std::move(f), params);
   } catch (const std::exception& e) {
     fail("could not regenerate the reply", e);
@@ -169,21 +169,7 @@ bool ChatSession::editMessage(std::int64_t userMessageId, const QString& text) {
       emit errorMessage("only your own messages can be edited");
       return false;
     }
-    const store::Chat chat = ctx_.chats.get_chat(chat_id_);
-    Conversation conv = conversationTo(chat_id_, original.parent_id);
-    conv.messages.push_back({"user", content});
-    conv.ids.push_back(0);
-    const SamplingParams params = samplingFromJson(QString::fromStdString(chat.sampling_json));
-    ContextFit f = fit(conv, params);
-    if (!f.ok) {
-      emit errorMessage(f.error);
-      return false;
-    }
-    const std::int64_t user_id =
-        ctx_.chats.add_message(chat_id_, original.parent_id, store::Role::User, content.toStdString());
-    conv.ids.back() = user_id;
-    conversation_.sync();
-    return startReply(chat_id_, user_id, conv, std::move(f), params);
+    return askUnder(original.parent_id, content);  // a sibling of the original: a new branch
   } catch (const std::exception& e) {
     fail("could not save the edited message", e);
     return false;

@@ -90,6 +90,12 @@ class ChatSession : public QObject {
   Conversation conversationTo(std::int64_t chatId, std::int64_t leafId) const;  // throws Error
   bool modelReady();
   ContextFit fit(const Conversation& conv, const SamplingParams& params) const;
+  // Reads the chat's sampling settings and fits `conv`; false (errorMessage emitted) when it
+  // cannot fit. Throws Error when the store cannot be read.
+  bool fitOrRefuse(const Conversation& conv, SamplingParams& params, ContextFit& f);
+  // Saves a user message under parentId (0: a new root) once the conversation fits, shows it,
+  // and asks for its reply.
+  bool askUnder(std::int64_t parentId, const QString& content);
   bool startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
                   ContextFit fit, const SamplingParams& params);
   void maybeTitleChat(std::int64_t chatId, const QString& firstMessage);
