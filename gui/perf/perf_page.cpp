@@ -85,6 +85,7 @@ void PerfPage::onStats(const EngineStats& s) {
   mem_chart_->append(rss_, t, s.process_rss_bytes / kMiB);
   req_chart_->append(running_, t, s.running);
   req_chart_->append(waiting_, t, s.waiting);
+  for (TimeSeriesChart* c : {decode_chart_, kv_chart_, mem_chart_, req_chart_}) c->commit();
   if (s.num_layers > 0 && s.num_experts > 0) heatmap_->setCounts(s.num_layers, s.num_experts, s.expert_counts);
   const double kv_pct = s.kv_blocks_total > 0 ? 100.0 * s.kv_blocks_used / s.kv_blocks_total : 0.0;
   QString text = tr("<b>%1</b> tokens/s decode &nbsp; <b>%2</b> tokens/s prompt &nbsp; "
@@ -105,7 +106,9 @@ void PerfPage::onStats(const EngineStats& s) {
 
 void PerfPage::onFinished(const QString&, const GenerationStats& st) {
   ++requests_;
-  if (st.tokens > 0) ttft_chart_->append(ttft_, requests_, st.ttft_s * 1000.0);
+  if (st.tokens == 0) return;
+  ttft_chart_->append(ttft_, requests_, st.ttft_s * 1000.0);
+  ttft_chart_->commit();
 }
 
 void PerfPage::onModelLoaded(const ModelSummary& m) {

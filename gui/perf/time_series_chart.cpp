@@ -36,23 +36,36 @@ QLineSeries* TimeSeriesChart::addSeries(const QString& name, const QColor& color
   chart_->addSeries(s);
   s->attachAxis(x_);
   s->attachAxis(y_);
-  series_.append(s);
-  if (series_.size() == 1) chart_->legend()->setVisible(false);
-  else chart_->legend()->setVisible(true);
+  lines_.push_back({s, {}, false});
+  chart_->legend()->setVisible(lines_.size() > 1);
   return s;
 }
 
 void TimeSeriesChart::append(QLineSeries* series, double x, double y) {
   if (!std::isfinite(x) || !std::isfinite(y)) return;
-  series->append(x, y);
-  if (window_ > 0) {
-    int drop = 0;
-    const auto points = series->points();
-    while (drop < points.size() - 1 && points[drop + 1].x() < x - window_) ++drop;
-    if (drop > 0) series->removePoints(0, drop);
+  for (Line& l : lines_) {
+    if (l.series != series) continue;
+    l.points.append(QPointF(x, y));
+    l.dirty = true;
+    latest_x_ = std::max(latest_x_, x);
   }
-  if (series->count() > kMaxPoints) series->removePoints(0, series->count() - kMaxPoints);
-  rescale(x);
+}
+
+void TimeSeriesChart::commit() {
+  bool changed = false;
+  for (Line& l : lines_) {
+    if (!l.dirty) continue;
+    if (window_ > 0) {
+      qsizetype drop = 0;
+      while (drop < l.points.size() - 1 && l.points[drop + 1].x() < latest_x_ - window_) ++drop;
+      l.points.remove(0, drop);
+    }
+    if (l.points.size() > kMaxPoints) l.points.remove(0, l.points.size() - kMaxPoints);
+    l.series->replace(l.points);
+    l.dirty = false;
+    changed = true;
+  }
+  if (changed) rescale();
 }
 
 namespace {
@@ -69,21 +82,40 @@ double nice_ceiling(double v) {
 // interval needs, so labels are exact values ("0 25 50 75 100", "0 0.5 1 1.5 2").
 void set_range(QValueAxis* axis, double lo, double hi, double min_interval) {
   const double interval = std::max(min_interval, nice_ceiling((hi - lo) / 5));
-  axis->setRange(lo, hi);
-  axis->setTickType(QValueAxis::TicksDynamic);
-  axis->setTickAnchor(0);
-  axis->setTickInterval(interval);
-  const int decimals = interval >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(interval) - 1e-9));
-  axis->setLabelFormat(QString("%.%1f").arg(std::min(decimals, 3)));
+  if (axis->tickType() != QValueAxis::TicksDynamic) {
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0);
+  }
+  // Every setter re-lays out the axis and builds a label per tick: touch only what changed, and
+  // in the order that never passes through a state with many ticks (a wide range with the old
+  // small interval would create thousands of labels for one frame).
+  auto set_interval = [&] {
+    if (axis->tickInterval() == interval) return;
+    axis->setTickInterval(interval);
+    const int decimals = interval >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(interval) - 1e-9));
+    const QString format = QString("%.%1f").arg(std::min(decimals, 3));
+    if (axis->labelFormat() != format) axis->setLabelFormat(format);
+  };
+  auto set_bounds = [&] {
+    if (axis->min() != lo || axis->max() != hi) axis->setRange(lo, hi);
+  };
+  if (interval >= axis->tickInterval()) {
+    set_interval();
+    set_bounds();
+  } else {
+    set_bounds();
+    set_interval();
+  }
 }
 
 }  // namespace
 
-void TimeSeriesChart::rescale(double latest_x) {
+void TimeSeriesChart::rescale() {
+  const double latest_x = latest_x_;
   double max_y = 0, min_x = latest_x;
-  for (QLineSeries* s : series_) {
-    const auto points = s->points();
-    for (const QPointF& p : points) {
+  for (const Line& l : lines_) {
+    if (!l.series->isVisible()) continue;
+    for (const QPointF& p : l.points) {
       max_y = std::max(max_y, p.y());
       min_x = std::min(min_x, p.x());
     }
@@ -95,13 +127,16 @@ void TimeSeriesChart::rescale(double latest_x) {
   } else {
     set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1);
   }
-  const double top = max_y > 0 ? nice_ceiling(max_y * 1.1) : 1;
-  if (std::abs(y_->max() - top) > 1e-9 || y_->tickType() != QValueAxis::TicksDynamic)
-    set_range(y_, 0, top, 0);
+  set_range(y_, 0, max_y > 0 ? nice_ceiling(max_y * 1.1) : 1, 0);
 }
 
 void TimeSeriesChart::clearAll() {
-  for (QLineSeries* s : series_) s->clear();
+  for (Line& l : lines_) {
+    l.points.clear();
+    l.series->clear();
+    l.dirty = false;
+  }
+  latest_x_ = 0;
   set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1);
   set_range(y_, 0, 1, 0);
 }

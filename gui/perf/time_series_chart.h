@@ -1,6 +1,7 @@
 // A small line chart for the performance page: one QChart with value axes and a few named
-// series. append() adds a point, drops points older than the window (when one is set) and
-// rescales the axes, so the chart scrolls as time passes.
+// series. append() buffers points; commit() drops points older than the window (when one is set),
+// hands each changed series its points in one replace() and rescales the axes once, so the chart
+// scrolls as time passes and redraws once per update instead of once per point.
 #pragma once
 
 #include <QChartView>
@@ -8,6 +9,8 @@
 #include <QLineSeries>
 #include <QString>
 #include <QValueAxis>
+
+#include <vector>
 
 namespace inferdesk::gui {
 
@@ -19,6 +22,7 @@ class TimeSeriesChart : public QChartView {
 
   QLineSeries* addSeries(const QString& name, const QColor& color);
   void append(QLineSeries* series, double x, double y);
+  void commit();
   void clearAll();
   QValueAxis* xAxis() const { return x_; }
   QValueAxis* yAxis() const { return y_; }
@@ -26,13 +30,19 @@ class TimeSeriesChart : public QChartView {
   static constexpr int kMaxPoints = 1200;
 
  private:
-  void rescale(double latest_x);
+  struct Line {
+    QLineSeries* series = nullptr;
+    QList<QPointF> points;
+    bool dirty = false;
+  };
+  void rescale();
 
   QChart* chart_ = nullptr;
   QValueAxis* x_ = nullptr;
   QValueAxis* y_ = nullptr;
-  QList<QLineSeries*> series_;
+  std::vector<Line> lines_;
   double window_ = 0;
+  double latest_x_ = 0;
 };
 
 }  // namespace inferdesk::gui

@@ -9,6 +9,7 @@
 
 #include "gui/perf/expert_heatmap.h"
 #include "gui/perf/perf_page.h"
+#include "gui/perf/time_series_chart.h"
 #include "tests/gui/support/gui_test_support.h"
 
 using namespace inferdesk;
@@ -107,6 +108,50 @@ class TestPerfPage : public QObject {
     QCOMPARE(layer0 % 2, int64_t{0});
     QVERIFY(map->cellText(0, 0).startsWith("layer 0, expert 0: "));
     QVERIFY(!test::saveScreenshot(&page, "perf_page_moe").isEmpty());
+  }
+
+  // Axes keep about five round ticks however the values grow or shrink (a wide range with a small
+  // tick interval would build thousands of labels and stall the UI thread).
+  void chartAxesKeepFewRoundTicks() {
+    TimeSeriesChart chart("t", "x", "y", 120);
+    QLineSeries* a = chart.addSeries("a", Qt::blue);
+    QLineSeries* b = chart.addSeries("b", Qt::red);
+    // The number of ticks at every intermediate state the axes pass through.
+    double most_ticks = 0;
+    for (QValueAxis* axis : {chart.xAxis(), chart.yAxis()}) {
+      auto watch = [&most_ticks, axis] {
+        if (axis->tickType() == QValueAxis::TicksDynamic && axis->tickInterval() > 0)
+          most_ticks = std::max(most_ticks, (axis->max() - axis->min()) / axis->tickInterval());
+      };
+      connect(axis, &QValueAxis::rangeChanged, this, watch);
+      connect(axis, &QValueAxis::tickIntervalChanged, this, watch);
+    }
+    const double values[] = {0.3, 7, 480, 123456, 2, 0.01, 9e6, 0};
+    double x = 0;
+    for (double v : values) {
+      for (int i = 0; i < 3; ++i, x += 0.5) {
+        chart.append(a, x, v);
+        chart.append(b, x, v / 2);
+      }
+      chart.commit();
+      for (QValueAxis* axis : {chart.xAxis(), chart.yAxis()}) {
+        QCOMPARE(axis->tickType(), QValueAxis::TicksDynamic);
+        const double ticks = (axis->max() - axis->min()) / axis->tickInterval();
+        QVERIFY2(ticks >= 1 && ticks <= 10, qPrintable(QString("%1 ticks for %2").arg(ticks).arg(v)));
+      }
+      QVERIFY(chart.yAxis()->max() >= v);  // everything is in view
+    }
+    QVERIFY2(most_ticks <= 10, qPrintable(QString("an axis passed through %1 ticks").arg(most_ticks)));
+    QCOMPARE(a->count(), 24);
+    QCOMPARE(b->points().last(), QPointF(x - 0.5, 0));
+    // The window: points older than 120 s go, except the last one before it (the line enters
+    // from the left edge).
+    chart.append(a, 1000, 1);
+    chart.commit();
+    QCOMPARE(a->count(), 2);
+    QCOMPARE(a->points().first(), QPointF(x - 0.5, 0));
+    QCOMPARE(chart.xAxis()->max(), 1000.0);
+    QCOMPARE(chart.xAxis()->min(), 880.0);
   }
 
   void heatmapCellsColoursAndTooltips() {
