@@ -5,7 +5,9 @@
 // connection, the window is destroyed and recreated on the same folder and the history must come
 // back. Also: sending without a model, export, deleting with confirmation, and a conversation
 // longer than a small context. Screenshots of the chat page go to INFERDESK_SCREENSHOT_DIR.
+#include <QClipboard>
 #include <QDoubleSpinBox>
+#include <QGuiApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -108,231 +110,267 @@ QJsonObject stats_of(const store::Message& m) {
 
 }  // namespace
 
+// The stages below run in order on one data folder and one window (Qt Test runs private slots in
+// declaration order); each stage starts where the previous one left the chat.
 class TestChatEndToEnd : public QObject {
   Q_OBJECT
 
  private slots:
   void initTestCase();
-  void chatThroughTheMainWindow();
+  void sendingWithoutModelAsksForOne();
+  void modelLoadsThroughTheModelManager();
+  void sendStreamsAndStops();
+  void regenerateAddsAVersion();
+  void editStartsABranch();
+  void renderedPromptAndExport();
+  void deleteAndSearchChats();
+  void messageTreeInSqlite();
+  void historyReloadsInANewWindow();
   void longConversationOverSmallContext();
+
+ private:
+  ChatPage* page() const { return app_->page; }
+
+  QTemporaryDir dir_;
+  std::unique_ptr<App> app_;
+  std::int64_t chat_id_ = 0;
+  std::int64_t stopped_id_ = 0;
+  QString final_reply_;
+  const QString edited_text_ =
+      "Hello again, with **markdown**, `inline code` and a block:\n\n```cpp\nint main() { return 0; }\n```";
 };
 
 void TestChatEndToEnd::initTestCase() {
   QVERIFY2(QFileInfo::exists(kFixture + "/tokenizer.json"), qPrintable("fixture missing: " + kFixture));
+  QVERIFY(dir_.isValid());
   QDir().mkpath(INFERDESK_SCREENSHOT_DIR);
+  app_ = std::make_unique<App>(dir_.path());
+  QVERIFY(page());
+  QVERIFY(QTest::qWaitForWindowExposed(app_->window.get()));
 }
 
-void TestChatEndToEnd::chatThroughTheMainWindow() {
-  QTemporaryDir dir;
-  QVERIFY(dir.isValid());
-  std::int64_t chat_id = 0;
-  const QString edited_text =
-      "Hello again, with **markdown**, `inline code` and a block:\n\n```cpp\nint main() { return 0; }\n```";
-  QString final_reply;
-  {
-    App app(dir.path());
-    ChatPage* page = app.page;
-    QVERIFY(page);
-    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
-    app.window->showPage(Page::Chat);
+void TestChatEndToEnd::sendingWithoutModelAsksForOne() {
+  ChatPage* page = this->page();
+  app_->window->showPage(Page::Chat);
+  QTest::keyClicks(page->composer(), "Is anybody there?");
+  QTest::mouseClick(page->sendButton(), Qt::LeftButton);
+  QVERIFY(page->noticeLabel()->isVisible());
+  QVERIFY(page->noticeLabel()->text().contains("load a model first"));
+  QCOMPARE(page->composer()->toPlainText(), QString("Is anybody there?"));
+  QVERIFY(app_->ctx().chats.list_chats().empty());  // nothing saved
+  screenshot(app_->window.get(), "chat-no-model.png");
+  QSignalSpy wanted(page, &ChatPage::modelsPageRequested);
+  emit page->noticeLabel()->linkActivated("models");
+  QCOMPARE(wanted.count(), 1);
+  QCOMPARE(app_->window->currentPage(), Page::Models);
+}
 
-    // No model yet: sending says so, links to the Models page and saves nothing.
-    QTest::keyClicks(page->composer(), "Is anybody there?");
-    QTest::mouseClick(page->sendButton(), Qt::LeftButton);
-    QVERIFY(page->noticeLabel()->isVisible());
-    QVERIFY(page->noticeLabel()->text().contains("load a model first"));
-    QCOMPARE(page->composer()->toPlainText(), QString("Is anybody there?"));
-    QVERIFY(app.ctx().chats.list_chats().empty());
-    screenshot(app.window.get(), "chat-no-model.png");
-    QSignalSpy wanted(page, &ChatPage::modelsPageRequested);
-    emit page->noticeLabel()->linkActivated("models");
-    QCOMPARE(wanted.count(), 1);
-    QCOMPARE(app.window->currentPage(), Page::Models);
+void TestChatEndToEnd::modelLoadsThroughTheModelManager() {
+  QVERIFY(load_fixture(*app_, 4096));
+  app_->window->showPage(Page::Chat);
+  QVERIFY(page()->modelLabel()->text().contains("tiny-chat"));
+}
 
-    QVERIFY(load_fixture(app, 4096));
-    app.window->showPage(Page::Chat);
-    QVERIFY(page->modelLabel()->text().contains("tiny-chat"));
+void TestChatEndToEnd::sendStreamsAndStops() {
+  ChatPage* page = this->page();
+  AppContext& ctx = app_->ctx();
+  // Settings typed before the first message go with the chat it creates. Greedy, and EOS
+  // ignored so the reply of random weights is long enough to stop.
+  QTest::keyClicks(page->systemPromptEdit(), "You are a test assistant.");
+  SamplingParams p = page->samplingPanel()->params();
+  p.ignore_eos = true;  // a field the panel keeps without showing it
+  page->samplingPanel()->setParams(p);
+  page->samplingPanel()->temperatureBox()->setValue(0.0);
+  page->samplingPanel()->maxTokensBox()->setValue(3900);
 
-    // Settings typed before the first message go with the chat it creates. Greedy, and EOS
-    // ignored so the reply of random weights is long enough to stop.
-    QTest::keyClicks(page->systemPromptEdit(), "You are a test assistant.");
-    SamplingParams p = page->samplingPanel()->params();
-    p.ignore_eos = true;  // a field the panel keeps without showing it
-    page->samplingPanel()->setParams(p);
-    page->samplingPanel()->temperatureBox()->setValue(0.0);
-    page->samplingPanel()->maxTokensBox()->setValue(3900);
+  // Send with the Enter key: the user message is saved before it is shown.
+  page->composer()->setFocus();
+  QTest::keyClick(page->composer(), Qt::Key_Return);
+  chat_id_ = page->currentChatId();
+  QVERIFY(chat_id_ != 0);
+  QCOMPARE(page->composer()->toPlainText(), QString());
+  QCOMPARE(page->conversation()->rowCount(), 2);
+  const auto saved = ctx.chats.path_to(ctx.chats.get_chat(chat_id_).current_leaf);
+  QCOMPARE(saved.size(), size_t{2});
+  QCOMPARE(saved[0].content, std::string("Is anybody there?"));
+  QCOMPARE(saved[1].status, store::MessageStatus::Streaming);
+  QCOMPARE(QString::fromStdString(ctx.chats.get_chat(chat_id_).title), QString("Is anybody there?"));
+  QVERIFY(page->stopButton()->isEnabled());
+  QVERIFY(!page->sendButton()->isEnabled());
 
-    // Send with the Enter key: the user message is saved before it is shown.
-    page->composer()->setFocus();
-    QTest::keyClick(page->composer(), Qt::Key_Return);
-    chat_id = page->currentChatId();
-    QVERIFY(chat_id != 0);
-    QCOMPARE(page->composer()->toPlainText(), QString());
-    QCOMPARE(page->conversation()->rowCount(), 2);
-    const auto saved = app.ctx().chats.path_to(app.ctx().chats.get_chat(chat_id).current_leaf);
-    QCOMPARE(saved.size(), size_t{2});
-    QCOMPARE(saved[0].content, std::string("Is anybody there?"));
-    QCOMPARE(saved[1].status, store::MessageStatus::Streaming);
-    QCOMPARE(QString::fromStdString(app.ctx().chats.get_chat(chat_id).title), QString("Is anybody there?"));
-    QVERIFY(page->stopButton()->isEnabled());
-    QVERIFY(!page->sendButton()->isEnabled());
+  // Streamed text arrives in batches, each saved before it is shown; Stop keeps what came.
+  QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
+  screenshot(app_->window.get(), "chat-streaming.png");
+  QTest::mouseClick(page->stopButton(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+  const store::Message stopped = ctx.chats.get_message(saved[1].id);
+  stopped_id_ = stopped.id;
+  QCOMPARE(stopped.status, store::MessageStatus::Stopped);
+  QCOMPARE(stats_of(stopped).value("finish_reason").toString(), QString("cancelled"));
+  QVERIFY(stats_of(stopped).value("tokens").toInt() > 0);
+  QVERIFY(stats_of(stopped).value("tokens").toInt() < 3900);
+  QCOMPARE(QString::fromStdString(stopped.content), content(page, 1));
+  QVERIFY(message(page, 1)->statsLabel()->text().contains("cancelled"));
+  QVERIFY(message(page, 1)->statsLabel()->text().contains("tokens"));
+}
 
-    // Streamed text arrives in batches, each saved before it is shown.
-    QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
-    screenshot(app.window.get(), "chat-streaming.png");
-    QTest::mouseClick(page->stopButton(), Qt::LeftButton);
-    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
-    const store::Message stopped = app.ctx().chats.get_message(saved[1].id);
-    QCOMPARE(stopped.status, store::MessageStatus::Stopped);
-    QCOMPARE(stats_of(stopped).value("finish_reason").toString(), QString("cancelled"));
-    QVERIFY(stats_of(stopped).value("tokens").toInt() > 0);
-    QVERIFY(stats_of(stopped).value("tokens").toInt() < 3900);
-    QCOMPARE(QString::fromStdString(stopped.content), content(page, 1));
-    QVERIFY(message(page, 1)->statsLabel()->text().contains("cancelled"));
-    QVERIFY(message(page, 1)->statsLabel()->text().contains("tokens"));
+void TestChatEndToEnd::regenerateAddsAVersion() {
+  ChatPage* page = this->page();
+  QVERIFY(stopped_id_ != 0);
+  page->samplingPanel()->maxTokensBox()->setValue(24);
+  QTest::mouseClick(message(page, 1)->regenerateButton(), Qt::LeftButton);
+  QVERIFY(page->session()->isGenerating());
+  QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+  QCOMPARE(page->conversation()->rowCount(), 2);
+  QCOMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
+  QVERIFY(message(page, 1)->siblingLabel()->isVisible());
+  const QString stats = message(page, 1)->statsLabel()->text();
+  QVERIFY2(stats.startsWith("24 tokens") && stats.contains("tok/s") && stats.contains("first token") &&
+               stats.endsWith("length"),
+           qPrintable(stats));
+  // "‹" shows the first version, "›" the second again.
+  QTest::mouseClick(message(page, 1)->previousButton(), Qt::LeftButton);
+  QCOMPARE(page->conversation()->leafId(), stopped_id_);
+  QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("1/2"));
+  QTest::mouseClick(message(page, 1)->nextButton(), Qt::LeftButton);
+  QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
+}
 
-    // Regenerate a short reply: a new version under the same question.
-    page->samplingPanel()->maxTokensBox()->setValue(24);
-    QTest::mouseClick(message(page, 1)->regenerateButton(), Qt::LeftButton);
-    QVERIFY(page->session()->isGenerating());
-    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
-    QCOMPARE(page->conversation()->rowCount(), 2);
-    QCOMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
-    QVERIFY(message(page, 1)->siblingLabel()->isVisible());
-    QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
-    QVERIFY(message(page, 1)->statsLabel()->text().contains("tok/s"));
-    QVERIFY(message(page, 1)->statsLabel()->text().contains("first token"));
-    QVERIFY(message(page, 1)->statsLabel()->text().endsWith("length"));
-    QTest::mouseClick(message(page, 1)->previousButton(), Qt::LeftButton);
-    QCOMPARE(page->conversation()->leafId(), stopped.id);
-    QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("1/2"));
-    QTest::mouseClick(message(page, 1)->nextButton(), Qt::LeftButton);
-    QTRY_COMPARE(message(page, 1)->siblingLabel()->text(), QString("2/2"));
+void TestChatEndToEnd::editStartsABranch() {
+  ChatPage* page = this->page();
+  QTest::mouseClick(message(page, 0)->editButton(), Qt::LeftButton);
+  QVERIFY(message(page, 0)->isEditing());
+  message(page, 0)->editor()->setPlainText(edited_text_);
+  QTest::mouseClick(message(page, 0)->editSendButton(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating() && page->conversation()->rowCount() == 2, kWaitMs);
+  QTRY_COMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
+  QCOMPARE(content(page, 0), edited_text_);
+  final_reply_ = content(page, 1);
+  QVERIFY(!final_reply_.isEmpty());
+  // Rendered as markdown: no raw markers, the code block in a fixed-width font.
+  QVERIFY(message(page, 0)->body()->toPlainText().contains("markdown"));
+  QVERIFY(!message(page, 0)->body()->toPlainText().contains("**"));
+  bool mono_code = false;
+  for (QTextBlock b = message(page, 0)->body()->document()->begin(); b.isValid(); b = b.next())
+    if (b.text().startsWith("int main()"))
+      mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
+  QVERIFY(mono_code);
+  QTest::mouseClick(message(page, 0)->copyButton(), Qt::LeftButton);
+  QCOMPARE(QGuiApplication::clipboard()->text(), edited_text_);  // the markdown source
+  screenshot(app_->window.get(), "chat-branches.png");
+}
 
-    // Edit the question: a new branch with its own reply.
-    QTest::mouseClick(message(page, 0)->editButton(), Qt::LeftButton);
-    QVERIFY(message(page, 0)->isEditing());
-    message(page, 0)->editor()->setPlainText(edited_text);
-    QTest::mouseClick(message(page, 0)->editSendButton(), Qt::LeftButton);
-    QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating() && page->conversation()->rowCount() == 2, kWaitMs);
-    QTRY_COMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
-    QCOMPARE(content(page, 0), edited_text);
-    final_reply = content(page, 1);
-    QVERIFY(!final_reply.isEmpty());
-    QVERIFY(message(page, 0)->body()->toPlainText().contains("markdown"));  // rendered, not raw
-    QVERIFY(!message(page, 0)->body()->toPlainText().contains("**"));
-    bool mono_code = false;  // the code block is set in a fixed-width font
-    for (QTextBlock b = message(page, 0)->body()->document()->begin(); b.isValid(); b = b.next())
-      if (b.text().startsWith("int main()"))
-        mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
-    QVERIFY(mono_code);
-    screenshot(app.window.get(), "chat-branches.png");
+void TestChatEndToEnd::renderedPromptAndExport() {
+  ChatPage* page = this->page();
+  // The rendered prompt is the ChatML template's output for this conversation.
+  const QString prompt = page->renderedPromptReport();
+  QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" + edited_text_),
+           qPrintable(prompt));
+  QVERIFY(prompt.endsWith("<|im_start|>assistant\n"));
+  page->showRenderedPrompt();
+  QWidget* dialog = nullptr;
+  QTRY_VERIFY((dialog = page->findChild<QWidget*>("renderedPromptDialog")) != nullptr);
+  QVERIFY(dialog->findChild<QPlainTextEdit*>()->toPlainText().contains("<|im_start|>user\n" + edited_text_));
+  screenshot(dialog, "chat-rendered-prompt.png");
+  dialog->close();
 
-    // The rendered prompt is the ChatML template's output for this conversation.
-    const QString prompt = page->renderedPromptReport();
-    QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" + edited_text),
-             qPrintable(prompt));
-    QVERIFY(prompt.endsWith("<|im_start|>assistant\n"));
-    page->showRenderedPrompt();
-    QWidget* dialog = nullptr;
-    QTRY_VERIFY((dialog = page->findChild<QWidget*>("renderedPromptDialog")) != nullptr);
-    QVERIFY(dialog->findChild<QPlainTextEdit*>()->toPlainText().contains("<|im_start|>user\n" + edited_text));
-    screenshot(dialog, "chat-rendered-prompt.png");
-    dialog->close();
+  // Export the branch shown.
+  const QString md_path = dir_.path() + "/export.md", json_path = dir_.path() + "/export.json";
+  QString error;
+  QVERIFY2(page->exportChat(md_path, ChatPage::ExportFormat::Markdown, &error), qPrintable(error));
+  QVERIFY2(page->exportChat(json_path, ChatPage::ExportFormat::Json, &error), qPrintable(error));
+  QFile md(md_path);
+  QVERIFY(md.open(QIODevice::ReadOnly));
+  const QString md_text = QString::fromUtf8(md.readAll());
+  QVERIFY(md_text.contains(edited_text_));
+  QVERIFY(md_text.contains(final_reply_.left(10)));
+  QVERIFY(md_text.contains("You are a test assistant."));
+  QVERIFY(md_text.contains("24 tokens"));
+  QVERIFY(!md_text.contains("### User\n\nIs anybody there?"));  // another branch
+  QFile js(json_path);
+  QVERIFY(js.open(QIODevice::ReadOnly));
+  const QJsonArray exported = QJsonDocument::fromJson(js.readAll()).object().value("messages").toArray();
+  QCOMPARE(exported.size(), 2);
+  QCOMPARE(exported[1].toObject().value("content").toString(), final_reply_);
+  QCOMPARE(exported[1].toObject().value("stats").toObject().value("tokens").toInt(), 24);
+}
 
-    // Export the branch shown.
-    const QString md_path = dir.path() + "/export.md", json_path = dir.path() + "/export.json";
-    QString error;
-    QVERIFY2(page->exportChat(md_path, ChatPage::ExportFormat::Markdown, &error), qPrintable(error));
-    QVERIFY2(page->exportChat(json_path, ChatPage::ExportFormat::Json, &error), qPrintable(error));
-    QFile md(md_path);
-    QVERIFY(md.open(QIODevice::ReadOnly));
-    const QString md_text = QString::fromUtf8(md.readAll());
-    QVERIFY(md_text.contains(edited_text));
-    QVERIFY(md_text.contains(final_reply.left(10)));
-    QVERIFY(md_text.contains("You are a test assistant."));
-    QVERIFY(!md_text.contains("### User\n\nIs anybody there?"));  // another branch
-    QFile js(json_path);
-    QVERIFY(js.open(QIODevice::ReadOnly));
-    const QJsonArray exported = QJsonDocument::fromJson(js.readAll()).object().value("messages").toArray();
-    QCOMPARE(exported.size(), 2);
-    QCOMPARE(exported[1].toObject().value("content").toString(), final_reply);
-    QCOMPARE(exported[1].toObject().value("stats").toObject().value("tokens").toInt(), 24);
-
-    // A second chat, deleted after confirming (cancel first: nothing happens).
-    const std::int64_t spare = page->newChat();
-    QVERIFY(spare != 0);
-    QCOMPARE(page->chatList()->rowCount(), 2);
-    for (const bool confirm : {false, true}) {
-      page->deleteChat(spare, true);
-      QMessageBox* box = nullptr;
-      QTRY_VERIFY((box = page->findChild<QMessageBox*>("deleteChatConfirmation")) != nullptr);
-      box->button(confirm ? QMessageBox::Yes : QMessageBox::Cancel)->click();
-      QTRY_VERIFY(page->findChild<QMessageBox*>("deleteChatConfirmation") == nullptr);
-      QCOMPARE(page->chatList()->rowCount(), confirm ? 1 : 2);
-    }
-    QVERIFY(page->selectChat(chat_id));
-    QTest::keyClicks(page->searchBox(), "nothing matches this");
-    QCOMPARE(page->chatList()->rowCount(), 0);
-    page->searchBox()->clear();
-    QCOMPARE(page->chatList()->rowCount(), 1);
-    QCOMPARE(page->currentChatId(), chat_id);
+void TestChatEndToEnd::deleteAndSearchChats() {
+  ChatPage* page = this->page();
+  // A second chat, deleted after confirming (cancel first: nothing happens).
+  const std::int64_t spare = page->newChat();
+  QVERIFY(spare != 0);
+  QCOMPARE(page->chatList()->rowCount(), 2);
+  for (const bool confirm : {false, true}) {
+    page->deleteChat(spare, true);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = page->findChild<QMessageBox*>("deleteChatConfirmation")) != nullptr);
+    box->button(confirm ? QMessageBox::Yes : QMessageBox::Cancel)->click();
+    QTRY_VERIFY(page->findChild<QMessageBox*>("deleteChatConfirmation") == nullptr);
+    QCOMPARE(page->chatList()->rowCount(), confirm ? 1 : 2);
   }
+  QVERIFY(page->selectChat(chat_id_));
+  QTest::keyClicks(page->searchBox(), "nothing matches this");
+  QCOMPARE(page->chatList()->rowCount(), 0);
+  page->searchBox()->clear();
+  QCOMPARE(page->chatList()->rowCount(), 1);
+  QCOMPARE(page->currentChatId(), chat_id_);
+}
 
-  // The tree in SQLite, read through a separate connection.
-  {
-    store::Database::Options ro;
-    ro.read_only = true;
-    store::Database db(database_path(dir.path()).toStdString(), ro);
-    store::ChatStore chats(db);
-    const auto all = chats.list_chats();
-    QCOMPARE(all.size(), size_t{1});
-    const store::Chat chat = all[0];
-    QCOMPARE(chat.system_prompt, std::string("You are a test assistant."));
-    const SamplingParams sp = samplingFromJson(QString::fromStdString(chat.sampling_json));
-    QCOMPARE(sp.max_tokens, 24);
-    QCOMPARE(sp.temperature, 0.0f);
-    QVERIFY(sp.ignore_eos);
-    const auto roots = chats.roots(chat.id);
-    QCOMPARE(roots.size(), size_t{2});
-    QCOMPARE(roots[0].content, std::string("Is anybody there?"));
-    QCOMPARE(QString::fromStdString(roots[1].content), edited_text);
-    const auto first_replies = chats.children(roots[0].id);
-    QCOMPARE(first_replies.size(), size_t{2});
-    QCOMPARE(first_replies[0].status, store::MessageStatus::Stopped);
-    QCOMPARE(first_replies[1].status, store::MessageStatus::Complete);
-    QCOMPARE(stats_of(first_replies[1]).value("finish_reason").toString(), QString("length"));
-    const auto second_replies = chats.children(roots[1].id);
-    QCOMPARE(second_replies.size(), size_t{1});
-    QCOMPARE(QString::fromStdString(second_replies[0].content), final_reply);
-    QCOMPARE(chat.current_leaf, second_replies[0].id);
-    char* err = nullptr;
-    std::string integrity;
-    sqlite3_exec(db.handle(), "PRAGMA integrity_check", [](void* out, int, char** v, char**) {
-      *static_cast<std::string*>(out) = v[0] ? v[0] : "";
-      return 0;
-    }, &integrity, &err);
-    QCOMPARE(QString::fromStdString(integrity), QString("ok"));
-  }
+void TestChatEndToEnd::messageTreeInSqlite() {
+  app_.reset();  // close the window and the database first
+  store::Database::Options ro;
+  ro.read_only = true;
+  store::Database db(database_path(dir_.path()).toStdString(), ro);
+  store::ChatStore chats(db);
+  const auto all = chats.list_chats();
+  QCOMPARE(all.size(), size_t{1});
+  const store::Chat chat = all[0];
+  QCOMPARE(chat.system_prompt, std::string("You are a test assistant."));
+  const SamplingParams sp = samplingFromJson(QString::fromStdString(chat.sampling_json));
+  QCOMPARE(sp.max_tokens, 24);
+  QCOMPARE(sp.temperature, 0.0f);
+  QVERIFY(sp.ignore_eos);
+  const auto roots = chats.roots(chat.id);
+  QCOMPARE(roots.size(), size_t{2});
+  QCOMPARE(roots[0].content, std::string("Is anybody there?"));
+  QCOMPARE(QString::fromStdString(roots[1].content), edited_text_);
+  const auto first_replies = chats.children(roots[0].id);
+  QCOMPARE(first_replies.size(), size_t{2});
+  QCOMPARE(first_replies[0].status, store::MessageStatus::Stopped);
+  QCOMPARE(first_replies[1].status, store::MessageStatus::Complete);
+  QCOMPARE(stats_of(first_replies[1]).value("finish_reason").toString(), QString("length"));
+  const auto second_replies = chats.children(roots[1].id);
+  QCOMPARE(second_replies.size(), size_t{1});
+  QCOMPARE(QString::fromStdString(second_replies[0].content), final_reply_);
+  QCOMPARE(chat.current_leaf, second_replies[0].id);
+  std::string integrity;
+  char* err = nullptr;
+  sqlite3_exec(db.handle(), "PRAGMA integrity_check", [](void* out, int, char** v, char**) {
+    *static_cast<std::string*>(out) = v[0] ? v[0] : "";
+    return 0;
+  }, &integrity, &err);
+  sqlite3_free(err);
+  QCOMPARE(QString::fromStdString(integrity), QString("ok"));
+}
 
-  // A new window on the same folder shows the same history.
-  {
-    App app(dir.path());
-    ChatPage* page = app.page;
-    QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
-    app.window->showPage(Page::Chat);
-    QCOMPARE(page->chatList()->rowCount(), 1);
-    QCOMPARE(page->currentChatId(), chat_id);
-    QCOMPARE(page->conversation()->rowCount(), 2);
-    QCOMPARE(content(page, 0), edited_text);
-    QCOMPARE(content(page, 1), final_reply);
-    QCOMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
-    QCOMPARE(page->systemPromptEdit()->toPlainText(), QString("You are a test assistant."));
-    QCOMPARE(page->samplingPanel()->maxTokensBox()->value(), 24);
-    QCOMPARE(page->samplingPanel()->params().ignore_eos, true);
-    QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
-    screenshot(app.window.get(), "chat-reloaded.png");
-  }
+void TestChatEndToEnd::historyReloadsInANewWindow() {
+  app_ = std::make_unique<App>(dir_.path());
+  ChatPage* page = this->page();
+  QVERIFY(QTest::qWaitForWindowExposed(app_->window.get()));
+  app_->window->showPage(Page::Chat);
+  QCOMPARE(page->chatList()->rowCount(), 1);
+  QCOMPARE(page->currentChatId(), chat_id_);
+  QCOMPARE(page->conversation()->rowCount(), 2);
+  QCOMPARE(content(page, 0), edited_text_);
+  QCOMPARE(content(page, 1), final_reply_);
+  QCOMPARE(message(page, 0)->siblingLabel()->text(), QString("2/2"));
+  QCOMPARE(page->systemPromptEdit()->toPlainText(), QString("You are a test assistant."));
+  QCOMPARE(page->samplingPanel()->maxTokensBox()->value(), 24);
+  QCOMPARE(page->samplingPanel()->params().ignore_eos, true);
+  QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
+  screenshot(app_->window.get(), "chat-reloaded.png");
+  app_.reset();
 }
 
 void TestChatEndToEnd::longConversationOverSmallContext() {
