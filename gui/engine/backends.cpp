@@ -5,15 +5,11 @@
 #include "core/util/error.h"
 
 #ifdef INFERDESK_HAVE_CUDA
+#include "cuda/cuda_backend.h"
 #include "cuda/device_info.h"
 #endif
 
 namespace inferdesk::gui {
-
-namespace {
-// Set where the CUDA backend (not only the device query) has a factory this file can call.
-constexpr bool kCudaBackendFactory = false;
-}  // namespace
 
 CudaStatus cuda_status() {
   CudaStatus s;
@@ -31,10 +27,11 @@ CudaStatus cuda_status() {
     s.free_memory = devices.front().free_memory;
     s.total_memory = devices.front().total_memory;
   }
+  std::string backend_why;
   if (devices.empty())
     s.reason = QString::fromStdString(why.empty() ? "no CUDA device found" : why);
-  else if (!kCudaBackendFactory)
-    s.reason = "this build has the CUDA device query but not yet the CUDA model backend";
+  else if (!cuda_backend_available(&backend_why))
+    s.reason = QString::fromStdString(backend_why.empty() ? "the CUDA backend cannot use this GPU" : backend_why);
   s.usable = s.reason.isEmpty();
 #else
   s.reason = "this build has no CUDA backend (nvcc was not found when it was compiled)";
@@ -45,9 +42,13 @@ CudaStatus cuda_status() {
 std::unique_ptr<Backend> make_backend_by_name(const QString& name) {
   if (name == "cpu") return make_cpu_backend(0);
   if (name == "cuda") {
-    const CudaStatus s = cuda_status();
+#ifdef INFERDESK_HAVE_CUDA
+    return make_cuda_backend();  // Error(Unsupported) with the reason when no GPU is usable
+#else
     throw Error(ErrorCode::Unsupported,
-                "CUDA is not available: " + s.reason.toStdString() + "; load the model on the CPU");
+                "CUDA is not available: " + cuda_status().reason.toStdString() +
+                    "; load the model on the CPU");
+#endif
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name.toStdString() + "' (cpu, cuda)");
 }

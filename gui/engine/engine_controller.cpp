@@ -155,8 +155,9 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     const int64_t ctx = contextLength > 0 ? contextLength : max_pos;
     if (kvBudgetBytes > 0)
       options.kv_cache_bytes = kvBudgetBytes;
-    else  // one request of the full context, plus one block of slack
+    else if (backend != "cuda")  // CPU: one request of the full context, plus one block of slack
       options.num_kv_blocks = static_cast<int32_t>((ctx + options.block_size - 1) / options.block_size + 1);
+    // CUDA with no budget: the engine sizes the cache from the GPU memory left after the weights.
     if (cancel_load_) throw Error(ErrorCode::Cancelled, "model loading was cancelled");
     auto renderer = PromptRenderer::load(dir);
     ModelSummary s;

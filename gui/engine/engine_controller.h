@@ -113,7 +113,8 @@ class EngineController : public QObject {
  public slots:
   // Loads a Hugging Face folder on "cpu" or "cuda" (replacing any loaded model). contextLength:
   // the longest request (0: the model's max_position_embeddings); kvBudgetBytes: KV-cache memory
-  // (0: enough for one request of contextLength tokens). Emits loadStarted, loadProgress (weight
+  // (0: on the CPU enough for one request of contextLength tokens; on CUDA what the GPU has left
+  // after the weights, as the engine sizes it). Emits loadStarted, loadProgress (weight
   // bytes), then modelLoaded or loadFailed (+ errorOccurred unless cancelled).
   void loadModel(const QString& path, const QString& backend, int contextLength,
                  qint64 kvBudgetBytes);

@@ -1,5 +1,7 @@
 #include "gui/engine/prompt_renderer.h"
 
+#include <QStringList>
+
 #include <algorithm>
 #include <exception>
 
