@@ -13,6 +13,8 @@ namespace inferdesk::cuda {
 
 // Throws Error(Internal) naming `what` when the last launch failed.
 void check_launch(const char* what);
+// Same for a launch whose status is `launched` (also clears the sticky last-error slot).
+void check_launch(const char* what, cudaError_t launched);
 [[noreturn]] void unsupported_config(const std::string& what);
 
 __device__ __forceinline__ float load_as_float(const void* p, Dt dt, int64_t i) {
@@ -36,6 +38,50 @@ __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+// ------------------------------------------------ programmatic dependent launch (PDL, sm_90+)
+// A kernel launched by launch_kernel with PDL on may start while its predecessor on the stream is
+// still running. Every block must call pdl_wait() before it reads anything an earlier kernel may
+// have written, before its first global write and before any early return; only immutable data
+// (weights, norm weights, inv_freq) may be read before it. griddepcontrol.wait returns once every
+// prerequisite grid has completed and its memory is visible. Below sm_90 both are no-ops (and
+// launch_kernel never sets the attribute there), so plain stream order applies.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// Lets the next kernel on the stream be scheduled (its blocks run up to their pdl_wait()) as soon
+// as every block of this grid has called this or exited. Safe to call at any point: it does not
+// make this grid's writes visible early (the dependent's pdl_wait() still waits for completion).
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Launches `kernel` on `stream` through cudaLaunchKernelEx, with the attribute
+// cudaLaunchAttributeProgrammaticStreamSerialization = 1 when pdl_enabled() (kernels.h), a plain
+// stream-ordered launch otherwise; throws Error(Internal) naming `what` on a launch error.
+// Arguments are converted to the kernel's parameter types.
+template <typename... KArgs, typename... Args>
+void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
+                   cudaStream_t stream, Args... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "launch_kernel: wrong number of kernel arguments");
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (pdl_enabled()) {
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  check_launch(what, cudaLaunchKernelEx(&cfg, kernel, static_cast<KArgs>(args)...));
 }
 
 }  // namespace inferdesk::cuda

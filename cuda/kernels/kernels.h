@@ -28,6 +28,13 @@ using bf16 = __nv_bfloat16;
 
 enum class Dt : int32_t { F32 = 0, BF16 = 1 };
 
+// Programmatic dependent launch (process-wide): when on, the forward-pass kernels are launched so
+// that a kernel may be scheduled (and prefetch weights) while its predecessor on the stream drains.
+// Default on; it only takes effect on devices of compute capability >= 9.0 (pdl_enabled() reports
+// whether launches on the current device use it). Set it before capturing CUDA graphs.
+void set_pdl_enabled(bool on);
+bool pdl_enabled();
+
 // A strided 2-D device matrix of F32 or BF16.
 struct Mat {
   void* data = nullptr;
