@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/util/error.h"
@@ -65,10 +67,22 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
+  if (const char* t = std::getenv("INFERDESK_STEP_TIMING"); t && *t == '1') {
+    step_timing_ = true;
+    check_cuda(cudaEventCreate(&step_start_), "event");
+    check_cuda(cudaEventCreate(&step_end_), "event");
+  }
 }
 
 CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
+  if (step_timing_) {
+    if (timed_steps_ > 0)
+      std::fprintf(stderr, "cuda step timing: %lld steps, GPU %.3f ms/step, wall %.3f ms/step\n",
+                   static_cast<long long>(timed_steps_), gpu_ms_ / timed_steps_, wall_ms_ / timed_steps_);
+    cudaEventDestroy(step_start_);
+    cudaEventDestroy(step_end_);
+  }
   invalidate_graphs();
   for (auto& [k, p] : inv_freq_) cudaFree(p);
   for (void* p : {static_cast<void*>(kv_), static_cast<void*>(sb_.base), attn_workspace_,
@@ -262,6 +276,20 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
     capturing_ = 0;
   }
   replaying_ = 0;
+  if (step_timing_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (step_event_pending_) {
+      float ms = 0;
+      cudaEventSynchronize(step_end_);
+      cudaEventElapsedTime(&ms, step_start_, step_end_);
+      gpu_ms_ += ms;
+      wall_ms_ += std::chrono::duration<double, std::milli>(now - last_step_wall_).count();
+      ++timed_steps_;
+    }
+    last_step_wall_ = now;
+    cudaEventRecord(step_start_, stream_);
+    step_event_pending_ = false;
+  }
   const int32_t n = step.num_tokens();
   const auto S = static_cast<int32_t>(step.seqs.size());
   bool decode = S == n && static_cast<int32_t>(step.logit_rows.size()) == n;
@@ -341,6 +369,9 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
       replaying_ = bucket;
       return StepPlan{rows_, logit_rows, true};
     }
+    // The first step of a bucket runs eagerly: GEMM autotuning and one-time uploads happen
+    // outside any capture. The next one is captured.
+    if (eager_runs_[bucket]++ == 0) return StepPlan{rows_, logit_rows, false};
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "graph capture");
     capturing_ = bucket;
   }

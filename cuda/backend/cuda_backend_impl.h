@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,6 +142,7 @@ class CudaBackend : public Backend {
 
   // CUDA graphs per decode bucket.
   std::map<int, cudaGraphExec_t> graphs_;
+  std::map<int, int> eager_runs_;  // decode steps run eagerly per bucket before capturing one
   int capturing_ = 0;  // bucket being captured, 0 when none
   int replaying_ = 0;
 
@@ -153,6 +155,15 @@ class CudaBackend : public Backend {
   void* sample_io_ = nullptr;  // device: row params, penalties, outputs
   size_t sample_io_bytes_ = 0;
   PinnedBuffer sample_host_;
+
+  // INFERDESK_STEP_TIMING=1: GPU time of each step (upload to sampled ids) vs the wall time
+  // between steps, summed and printed when the backend is destroyed.
+  bool step_timing_ = false;
+  cudaEvent_t step_start_ = nullptr, step_end_ = nullptr;
+  bool step_event_pending_ = false;
+  double gpu_ms_ = 0, wall_ms_ = 0;
+  int64_t timed_steps_ = 0;
+  std::chrono::steady_clock::time_point last_step_wall_{};
 
   // Accounting (bytes).
   int64_t weight_bytes_ = 0;

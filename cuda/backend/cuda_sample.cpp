@@ -108,6 +108,10 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
   a.out_top_ids = reinterpret_cast<int32_t*>(o + out_tok + out_lp);
   a.out_top_logprobs = reinterpret_cast<float*>(o + out_tok + out_lp + out_top);
   sample_rows(a, stream_);
+  if (step_timing_) {
+    cudaEventRecord(step_end_, stream_);
+    step_event_pending_ = true;
+  }
   // Only what was asked comes back: ids and log-probs always, the top lists when requested.
   const bool any_top = std::any_of(params.begin(), params.end(),
                                    [](const SampleRowDev& d) { return d.num_logprobs > 0; });

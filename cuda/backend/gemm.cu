@@ -1,5 +1,7 @@
 #include "cuda/backend/gemm.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/util/error.h"
@@ -46,7 +48,8 @@ Gemm::~Gemm() {
 // Row-major y[M,N] = x[M,K] W[N,K]^T is column-major y^T[N,M] = (W^T)^T x^T: A = W seen as a
 // K x N column-major matrix (transposed), B = x seen as K x M (ld = x.stride), D = y^T (ld =
 // y.stride). The bias epilogue adds bias[n] to row n of D, i.e. to output feature n.
-Gemm::Plan& Gemm::plan(const Key& key) {
+Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
+                       cudaStream_t stream) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   const auto [m, n, k, ldx, ldy, out_f32, has_bias] = key;
@@ -70,23 +73,64 @@ Gemm::Plan& Gemm::plan(const Key& key) {
   check(cublasLtMatmulPreferenceCreate(&pref), "preference");
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &workspace_bytes_, sizeof(workspace_bytes_));
-  cublasLtMatmulHeuristicResult_t result{};
+  constexpr int kCandidates = 12;
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d,
-                                                          pref, 1, &result, &found);
+                                                          pref, kCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   check(s, "heuristic");
   if (found == 0)
     throw Error(ErrorCode::Internal, "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
                                          std::to_string(n) + "x" + std::to_string(k) + " GEMM");
-  p->algo = result.algo;
+  p->algo = results[0].algo;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaStreamIsCapturing(stream, &capture);
+  if (found > 1 && capture == cudaStreamCaptureStatusNone) {
+    // Time each candidate on the real operands (y is overwritten by the real run afterwards).
+    if (bias)
+      check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+            "bias pointer");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    const float alpha = 1.0f, beta = 0.0f;
+    float best = 1e30f;
+    for (int i = 0; i < found; ++i) {
+      if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      auto once = [&] {
+        return cublasLtMatmul(handle_, p->op, &alpha, w, p->a, x.data, p->b, &beta, y.data, p->d,
+                              y.data, p->d, &results[i].algo, workspace_, workspace_bytes_, stream);
+      };
+      if (once() != CUBLAS_STATUS_SUCCESS) continue;
+      cudaEventRecord(e0, stream);
+      constexpr int kReps = 5;
+      bool ok = true;
+      for (int r = 0; r < kReps && ok; ++r) ok = once() == CUBLAS_STATUS_SUCCESS;
+      cudaEventRecord(e1, stream);
+      cudaEventSynchronize(e1);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, e0, e1);
+      if (ok && ms < best) {
+        best = ms;
+        p->algo = results[i].algo;
+      }
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (const char* log = std::getenv("INFERDESK_GEMM_LOG"); log && *log == '1')
+      std::fprintf(stderr, "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W)\n",
+                   static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+                   out_f32 ? "f32" : "bf16", found, best / 5 * 1e3,
+                   2.0 * static_cast<double>(n) * static_cast<double>(k) / (best / 5 * 1e-3) / 1e9);
+  }
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
 void Gemm::run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
                cudaStream_t stream) {
   const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr};
-  Plan& p = plan(key);
+  Plan& p = plan(key, x, w, bias, y, stream);
   if (bias)
     check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
           "bias pointer");

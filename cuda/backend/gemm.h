@@ -1,6 +1,8 @@
 // cuBLASLt GEMMs for the CUDA backend: y[M, N] = x[M, K] @ W[N, K]^T (+ bias), BF16 inputs, F32
-// accumulation, BF16 or F32 output. The algorithm for each shape is chosen once by cuBLASLt's
-// heuristic and cached with its descriptors.
+// accumulation, BF16 or F32 output. For each shape the candidates of cuBLASLt's heuristic are
+// timed once on the real operands (autotuning) and the fastest is cached with its descriptors; a
+// shape first seen inside a CUDA graph capture takes the heuristic's first choice instead.
+// INFERDESK_GEMM_LOG=1 prints each tuned shape with the time of the chosen algorithm.
 #pragma once
 
 #include <cublasLt.h>
@@ -30,7 +32,8 @@ class Gemm {
  private:
   struct Plan;
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool>;
-  Plan& plan(const Key& key);
+  Plan& plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
+             cudaStream_t stream);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 32u << 20;
