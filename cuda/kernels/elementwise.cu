@@ -6,6 +6,11 @@
 // op allows it (16-byte aligned base and a row stride that keeps rows 16-byte aligned, checked on
 // the host) and the chunk is whole; otherwise element by element. Row norms use one warp per row
 // for rows up to 1024 columns and one block per row above that, accumulating in F32.
+//
+// Every kernel is launched with launch_kernel (programmatic dependent launch on sm_90, see
+// common.cuh): it lets the next kernel be scheduled at once (pdl_launch_dependents at the start) and
+// calls pdl_wait() before touching anything but immutable data; the norms load their weight
+// vector before the wait.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -104,6 +109,8 @@ unsigned grid_for(int64_t work, int threads) {
 // Runs op(row, col0, n) for every chunk (n = elements of the chunk, 8 except at a row's end) of a [rows, cols] iteration space, grid-stride.
 template <class Op>
 __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, int64_t cols) {
+  pdl_launch_dependents();
+  pdl_wait();  // every op reads activations or step metadata, or writes
   const int64_t per_row = (cols + kChunk - 1) / kChunk;
   const int64_t total = rows * per_row;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -121,8 +128,8 @@ void launch_chunks(const Op& op, int64_t rows, int64_t cols, cudaStream_t stream
                    const char* what) {
   if (rows <= 0 || cols <= 0) return;
   const int64_t chunks = rows * ((cols + kChunk - 1) / kChunk);
-  chunk_kernel<<<grid_for(chunks, kThreads), kThreads, 0, stream>>>(op, rows, cols);
-  check_launch(what);
+  launch_kernel(what, chunk_kernel<Op>, dim3(grid_for(chunks, kThreads)), dim3(kThreads), 0, stream,
+                op, rows, cols);
 }
 
 // out = f(a, b) elementwise. out may alias a or b (each element is read before the same thread
@@ -260,10 +267,14 @@ __device__ __forceinline__ float block_sum(float v, float* sh) {
 }
 
 // out = src / sqrt(mean(src^2) + eps) * w per row, where src = x, or with kAdd src = residual + x
-// (written back to residual first). Each thread owns the same chunks in both passes, so x (or
-// residual) may alias out: every element is read before the same thread overwrites it, and the
-// reduction between the passes orders all reads of a row before any write of it. Plain loads
-// only (no read-only cache path) for the same reason.
+// (written back to residual first). A thread owns the chunks tid + j * nthreads of its row; the
+// first kRegChunks of them (all of them for rows up to 8192 columns) stay in registers between
+// the two passes, with their weights loaded before pdl_wait() (the weight is immutable); further
+// chunks are read again in the second pass. x (or residual) may alias out: every element is read
+// by the thread that later overwrites it, and the reduction between the passes orders all reads of
+// a row before any write of it. Plain loads only (no read-only cache path) for the same reason.
+constexpr int kRegChunks = 2;
+
 template <bool kAdd, bool kWarpPerRow, typename TX, typename TO>
 __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x, int64_t x_stride,
                                 const bf16* w, float eps, TO* out, int64_t out_stride,
@@ -275,66 +286,102 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
     row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
     tid = threadIdx.x & 31;
     nthreads = 32;
-    if (row >= rows) return;  // whole warp leaves; no block-wide barrier in this variant
   } else {
     row = blockIdx.x;
     tid = threadIdx.x;
     nthreads = blockDim.x;
   }
+  // Elements of register chunk j: at column reg_c(j), reg_n(j) of them (0: none).
+  auto reg_c = [&](int j) { return (static_cast<int64_t>(tid) + static_cast<int64_t>(j) * nthreads) * kChunk; };
+  auto reg_n = [&](int j) { return static_cast<int>(max(int64_t{0}, min(int64_t{kChunk}, cols - reg_c(j)))); };
+  float wv[kRegChunks][kChunk], v[kRegChunks][kChunk];
+#pragma unroll
+  for (int j = 0; j < kRegChunks; ++j) {
+    const int n = reg_n(j);
+    load8(w + (n > 0 ? reg_c(j) : 0), n, vec && n == kChunk, wv[j]);
+  }
+  pdl_launch_dependents();
+  pdl_wait();
+  if (kWarpPerRow && row >= rows) return;  // whole warp leaves; no block-wide barrier in this variant
+
   const TX* xr = x + row * x_stride;
   float* rr = kAdd ? residual + row * res_stride : nullptr;
   TO* outr = out + row * out_stride;
-  float ss = 0.0f;
-  for (int64_t c = static_cast<int64_t>(tid) * kChunk; c < cols; c += nthreads * kChunk) {
-    const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c));
+  // src chunk at column c (n elements) into s; with kAdd also written back to the residual.
+  auto load_src = [&](int64_t c, int n, float (&s)[kChunk]) {
     const bool v8 = vec && n == kChunk;
-    float v[kChunk];
-    load8(xr + c, n, v8, v);
+    load8(xr + c, n, v8, s);
     if constexpr (kAdd) {
       float r[kChunk];
       load8(rr + c, n, v8, r);
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) v[i] += r[i];
-      store8(rr + c, n, v8, v);
+      for (int i = 0; i < kChunk; ++i) s[i] += r[i];
+      store8(rr + c, n, v8, s);
     }
+  };
+  auto store_out = [&](int64_t c, int n, const float (&s)[kChunk], const float (&wc)[kChunk], float inv) {
+    float o[kChunk];
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) ss += v[i] * v[i];  // missing elements are 0
+    for (int i = 0; i < kChunk; ++i) o[i] = wc[i] * (s[i] * inv);
+    store8(outr + c, n, vec && n == kChunk, o);
+  };
+  const int64_t rest = (static_cast<int64_t>(tid) + int64_t{kRegChunks} * nthreads) * kChunk;
+  const int64_t step = static_cast<int64_t>(nthreads) * kChunk;
+
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kRegChunks; ++j) {
+    const int n = reg_n(j);
+    if (n <= 0) continue;
+    load_src(reg_c(j), n, v[j]);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) ss += v[j][i] * v[j][i];  // missing elements are 0
+  }
+  for (int64_t c = rest; c < cols; c += step) {
+    float s[kChunk];
+    load_src(c, static_cast<int>(min(int64_t{kChunk}, cols - c)), s);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) ss += s[i] * s[i];
   }
   if constexpr (kWarpPerRow)
     ss = warp_sum(ss);
   else
     ss = block_sum(ss, sh);
   const float inv = 1.0f / sqrtf(ss / static_cast<float>(cols) + eps);
-  for (int64_t c = static_cast<int64_t>(tid) * kChunk; c < cols; c += nthreads * kChunk) {
-    const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c));
-    const bool v8 = vec && n == kChunk;
-    float v[kChunk], wv[kChunk];
-    if constexpr (kAdd)
-      load8(rr + c, n, v8, v);
-    else
-      load8(xr + c, n, v8, v);
-    load8(w + c, n, v8, wv);
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) v[i] = wv[i] * (v[i] * inv);
-    store8(outr + c, n, v8, v);
+  for (int j = 0; j < kRegChunks; ++j) {
+    const int n = reg_n(j);
+    if (n > 0) store_out(reg_c(j), n, v[j], wv[j], inv);
+  }
+  for (int64_t c = rest; c < cols; c += step) {
+    const int n = static_cast<int>(min(int64_t{kChunk}, cols - c));
+    const bool v8 = vec && n == kChunk;
+    float s[kChunk], wc[kChunk];
+    if constexpr (kAdd)
+      load8(rr + c, n, v8, s);
+    else
+      load8(xr + c, n, v8, s);
+    load8(w + c, n, v8, wc);
+    store_out(c, n, s, wc, inv);
   }
 }
 
 template <bool kAdd, typename TX, typename TO>
-void launch_rms_norm(float* residual, int64_t res_stride, const Mat& x, const bf16* w, float eps,
-                     const Mat& out, bool vec, cudaStream_t stream) {
+void launch_rms_norm(const char* what, float* residual, int64_t res_stride, const Mat& x,
+                     const bf16* w, float eps, const Mat& out, bool vec, cudaStream_t stream) {
   const auto* xp = static_cast<const TX*>(x.data);
   auto* op = static_cast<TO*>(out.data);
   if (x.cols <= kWarpRowMaxCols) {
     const int threads = 32 * kNormWarpsPerBlock;
     const auto blocks = static_cast<unsigned>((x.rows + kNormWarpsPerBlock - 1) / kNormWarpsPerBlock);
-    rms_norm_kernel<kAdd, true, TX, TO><<<blocks, threads, 0, stream>>>(
-        residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
+    launch_kernel(what, rms_norm_kernel<kAdd, true, TX, TO>, dim3(blocks), dim3(threads), 0, stream,
+                  residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
   } else {
     const int64_t chunks = (x.cols + kChunk - 1) / kChunk;
     const int threads = static_cast<int>(std::clamp<int64_t>((chunks + 31) / 32 * 32, 64, 512));
-    rms_norm_kernel<kAdd, false, TX, TO><<<static_cast<unsigned>(x.rows), threads, 0, stream>>>(
-        residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
+    launch_kernel(what, rms_norm_kernel<kAdd, false, TX, TO>, dim3(static_cast<unsigned>(x.rows)),
+                  dim3(threads), 0, stream, residual, res_stride, xp, x.stride, w, eps, op,
+                  out.stride, x.rows, x.cols, vec);
   }
 }
 
@@ -355,10 +402,9 @@ void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stre
       using TO = decltype(to);
       const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
                        vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
-      launch_rms_norm<false, TX, TO>(nullptr, 0, x, w, eps, out, vec, stream);
+      launch_rms_norm<false, TX, TO>("rms_norm", nullptr, 0, x, w, eps, out, vec, stream);
     });
   });
-  check_launch("rms_norm");
 }
 
 void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
@@ -373,10 +419,10 @@ void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
       const bool vec = vec_ok<float>(res, residual.stride, residual.rows) &&
                        vec_ok<TX>(x.data, x.stride, x.rows) &&
                        vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
-      launch_rms_norm<true, TX, TO>(res, residual.stride, x, w, eps, out, vec, stream);
+      launch_rms_norm<true, TX, TO>("add_rms_norm", res, residual.stride, x, w, eps, out, vec,
+                                    stream);
     });
   });
-  check_launch("add_rms_norm");
 }
 
 void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream) {

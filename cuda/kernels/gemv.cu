@@ -11,6 +11,10 @@
 // same permutation for A and B, so the products pair up correctly). W is read with a streaming
 // (L1 no-allocate, 256-byte L2 prefetch) load so x stays cached in L1.
 // Fallback (unaligned W or K % 8 != 0): one warp per output row, scalar loads. Correct, not fast.
+//
+// Programmatic dependent launch (common.cuh): a block lets the next kernel be scheduled at once,
+// issues the W loads of its first batch (W is immutable) and only then waits for the previous
+// kernel (which writes x); so a GEMV's weight stream starts while its predecessor drains.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -29,11 +33,18 @@ constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
 constexpr int kUnrollGemv = 4;
 constexpr int kUnrollSwiglu = 2;
 
+// kPinned: volatile, so the compiler keeps the load where it is written (before pdl_wait()).
+template <bool kPinned = false>
 __device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
   uint4 r;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
+  if constexpr (kPinned)
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  else
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
   return r;
 }
 
@@ -74,18 +85,28 @@ struct Batch {
   uint4 b[U];
 };
 
-template <bool kXVec, int U, int kMats>
-__device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
-                                           const bf16* xp, int64_t s0) {
+template <bool kPinned = false, int U, int kMats>
+__device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
+                                             int64_t s0) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
 #pragma unroll
     for (int m = 0; m < kMats; ++m)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) bt.a[u][m][hh] = load_w_stream(wp[m][hh] + k);
-    bt.b[u] = load_x<kXVec>(xp + k);
+      for (int hh = 0; hh < 2; ++hh) bt.a[u][m][hh] = load_w_stream<kPinned>(wp[m][hh] + k);
   }
+}
+template <bool kXVec, int U, int kMats>
+__device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp, int64_t s0) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) bt.b[u] = load_x<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kWarps) * kStepK);
+}
+template <bool kXVec, int U, int kMats>
+__device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
+                                           const bf16* xp, int64_t s0) {
+  load_batch_w(bt, wp, s0);
+  load_batch_x<kXVec>(bt, xp, s0);
 }
 
 template <int U, int kMats>
@@ -143,7 +164,11 @@ __global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks
   const int64_t room = full_steps - warp - static_cast<int64_t>(U - 1) * kWarps;
   const int64_t batches = room > 0 ? (room + kBatch - 1) / kBatch : 0;
   Batch<U, kMats> p, q;
-  if (batches > 0) load_batch<kXVec>(p, wp, xp, warp);
+  // W of the first batch before waiting for the kernel that produced x; x after.
+  if (batches > 0) load_batch_w<true>(p, wp, warp);
+  pdl_launch_dependents();
+  pdl_wait();
+  if (batches > 0) load_batch_x<kXVec>(p, xp, warp);
   for (int64_t j = 0; j < batches; j += 2) {
     if (j + 1 < batches) load_batch<kXVec>(q, wp, xp, warp + (j + 1) * kBatch);
     mma_batch(c, p);
@@ -206,6 +231,8 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
                        int64_t K, const bf16* bias, TY* y, int64_t y_stride) {
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kFallbackWarps + (threadIdx.x >> 5);
+  pdl_launch_dependents();
+  pdl_wait();
   if (row >= mat_rows) return;
   float acc[kMats][kGemvMaxRows];
 #pragma unroll
@@ -238,8 +265,8 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
 }
 
 template <int kMats, typename TY>
-void launch_gemv(const Mat& x, const bf16* w, int64_t mat_rows, int64_t k, const bf16* bias,
-                 const Mat& y, cudaStream_t stream) {
+void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k,
+                 const bf16* bias, const Mat& y, cudaStream_t stream) {
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<TY*>(y.data);
   const int M = static_cast<int>(x.rows);
@@ -248,16 +275,13 @@ void launch_gemv(const Mat& x, const bf16* w, int64_t mat_rows, int64_t k, const
     const bool x_vec =
         reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
     const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
-    if (x_vec)
-      gemv_mma_kernel<kMats, true, TY><<<blocks, kWarps * 32, 0, stream>>>(
-          xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
-    else
-      gemv_mma_kernel<kMats, false, TY><<<blocks, kWarps * 32, 0, stream>>>(
-          xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+    launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY> : gemv_mma_kernel<kMats, false, TY>,
+                  dim3(blocks), dim3(kWarps * 32), 0, stream, xp, x.stride, M, w, mat_rows, k, bias,
+                  yp, y.stride);
   } else {
     const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
-    gemv_simple_kernel<kMats, TY><<<blocks, kFallbackWarps * 32, 0, stream>>>(
-        xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+    launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0,
+                  stream, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
   }
 }
 
@@ -279,10 +303,9 @@ void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, i
   check_shapes(what, x, rows_out, k, y);
   if (x.rows <= 0 || rows_out <= 0) return;
   if (y.dt == Dt::F32)
-    launch_gemv<kMats, float>(x, w, rows_out, k, bias, y, stream);
+    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, stream);
   else
-    launch_gemv<kMats, bf16>(x, w, rows_out, k, bias, y, stream);
-  check_launch(what);
+    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, stream);
 }
 
 }  // namespace

@@ -1,6 +1,14 @@
 // Fused per-head q/k RMSNorm (Qwen3) + rotary embedding + KV-cache write.
 //
-// Grid (token, group of kWarps heads); the heads of a token are its num_q_heads query heads, then
+// Vector path (head_dim 32/64/128/256 fully rotated, 16-byte aligned tensors, the usual case):
+// grid (token, group of heads); a head is served by head_dim / 8 consecutive lanes, each owning
+// one 16-byte chunk of 8 elements. The norm's sum of squares is reduced over those lanes with
+// shuffles, and since rotate_half pairs chunk c with chunk c + head_dim / 16 (= lane xor that),
+// the partner values come by shuffle too: one 16-byte load and store per lane and tensor. The
+// block's cos/sin table (shared by its heads) is computed while the loads are in flight.
+//
+// Scalar path (any other head_dim, partial rotary, unaligned tensors): grid (token, group of
+// kWarps heads); the heads of a token are its num_q_heads query heads, then
 // its num_kv_heads key heads (whose warp also copies the matching value head into the cache). A
 // block first computes the token's cos/sin table (rotary_dim / 2 entries, shared by all its heads)
 // in shared memory; then each warp stages its head there as F32 (after the optional norm) and
@@ -17,7 +25,8 @@
 namespace inferdesk::cuda {
 namespace {
 
-constexpr int kWarps = 8;  // heads per block
+constexpr int kWarps = 8;         // heads per block (scalar path)
+constexpr int kVecThreads = 128;  // threads per block (vector path)
 
 struct HeadJob {
   bf16* x;           // the head's first element (rotated in place)
@@ -30,6 +39,8 @@ struct HeadJob {
 // Shared memory: cos[half], sin[half], then [kWarps][head_dim] staged heads.
 __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   extern __shared__ float smem[];
+  pdl_launch_dependents();
+  pdl_wait();  // the scalar path prefetches nothing
   const int half = a.rotary_dim / 2;
   const int D = a.head_dim;
   float* cos_t = smem;
@@ -99,6 +110,125 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   }
 }
 
+__device__ __forceinline__ void unpack8(const uint4& r, float (&v)[8]) {
+  const auto* e = reinterpret_cast<const bf16*>(&r);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = __bfloat162float(e[i]);
+}
+__device__ __forceinline__ uint4 pack8(const float (&v)[8]) {
+  uint4 r;
+  auto* e = reinterpret_cast<bf16*>(&r);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) e[i] = __float2bfloat16(v[i]);
+  return r;
+}
+
+// Vector path, head_dim D == rotary_dim. Lanes of a head: L = D / 8 (a power of two <= 32, so a
+// head's lanes sit in one warp, aligned). All lanes run every shuffle (full mask); lanes of heads
+// past the end only skip their memory accesses.
+template <int D>
+__global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) {
+  constexpr int L = D / 8, kHalf = D / 2, kHeadsPerBlock = kVecThreads / L;
+  static_assert(L >= 2 && L <= 32 && (L & (L - 1)) == 0 && kHalf <= kVecThreads);
+  __shared__ float cs_t[2][kHalf];  // cos, sin (times attention_scaling)
+  const int64_t t = blockIdx.x;
+  const int c = static_cast<int>(threadIdx.x) % L;  // chunk of the head: elements [8c, 8c + 8)
+  const int h = static_cast<int>(blockIdx.y) * kHeadsPerBlock + static_cast<int>(threadIdx.x) / L;
+  const bool active = h < a.num_q_heads + a.num_kv_heads;
+  const bool is_q = h < a.num_q_heads;
+  const int kh = h - a.num_q_heads;
+
+  // Immutable data first (inv_freq, norm weights), then wait for the previous kernel.
+  const float inv_f = threadIdx.x < kHalf ? a.inv_freq[threadIdx.x] : 0.0f;
+  const bf16* norm = is_q ? a.q_norm : a.k_norm;  // the same for all lanes of a head
+  float nw[8];
+  if (active && norm) unpack8(*reinterpret_cast<const uint4*>(norm + 8 * c), nw);
+  pdl_launch_dependents();
+  pdl_wait();
+
+  bf16* xp = nullptr;
+  bf16* kdst = nullptr;
+  bf16* vdst = nullptr;
+  uint4 xr = make_uint4(0, 0, 0, 0), vr = xr;
+  if (active) {
+    xp = (is_q ? a.q + t * a.q_stride + static_cast<int64_t>(h) * D
+               : a.k + t * a.k_stride + static_cast<int64_t>(kh) * D) + 8 * c;
+    xr = *reinterpret_cast<const uint4*>(xp);
+    const bool copy_v = !is_q && a.k_cache && a.v && a.v_cache;
+    // v is loaded whatever the slot, so that its load does not wait for the slot's.
+    if (copy_v)
+      vr = *reinterpret_cast<const uint4*>(a.v + t * a.v_stride + static_cast<int64_t>(kh) * D + 8 * c);
+    const int32_t slot = !is_q && a.slot_mapping ? a.slot_mapping[t] : -1;
+    if (slot >= 0 && a.k_cache) {
+      // [num_blocks][num_kv_heads][block_size][head_dim]
+      const int64_t block = slot / a.block_size, off = slot % a.block_size;
+      const int64_t dst = ((block * a.num_kv_heads + kh) * a.block_size + off) * D + 8 * c;
+      kdst = a.k_cache + dst;
+      if (copy_v) vdst = a.v_cache + dst;
+    }
+  }
+  if (threadIdx.x < kHalf) {
+    const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
+    float sn, cn;
+    sincosf(__fmul_rn(inv_f, pos), &sn, &cn);
+    cs_t[0][threadIdx.x] = __fmul_rn(cn, a.attention_scaling);
+    cs_t[1][threadIdx.x] = __fmul_rn(sn, a.attention_scaling);
+  }
+
+  float v[8];
+  unpack8(xr, v);
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) ss += v[i] * v[i];
+#pragma unroll
+  for (int o = L / 2; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  if (active && norm) {
+    const float inv = 1.0f / sqrtf(ss / static_cast<float>(D) + a.eps);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = nw[i] * (v[i] * inv);
+  }
+  // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]; the partner chunk is L / 2 lanes away.
+  float p[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) p[i] = __shfl_xor_sync(0xffffffffu, v[i], L / 2);
+  __syncthreads();  // the cos/sin table is complete
+  if (!active) return;
+  const bool first = c < L / 2;
+  const int j0 = 8 * c - (first ? 0 : kHalf);
+  float o[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float cn = cs_t[0][j0 + i], sn = cs_t[1][j0 + i];
+    o[i] = first ? v[i] * cn - p[i] * sn : v[i] * cn + p[i] * sn;
+  }
+  const uint4 out = pack8(o);
+  *reinterpret_cast<uint4*>(xp) = out;
+  if (kdst) *reinterpret_cast<uint4*>(kdst) = out;
+  if (vdst) *reinterpret_cast<uint4*>(vdst) = vr;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Whether the vector kernel can serve these arguments (head_dim is checked by the caller).
+bool vec_path_ok(const RopeKvArgs& a) {
+  const bool many = a.num_tokens > 1;
+  auto rows_ok = [&](const void* p, int64_t stride) {
+    return p == nullptr || (aligned16(p) && (!many || stride % 8 == 0));
+  };
+  return a.rotary_dim == a.head_dim && rows_ok(a.q, a.q_stride) && rows_ok(a.k, a.k_stride) &&
+         rows_ok(a.v, a.v_stride) && aligned16(a.k_cache) && aligned16(a.v_cache) &&
+         aligned16(a.q_norm) && aligned16(a.k_norm);
+}
+
+template <int D>
+void launch_vec(const RopeKvArgs& a, cudaStream_t stream) {
+  constexpr int kHeadsPerBlock = kVecThreads / (D / 8);
+  const int heads = a.num_q_heads + a.num_kv_heads;
+  const dim3 grid(static_cast<unsigned>(a.num_tokens),
+                  static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock));
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_vec_kernel<D>, grid, dim3(kVecThreads), 0, stream, a);
+}
+
 }  // namespace
 
 void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
@@ -113,12 +243,20 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
     unsupported_config("qk_norm_rope_write_kv: key heads without a k tensor");
   if (a.k_cache && a.block_size <= 0)
     unsupported_config("qk_norm_rope_write_kv: block_size " + std::to_string(a.block_size));
+  if (vec_path_ok(a)) {
+    switch (a.head_dim) {
+      case 32: return launch_vec<32>(a, stream);
+      case 64: return launch_vec<64>(a, stream);
+      case 128: return launch_vec<128>(a, stream);
+      case 256: return launch_vec<256>(a, stream);
+      default: break;
+    }
+  }
   const int heads = a.num_q_heads + a.num_kv_heads;
   const dim3 grid(static_cast<unsigned>(a.num_tokens), static_cast<unsigned>((heads + kWarps - 1) / kWarps));
   const size_t smem = sizeof(float) * (static_cast<size_t>(a.rotary_dim) +
                                        static_cast<size_t>(kWarps) * static_cast<size_t>(a.head_dim));
-  rope_kv_kernel<<<grid, kWarps * 32, smem, stream>>>(a);
-  check_launch("qk_norm_rope_write_kv");
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_kernel, grid, dim3(kWarps * 32), smem, stream, a);
 }
 
 }  // namespace inferdesk::cuda

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,58 @@ inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t token
   a.block_size = st.block_size;
   return a;
 }
+
+// Sets the process-wide programmatic-dependent-launch switch for a scope; back to the default
+// (on) after it.
+class PdlScope {
+ public:
+  explicit PdlScope(bool on) { cuda::set_pdl_enabled(on); }
+  ~PdlScope() { cuda::set_pdl_enabled(true); }
+  PdlScope(const PdlScope&) = delete;
+  PdlScope& operator=(const PdlScope&) = delete;
+};
+
+// The launches `enqueue(s)` makes, captured into a CUDA graph in global mode (where an allocation
+// or a synchronisation inside would break the capture) and instantiated.
+class CapturedGraph {
+ public:
+  template <class F>
+  CapturedGraph(cudaStream_t s, F&& enqueue) {
+    ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+    enqueue(s);
+    ok(cudaStreamEndCapture(s, &graph_), "end capture");
+    ok(cudaGraphInstantiate(&exec_, graph_, 0), "instantiate");
+  }
+  ~CapturedGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  void launch(cudaStream_t s) const { ok(cudaGraphLaunch(exec_, s), "graph launch"); }
+  // Edges that let the downstream kernel start before the upstream one completed (what a launch
+  // with programmatic stream serialization becomes when captured).
+  size_t programmatic_edges() const {
+    size_t n = 0;
+    ok(cudaGraphGetEdges(graph_, nullptr, nullptr, nullptr, &n), "count edges");
+    std::vector<cudaGraphNode_t> from(n), to(n);
+    std::vector<cudaGraphEdgeData> data(n);
+    ok(cudaGraphGetEdges(graph_, from.data(), to.data(), data.data(), &n), "get edges");
+    size_t programmatic = 0;
+    for (size_t i = 0; i < n; ++i)
+      programmatic += data[i].type == cudaGraphDependencyTypeProgrammatic ||
+                      data[i].from_port != cudaGraphKernelNodePortDefault;
+    return programmatic;
+  }
+
+ private:
+  static void ok(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 inline void sync_ok() {
   const cudaError_t e = cudaDeviceSynchronize();

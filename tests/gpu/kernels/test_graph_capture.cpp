@@ -1,6 +1,6 @@
 // The launchers only enqueue work on their stream: a chain of them captured into a CUDA graph (in
 // global capture mode, where any allocation or synchronisation would break the capture) replays to
-// bit-identical results.
+// bit-identical results, with programmatic dependent launch on and off.
 #include <gtest/gtest.h>
 
 #include "tests/gpu/kernels/kernel_test_util.h"
@@ -55,8 +55,12 @@ struct Chain {
   }
 };
 
-TEST(GpuKernelsGraph, CapturedChainReplaysIdentically) {
+// Param: programmatic dependent launch on or off.
+class GpuKernelsGraph : public testing::TestWithParam<bool> {};
+
+TEST_P(GpuKernelsGraph, CapturedChainReplaysIdentically) {
   INFERDESK_REQUIRE_GPU();
+  const PdlScope pdl(GetParam());
   Chain eager, graphed;
   sync_ok();
   eager.run(nullptr);
@@ -64,14 +68,11 @@ TEST(GpuKernelsGraph, CapturedChainReplaysIdentically) {
 
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  graphed.run(s);
-  cudaGraph_t graph = nullptr;
-  CUDA_OK(cudaStreamEndCapture(s, &graph));
-  cudaGraphExec_t exec = nullptr;
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  CUDA_OK(cudaGraphLaunch(exec, s));
-  CUDA_OK(cudaStreamSynchronize(s));
+  {
+    const CapturedGraph graph(s, [&](cudaStream_t cs) { graphed.run(cs); });
+    graph.launch(s);
+    CUDA_OK(cudaStreamSynchronize(s));
+  }
   const auto want = eager.results(), got = graphed.results();
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "buffer " << i;
@@ -79,10 +80,11 @@ TEST(GpuKernelsGraph, CapturedChainReplaysIdentically) {
   EXPECT_EQ(std::memcmp(kg.data(), ke.data(), kg.size() * 2), 0) << "k cache differs";
   // The results are real numbers, not poison.
   for (float v : graphed.logits.download()) ASSERT_TRUE(std::isfinite(v));
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
 }
+
+INSTANTIATE_TEST_SUITE_P(Pdl, GpuKernelsGraph, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& i) { return i.param ? "on" : "off"; });
 
 }  // namespace
 }  // namespace inferdesk::gputest
