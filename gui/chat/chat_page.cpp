@@ -546,6 +546,7 @@ bool ChatPage::exportChat(const QString& path, ExportFormat format, QString* err
     return false;
   }
   ChatExportInput in;
+  session_->flushWrites();  // a reply still streaming is exported as far as it has come
   try {
     in.chat = ctx_.chats.get_chat(session_->chatId());
     if (in.chat.current_leaf != 0) in.messages = ctx_.chats.path_to(in.chat.current_leaf);

@@ -5,6 +5,7 @@
 
 #include "core/store/store.h"
 #include "gui/chat/conversation_model.h"
+#include "gui/chat/reply_writer.h"
 #include "gui/chat/sampling_json.h"
 
 namespace inferdesk::gui {
@@ -25,6 +26,9 @@ store::MessageStatus status_for(const QString& finishReason) {
 
 ChatSession::ChatSession(AppContext& ctx, ConversationModel& conversation, QObject* parent)
     : QObject(parent), ctx_(ctx), conversation_(conversation) {
+  writer_ = new ReplyWriter(ctx_.db.path(), this);
+  connect(writer_, &ReplyWriter::finished, this, &ChatSession::onSaved);
+  connect(writer_, &ReplyWriter::failed, this, &ChatSession::onSaveFailed);
   if (ctx_.engine) {
     connect(ctx_.engine, &EngineController::tokensArrived, this, &ChatSession::onTokens);
     connect(ctx_.engine, &EngineController::finished, this, &ChatSession::onFinished);
@@ -33,15 +37,15 @@ ChatSession::ChatSession(AppContext& ctx, ConversationModel& conversation, QObje
 
 ChatSession::~ChatSession() {
   for (const auto& [key, s] : streams_) {
+    if (s.engine_done) continue;  // its end is queued already
     if (ctx_.engine) ctx_.engine->stop(key);
-    try {
-      ctx_.chats.finish_message(s.message_id, store::MessageStatus::Stopped,
-                                R"({"finish_reason":"cancelled"})");
-    } catch (const std::exception&) {
-      // Start-up recovery (mark_interrupted_streams) turns it into Stopped next time.
-    }
+    writer_->finish(s.message_id, store::MessageStatus::Stopped, R"({"finish_reason":"cancelled"})");
   }
+  // The writer (a child) commits what is queued when it is destroyed; a failure there is
+  // repaired at the next start (mark_interrupted_streams).
 }
+
+void ChatSession::flushWrites() { writer_->flush(); }
 
 void ChatSession::setChat(std::int64_t chatId) {
   chat_id_ = chatId;
@@ -67,6 +71,7 @@ bool ChatSession::modelReady() {
 }
 
 ChatSession::Conversation ChatSession::conversationTo(std::int64_t chatId, std::int64_t leafId) const {
+  writer_->flush();  // replies streamed so far are in the store
   Conversation c;
   const store::Chat chat = ctx_.chats.get_chat(chatId);
   if (!chat.system_prompt.empty()) {
@@ -189,7 +194,11 @@ bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const C
   if (conversation_.chatId() == chatId) conversation_.setOutOfContext(dropped);
 
   const QString key = key_for(chatId, reply_id);
-  streams_[key] = Stream{chatId, reply_id, false};
+  Stream stream;
+  stream.chat_id = chatId;
+  stream.message_id = reply_id;
+  streams_[key] = stream;
+  conversation_.beginLive(reply_id);
   const std::vector<int32_t> ids = f.prompt.ids;
   last_fit_ = std::move(f);
   EngineController* engine = ctx_.engine;
@@ -215,6 +224,7 @@ void ChatSession::forgetChat(std::int64_t chatId) {
       continue;
     }
     if (ctx_.engine) ctx_.engine->stop(it->first);
+    conversation_.endLive(it->second.message_id, /*refresh=*/false);
     it = streams_.erase(it);
     stopped = true;
   }
@@ -245,36 +255,49 @@ bool ChatSession::showSibling(std::int64_t messageId, int delta) {
 
 void ChatSession::onTokens(const QString& key, const QString& text, int numTokens) {
   const auto it = streams_.find(key);
-  if (it == streams_.end() || text.isEmpty()) return;
-  Stream& s = it->second;
-  if (s.save_failed) return;
-  try {
-    ctx_.chats.append_to_message(s.message_id, text.toStdString());
-  } catch (const std::exception& e) {
-    s.save_failed = true;
-    if (ctx_.engine) ctx_.engine->stop(key);
-    fail("could not save the reply, so it was stopped", e);
-    return;
-  }
-  conversation_.appendText(s.message_id, text);
+  if (it == streams_.end() || text.isEmpty() || it->second.save_failed) return;
+  writer_->append(it->second.message_id, text);  // committed on the writer's thread, in order
+  conversation_.appendText(it->second.message_id, text);
 }
 
 void ChatSession::onFinished(const QString& key, const GenerationStats& stats) {
   const auto it = streams_.find(key);
+  if (it == streams_.end() || it->second.engine_done) return;
+  Stream& s = it->second;
+  s.engine_done = true;
+  s.stats = stats;
+  writer_->finish(s.message_id, status_for(stats.finish_reason), stats.toJson());
+}
+
+ChatSession::Streams::iterator ChatSession::findStream(std::int64_t messageId) {
+  for (auto it = streams_.begin(); it != streams_.end(); ++it)
+    if (it->second.message_id == messageId) return it;
+  return streams_.end();
+}
+
+void ChatSession::onSaved(std::int64_t messageId) {
+  const auto it = findStream(messageId);
   if (it == streams_.end()) return;
   const Stream s = it->second;
   streams_.erase(it);
-  try {
-    ctx_.chats.finish_message(s.message_id, status_for(stats.finish_reason), stats.toJson().toStdString());
-  } catch (const std::exception& e) {
-    fail("could not save the end of the reply", e);
-  }
-  conversation_.refreshMessage(s.message_id);
+  conversation_.endLive(s.message_id);  // re-read: status and stats as saved
   emit generatingChanged(s.chat_id, false);
   emit chatChanged(s.chat_id);
-  emit replyFinished(s.message_id, stats);
-  if (stats.finish_reason == "error")
-    emit errorMessage("The reply failed: " + (stats.error.isEmpty() ? QString("unknown error") : stats.error));
+  emit replyFinished(s.message_id, s.stats);
+  if (s.stats.finish_reason == "error")
+    emit errorMessage("The reply failed: " + (s.stats.error.isEmpty() ? QString("unknown error") : s.stats.error));
+}
+
+void ChatSession::onSaveFailed(std::int64_t messageId, const QString& message) {
+  const auto it = findStream(messageId);
+  if (it == streams_.end()) return;
+  if (it->second.engine_done) {
+    emit errorMessage("could not save the end of the reply: " + message);
+    return;  // onSaved follows
+  }
+  it->second.save_failed = true;
+  if (ctx_.engine) ctx_.engine->stop(it->first);
+  emit errorMessage("could not save the reply, so it was stopped: " + message);
 }
 
 }  // namespace inferdesk::gui

@@ -8,9 +8,11 @@
 //   2. the user message is committed (store::ChatStore::add_message, durable), then shown;
 //   3. an empty assistant message is committed with status Streaming, shown, and the prompt is
 //      submitted to the EngineController under the key "chat<chat id>-msg<message id>";
-//   4. each batch of text is saved (append_to_message) and then shown; if saving fails the reply
-//      is stopped and the user told;
-//   5. on finished the status (complete / stopped / error) and the stats JSON are saved.
+//   4. each batch of text is queued for saving (append_to_message on ReplyWriter's thread, so the
+//      UI never waits for the disk) and shown; if saving fails the reply is stopped and the user
+//      told;
+//   5. on finished the status (complete / stopped / error) and the stats JSON are saved the same
+//      way; the reply counts as generating until that is committed.
 // Regenerate adds a sibling assistant message under the same user message; editing a user message
 // adds a sibling user message (a new branch) and asks for its reply. Replies of several chats may
 // stream at once; each chat has at most one.
@@ -31,6 +33,7 @@
 namespace inferdesk::gui {
 
 class ConversationModel;
+class ReplyWriter;
 
 class ChatSession : public QObject {
   Q_OBJECT
@@ -66,6 +69,9 @@ class ChatSession : public QObject {
   // The fit of the last request (what was sent, what was left out).
   const ContextFit& lastFit() const { return last_fit_; }
 
+  // Waits until the streamed text queued so far is in the store (before reading it there).
+  void flushWrites();
+
   // The title a new chat gets; the first message renames a chat that still has it.
   static QString newChatTitle() { return QStringLiteral("New chat"); }
 
@@ -82,7 +88,10 @@ class ChatSession : public QObject {
     std::int64_t chat_id = 0;
     std::int64_t message_id = 0;
     bool save_failed = false;
+    bool engine_done = false;  // finished arrived; its save is queued
+    GenerationStats stats;
   };
+  using Streams = std::map<QString, Stream>;  // by request key
   struct Conversation {
     std::vector<PromptMessage> messages;
     std::vector<std::int64_t> ids;  // per message; 0 for the system prompt and unsaved text
@@ -101,12 +110,16 @@ class ChatSession : public QObject {
   void maybeTitleChat(std::int64_t chatId, const QString& firstMessage);
   void onTokens(const QString& key, const QString& text, int numTokens);
   void onFinished(const QString& key, const inferdesk::gui::GenerationStats& stats);
+  void onSaved(std::int64_t messageId);
+  void onSaveFailed(std::int64_t messageId, const QString& message);
+  Streams::iterator findStream(std::int64_t messageId);
   void fail(const QString& what, const std::exception& e);
 
   AppContext& ctx_;
   ConversationModel& conversation_;
   std::int64_t chat_id_ = 0;
-  std::map<QString, Stream> streams_;  // by request key
+  ReplyWriter* writer_ = nullptr;  // child
+  Streams streams_;
   ContextFit last_fit_;
 };
 

@@ -62,6 +62,7 @@ std::vector<ConversationModel::Row> ConversationModel::readPath() const {
   const store::Chat chat = chats_.get_chat(chat_id_);
   if (chat.current_leaf == 0) return rows;
   for (auto& m : chats_.path_to(chat.current_leaf)) {
+    if (const auto live = live_.find(m.id); live != live_.end()) m.content = live->second;
     Row r;
     const store::Siblings s = chats_.siblings(m.id);
     r.siblings = s.ids;
@@ -121,11 +122,25 @@ void ConversationModel::sync() {
   }
 }
 
-void ConversationModel::appendText(std::int64_t messageId, const QString& text) {
+void ConversationModel::beginLive(std::int64_t messageId) {
   const int row = rowOf(messageId);
-  if (row < 0 || text.isEmpty()) return;
-  rows_[static_cast<size_t>(row)].message.content += text.toStdString();
+  live_[messageId] = row >= 0 ? rows_[static_cast<size_t>(row)].message.content : std::string();
+}
+
+void ConversationModel::appendText(std::int64_t messageId, const QString& text) {
+  const auto live = live_.find(messageId);
+  if (live == live_.end() || text.isEmpty()) return;
+  const std::string utf8 = text.toStdString();
+  live->second += utf8;
+  const int row = rowOf(messageId);
+  if (row < 0) return;
+  rows_[static_cast<size_t>(row)].message.content += utf8;
   emitRowChanged(row, {Qt::DisplayRole, ContentRole});
+}
+
+void ConversationModel::endLive(std::int64_t messageId, bool refresh) {
+  live_.erase(messageId);
+  if (refresh) refreshMessage(messageId);
 }
 
 void ConversationModel::refreshMessage(std::int64_t messageId) {

@@ -3,13 +3,15 @@
 // "‹ 2/3 ›" navigation) and its reply statistics. The store is the truth: after the store changes
 // (a message added, the current leaf moved) sync() compares the new path with the rows and emits
 // the smallest row changes (rows removed after the common prefix, rows inserted, dataChanged where
-// sibling counts moved); streamed text is appended with appendText (dataChanged on one row).
+// sibling counts moved); streamed text is appended with appendText (dataChanged on one row) and
+// kept in memory while the reply is live, so a sync never shows less than has arrived.
 // Store failures are reported through errorOccurred, never thrown out of the model.
 #pragma once
 
 #include <QAbstractListModel>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -51,8 +53,13 @@ class ConversationModel : public QAbstractListModel {
   std::int64_t chatId() const { return chat_id_; }
   // Re-reads the chat's current path and applies the difference as row signals.
   void sync();
-  // Appends streamed text to a shown message (no store access: the caller saved it).
+  // Streaming replies: their text is kept in memory (the store may be a batch or two behind,
+  // see reply_writer.h) and shown instead of the stored text until endLive.
+  void beginLive(std::int64_t messageId);
+  // Appends streamed text to a live message (shown or not).
   void appendText(std::int64_t messageId, const QString& text);
+  // The store has the whole reply now: forget the memory copy and re-read it when `refresh`.
+  void endLive(std::int64_t messageId, bool refresh = true);
   // Re-reads one shown message (status, stats, content) from the store.
   void refreshMessage(std::int64_t messageId);
   // Marks which shown messages the last request left out of the prompt (others are in context).
@@ -74,6 +81,7 @@ class ConversationModel : public QAbstractListModel {
   std::int64_t chat_id_ = 0;
   std::vector<Row> rows_;
   std::set<std::int64_t> out_of_context_;
+  std::map<std::int64_t, std::string> live_;  // message id -> text streamed so far
 };
 
 }  // namespace inferdesk::gui

@@ -9,13 +9,18 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QVBoxLayout>
+#include <QTimer>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 
 namespace inferdesk::gui {
 
 namespace {
+
+constexpr qint64 kMinStreamRenderMs = 100;
 
 bool is_code_block(const QTextBlock& block) {
   const QTextBlockFormat f = block.blockFormat();
@@ -49,14 +54,35 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   document()->setDocumentMargin(2);
   connect(document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged, this,
           [this] { fitHeight(); });
+  pending_ = new QTimer(this);
+  pending_->setSingleShot(true);
+  connect(pending_, &QTimer::timeout, this, &MarkdownView::render);
 }
 
-void MarkdownView::setMarkdownText(const QString& markdown) {
-  if (markdown == markdown_ && !document()->isEmpty()) return;
+void MarkdownView::setMarkdownText(const QString& markdown, bool coalesce) {
   markdown_ = markdown;
-  document()->setMarkdown(markdown, QTextDocument::MarkdownDialectGitHub);
+  if (markdown_ == rendered_ && !document()->isEmpty()) {
+    pending_->stop();
+    return;
+  }
+  const qint64 interval = std::max<qint64>(kMinStreamRenderMs, 3 * render_cost_ms_);
+  if (!coalesce || !since_render_.isValid() || since_render_.elapsed() >= interval) {
+    render();
+  } else if (!pending_->isActive()) {
+    pending_->start(static_cast<int>(interval - since_render_.elapsed()));
+  }
+}
+
+void MarkdownView::render() {
+  pending_->stop();
+  QElapsedTimer cost;
+  cost.start();
+  rendered_ = markdown_;
+  document()->setMarkdown(rendered_, QTextDocument::MarkdownDialectGitHub);
   styleCode();
   fitHeight();
+  render_cost_ms_ = cost.elapsed();
+  since_render_.start();
 }
 
 void MarkdownView::styleCode() {
@@ -118,5 +144,92 @@ void MarkdownView::resizeEvent(QResizeEvent* event) {
 }
 
 void MarkdownView::wheelEvent(QWheelEvent* event) { event->ignore(); }
+
+namespace {
+
+// A fence line: up to 3 spaces, then ``` or ~~~ (returns the fence character, or 0).
+QChar fence_char(QStringView line) {
+  int i = 0;
+  while (i < 3 && i < line.size() && line[i] == ' ') ++i;
+  const QStringView rest = line.mid(i);
+  if (rest.startsWith(u"```")) return '`';
+  if (rest.startsWith(u"~~~")) return '~';
+  return QChar();
+}
+
+}  // namespace
+
+std::vector<MarkdownPiece> splitMarkdown(const QString& text, int minChars, int maxChars) {
+  std::vector<MarkdownPiece> pieces;
+  qsizetype start = 0, pos = 0;
+  QChar fence;          // set while inside a fenced block
+  QString fence_line;   // the line that opened it
+  QString prefix;       // the next piece's prefix
+  bool blank_before = false;
+  auto cut = [&](qsizetype at) {
+    MarkdownPiece p{text.mid(start, at - start), prefix, QString()};
+    if (!fence.isNull()) p.suffix = (p.text.endsWith('\n') ? "" : "\n") + QString(3, fence) + "\n";
+    pieces.push_back(std::move(p));
+    prefix = fence.isNull() ? QString() : fence_line + "\n";
+    start = at;
+  };
+  while (pos < text.size()) {
+    const qsizetype nl = text.indexOf('\n', pos);
+    const qsizetype end = nl < 0 ? text.size() : nl;
+    const QStringView line = QStringView(text).mid(pos, end - pos);
+    const bool column0 = !line.isEmpty() && line[0] != ' ' && line[0] != '\t';
+    if (pos > start && blank_before && fence.isNull() && column0 && pos - start >= minChars)
+      cut(pos);  // a block boundary
+    else if (pos > start && pos - start >= maxChars)
+      cut(pos);  // a long paragraph or code block: cut at a line start
+    if (fence.isNull()) {  // one long line: cut after a space
+      for (qsizetype ws = pos; end - start > maxChars;) {
+        ws = text.indexOf(' ', std::max(ws, start + maxChars));
+        if (ws < 0 || ws >= end) break;
+        cut(ws + 1);
+      }
+    }
+    if (nl < 0) break;  // an unfinished last line decides nothing more
+    const QChar f = fence_char(line);
+    if (!f.isNull() && fence.isNull()) {
+      fence = f;
+      fence_line = line.trimmed().toString();
+    } else if (!f.isNull() && f == fence) {
+      fence = QChar();
+    }
+    blank_before = line.trimmed().isEmpty();
+    pos = nl + 1;
+  }
+  if (start < text.size() || pieces.empty()) pieces.push_back(MarkdownPiece{text.mid(start), prefix, QString()});
+  return pieces;
+}
+
+MarkdownBody::MarkdownBody(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+}
+
+void MarkdownBody::setMarkdownText(const QString& markdown, bool coalesce) {
+  const std::vector<MarkdownPiece> pieces = splitMarkdown(markdown, kSegmentChars, kMaxSegmentChars);
+  while (views_.size() > static_cast<qsizetype>(pieces.size())) delete views_.takeLast();
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (static_cast<qsizetype>(i) == views_.size()) {
+      auto* view = new MarkdownView(this);
+      layout()->addWidget(view);
+      views_.append(view);
+    }
+    // Complete pieces keep their rendering; the growing last one is coalesced while streaming.
+    const bool last = i + 1 == pieces.size();
+    views_[static_cast<qsizetype>(i)]->setMarkdownText(pieces[i].renderText(), coalesce && last);
+  }
+}
+
+QString MarkdownBody::toPlainText() const {
+  QStringList parts;
+  for (const MarkdownView* v : views_) parts << v->toPlainText();
+  return parts.join("\n\n");
+}
 
 }  // namespace inferdesk::gui

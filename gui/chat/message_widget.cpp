@@ -66,7 +66,7 @@ void MessageWidget::buildUi() {
   header->addWidget(copy_);
   outer->addLayout(header);
 
-  body_ = new MarkdownView(this);
+  body_ = new MarkdownBody(this);
   outer->addWidget(body_);
 
   edit_box_ = new QWidget(this);
@@ -95,6 +95,10 @@ void MessageWidget::buildUi() {
   stats_ = new QLabel(this);
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   outer->addWidget(stats_);
+  QPalette dim = stats_->palette();
+  dim.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
+  stats_->setPalette(dim);
+  context_note_->setPalette(dim);
 
   connect(copy_, &QPushButton::clicked, this, [this] {
     QApplication::clipboard()->setText(content_);
@@ -138,8 +142,9 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
   if (status_ == "streaming" && content_.isEmpty())
     body_->setMarkdownText("*\u2026*");
   else
-    body_->setMarkdownText(content_);
-  sibling_label_->setText(QString("%1/%2").arg(sibling_index_ + 1).arg(sibling_count_));
+    body_->setMarkdownText(content_, /*coalesce=*/status_ == "streaming");
+  const QString position = QString("%1/%2").arg(sibling_index_ + 1).arg(sibling_count_);
+  if (sibling_label_->text() != position) sibling_label_->setText(position);
 
   QString stats;
   if (role_ == "assistant") {
@@ -152,17 +157,15 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
     if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
       stats += " \u00b7 stopped";
   }
-  stats_->setText(stats);
+  if (stats_->text() != stats) stats_->setText(stats);
   stats_->setVisible(!stats.isEmpty());
-  QPalette dim = stats_->palette();
-  dim.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
-  stats_->setPalette(dim);
-  context_note_->setPalette(dim);
   context_note_->setVisible(!inContext);
-  body_->setEnabled(true);
-  QPalette body_pal = body_->palette();
-  body_pal.setColor(QPalette::Text, inContext ? palette().color(QPalette::Text) : palette().color(QPalette::PlaceholderText));
-  body_->setPalette(body_pal);
+  if (inContext != in_context_) {  // palette changes repaint the whole body: only when needed
+    in_context_ = inContext;
+    QPalette body_pal = body_->palette();
+    body_pal.setColor(QPalette::Text, palette().color(inContext ? QPalette::Text : QPalette::PlaceholderText));
+    body_->setPalette(body_pal);
+  }
   updateButtons();
 }
 

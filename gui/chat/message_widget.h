@@ -19,7 +19,7 @@ class QWidget;
 
 namespace inferdesk::gui {
 
-class MarkdownView;
+class MarkdownBody;
 
 class MessageWidget : public QFrame {
   Q_OBJECT
@@ -44,7 +44,7 @@ class MessageWidget : public QFrame {
   QPlainTextEdit* editor() const { return editor_; }
   QPushButton* editSendButton() const { return edit_send_; }
   QLabel* statsLabel() const { return stats_; }
-  MarkdownView* body() const { return body_; }
+  MarkdownBody* body() const { return body_; }
 
  signals:
   void editSubmitted(std::int64_t messageId, const QString& text);
@@ -68,6 +68,7 @@ class MessageWidget : public QFrame {
   int sibling_count_ = 1;
   bool busy_ = false;
   bool editing_ = false;
+  bool in_context_ = true;
 
   QLabel* author_ = nullptr;
   QToolButton* prev_ = nullptr;
@@ -76,7 +77,7 @@ class MessageWidget : public QFrame {
   QPushButton* copy_ = nullptr;
   QPushButton* edit_ = nullptr;
   QPushButton* regenerate_ = nullptr;
-  MarkdownView* body_ = nullptr;
+  MarkdownBody* body_ = nullptr;
   QLabel* context_note_ = nullptr;
   QLabel* stats_ = nullptr;
   QWidget* edit_box_ = nullptr;

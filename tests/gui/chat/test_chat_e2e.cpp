@@ -7,6 +7,7 @@
 // longer than a small context. Screenshots of the chat page go to INFERDESK_SCREENSHOT_DIR.
 #include <QClipboard>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -24,9 +25,11 @@
 #include <QToolButton>
 #include <QtTest>
 
+#include <algorithm>
 #include <memory>
 
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include "core/store/store.h"
 #include "gui/app/app_paths.h"
@@ -127,6 +130,7 @@ class TestChatEndToEnd : public QObject {
   void messageTreeInSqlite();
   void historyReloadsInANewWindow();
   void longConversationOverSmallContext();
+  void uiStaysResponsiveWhileAReplyStreams();
 
  private:
   ChatPage* page() const { return app_->page; }
@@ -251,9 +255,10 @@ void TestChatEndToEnd::editStartsABranch() {
   QVERIFY(message(page, 0)->body()->toPlainText().contains("markdown"));
   QVERIFY(!message(page, 0)->body()->toPlainText().contains("**"));
   bool mono_code = false;
-  for (QTextBlock b = message(page, 0)->body()->document()->begin(); b.isValid(); b = b.next())
-    if (b.text().startsWith("int main()"))
-      mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
+  for (const MarkdownView* piece : message(page, 0)->body()->segments())
+    for (QTextBlock b = piece->document()->begin(); b.isValid(); b = b.next())
+      if (b.text().startsWith("int main()"))
+        mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
   QVERIFY(mono_code);
   QTest::mouseClick(message(page, 0)->copyButton(), Qt::LeftButton);
   QCOMPARE(QGuiApplication::clipboard()->text(), edited_text_);  // the markdown source
@@ -436,6 +441,60 @@ void TestChatEndToEnd::longConversationOverSmallContext() {
   QCOMPARE(page->composer()->toPlainText(), huge);
   QCOMPARE(chats.all_messages(chat).size(), before);
   screenshot(app.window.get(), "chat-too-long.png");
+}
+
+// The responsiveness measurement, on the chat page: while a long reply streams (each
+// batch saved with an fsync and re-rendered as markdown on the UI thread), a 5 ms timer on the UI
+// thread never waits more than 50 ms between ticks.
+void TestChatEndToEnd::uiStaysResponsiveWhileAReplyStreams() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  App app(dir.path());
+  ChatPage* page = app.page;
+  QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+  QVERIFY(load_fixture(app, 4096));
+  app.window->showPage(Page::Chat);
+  QVERIFY(page->newChat() != 0);
+  SamplingParams p = page->samplingPanel()->params();
+  p.ignore_eos = true;
+  p.max_tokens = 4000;
+  page->samplingPanel()->setParams(p);
+  page->composer()->setPlainText("Write a very long essay.");
+  QTest::mouseClick(page->sendButton(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
+
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  tick.setInterval(5);
+  QElapsedTimer clock;
+  qint64 last = 0, worst = 0;
+  int ticks = 0;
+  connect(&tick, &QTimer::timeout, this, [&] {
+    const qint64 now = clock.elapsed();
+    worst = std::max(worst, now - last);
+    last = now;
+    ++ticks;
+  });
+  const int chars_before = static_cast<int>(content(page, 1).size());
+  rusage before{}, after{};
+  getrusage(RUSAGE_THREAD, &before);
+  clock.start();
+  tick.start();
+  QTest::qWait(1500);
+  tick.stop();
+  getrusage(RUSAGE_THREAD, &after);
+  auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
+  const double ui_cpu_ms = ms(after.ru_utime) + ms(after.ru_stime) - ms(before.ru_utime) - ms(before.ru_stime);
+  const int chars = static_cast<int>(content(page, 1).size());
+  qInfo("largest gap between 5 ms ticks: %lld ms over %d ticks; UI thread CPU %.0f ms; the reply grew from %d "
+        "to %d characters",
+        worst, ticks, ui_cpu_ms, chars_before, chars);
+  QVERIFY2(page->session()->isGenerating(), "the reply finished before the measurement ended");
+  QVERIFY2(chars > chars_before + 100, "the reply was not streaming during the measurement");
+  QVERIFY2(worst < 50, qPrintable(QString("the UI thread stalled for %1 ms").arg(worst)));
+  QVERIFY(ticks > 50);  // the measurement ran (300 at most)
+  page->stopReply();
+  QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
 }
 
 QTEST_MAIN(TestChatEndToEnd)

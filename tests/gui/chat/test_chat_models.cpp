@@ -21,6 +21,7 @@
 #include "gui/chat/chat_session.h"
 #include "gui/chat/context_fit.h"
 #include "gui/chat/conversation_model.h"
+#include "gui/chat/markdown_view.h"
 #include "gui/chat/sampling_json.h"
 #include "gui/chat/sampling_panel.h"
 
@@ -91,6 +92,7 @@ class TestChatModels : public QObject {
   void exportContainsTheBranchWithStats();
   void samplingPanelPresets();
   void sendingWithoutModelSavesNothing();
+  void markdownSplitsAtSafeBoundaries();
 };
 
 void TestChatModels::chatListRowsFollowTheStore() {
@@ -206,17 +208,26 @@ void TestChatModels::conversationFollowsBranches() {
   QCOMPARE(model.data(model.index(1), ConversationModel::SiblingCountRole).toInt(), 2);
   QCOMPARE(model.data(model.index(1), ConversationModel::StatusRole).toString(), QString("streaming"));
 
-  // Streamed text: one dataChanged per batch, on the reply's row only.
+  // Streamed text: one dataChanged per batch, on the reply's row only. Only live replies grow.
   changed.clear();
+  model.appendText(a2, "ignored: not live");
+  QCOMPARE(changed.count(), 0);
+  model.beginLive(a2);
   s.chats->append_to_message(a2, "second ");
   model.appendText(a2, "second ");
-  s.chats->append_to_message(a2, "answer");
-  model.appendText(a2, "answer");
+  model.appendText(a2, "answer");  // not saved yet: the writer thread is behind
   QCOMPARE(changed.count(), 2);
   QCOMPARE(changed.at(0).at(0).value<QModelIndex>().row(), 1);
   QCOMPARE(model.data(model.index(1)).toString(), QString("second answer"));
-  model.sync();  // the store holds the same text: no change
+  model.sync();  // the store is a batch behind: the row keeps what arrived
   QCOMPARE(changed.count(), 2);
+  QCOMPARE(model.data(model.index(1)).toString(), QString("second answer"));
+  s.chats->append_to_message(a2, "answer");
+  s.chats->finish_message(a2, store::MessageStatus::Complete, R"({"tokens":2,"finish_reason":"stop"})");
+  model.endLive(a2);  // re-read from the store: status and stats
+  QCOMPARE(changed.count(), 3);
+  QCOMPARE(model.data(model.index(1), ConversationModel::StatusRole).toString(), QString("complete"));
+  QCOMPARE(model.data(model.index(1)).toString(), QString("second answer"));
 
   // Back to the first version through the store, as the "<" button does.
   s.chats->set_current_leaf(chat, s.chats->latest_leaf_under(a1));
@@ -436,6 +447,56 @@ void TestChatModels::sendingWithoutModelSavesNothing() {
   const ContextFit prompt = session.currentPrompt();
   QVERIFY(!prompt.ok);
   QVERIFY(prompt.error.contains("No model is loaded"));
+}
+
+void TestChatModels::markdownSplitsAtSafeBoundaries() {
+  const QString para = "A paragraph of plain words that goes on for a while.\n\n";
+  const QString fence = "```python\ndef f():\n\n    return 1\n```\n\n";  // a blank line inside
+  const QString list = "- item\n\n  continued under the item\n\n";
+  QString text;
+  for (int i = 0; i < 6; ++i) text += para + fence + list;
+  text += "last line without newline";
+
+  const auto pieces = splitMarkdown(text, 60, 100000);
+  QVERIFY(pieces.size() > 3);
+  QString joined;
+  for (const auto& p : pieces) joined += p.text;
+  QCOMPARE(joined, text);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const MarkdownPiece& p = pieces[i];
+    QCOMPARE(p.text.count("```") % 2, 0);  // fences are never cut at block boundaries
+    QVERIFY(p.prefix.isEmpty() && p.suffix.isEmpty());
+    QVERIFY(!p.text.startsWith(" "));       // nor indented continuations
+    if (i + 1 < pieces.size()) QVERIFY(p.text.size() >= 60);
+  }
+  // Appending text never moves an earlier cut.
+  for (qsizetype n = 1; n < text.size(); n += 7) {
+    const auto prefix = splitMarkdown(text.left(n), 60, 100000);
+    for (size_t i = 0; i + 1 < prefix.size(); ++i) QCOMPARE(prefix[i].text, pieces[i].text);
+  }
+  QCOMPARE(splitMarkdown("", 60, 1000).size(), size_t{1});
+  QCOMPARE(splitMarkdown(para + para, 1000, 5000).size(), size_t{1});
+
+  // Without block boundaries: one long line is cut after spaces, a long code block at line
+  // starts, reopened and closed so each piece still renders as code.
+  QString line;
+  for (int i = 0; i < 500; ++i) line += QString("word%1 ").arg(i);
+  const auto words = splitMarkdown(line, 100, 400);
+  QVERIFY(words.size() > 5);
+  for (const auto& p : words) QVERIFY(p.text.size() <= 400 + 10);
+  QString code = "```cpp\n";
+  for (int i = 0; i < 200; ++i) code += QString("int x%1 = %1;\n").arg(i);
+  code += "```\n";
+  const auto blocks = splitMarkdown(code, 100, 400);
+  QVERIFY(blocks.size() > 3);
+  QCOMPARE(blocks[1].prefix, QString("```cpp\n"));
+  QCOMPARE(blocks[0].suffix, QString("```\n"));
+  QVERIFY(blocks.back().suffix.isEmpty());
+  for (const auto& p : blocks) QCOMPARE(p.renderText().count("```"), 2);
+  for (qsizetype n = 1; n < code.size(); n += 13) {
+    const auto prefix = splitMarkdown(code.left(n), 100, 400);
+    for (size_t i = 0; i + 1 < prefix.size(); ++i) QCOMPARE(prefix[i].text, blocks[i].text);
+  }
 }
 
 QTEST_MAIN(TestChatModels)
