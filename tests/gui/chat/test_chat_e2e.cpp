@@ -77,7 +77,7 @@ struct App {
 };
 
 void screenshot(QWidget* w, const QString& name) {
-  QCoreApplication::processEvents();
+  QTest::qWait(100);  // layouts settle (message heights follow their width)
   const QString path = QStringLiteral(INFERDESK_SCREENSHOT_DIR) + "/" + name;
   QVERIFY2(w->grab().save(path), qPrintable("could not save " + path));
 }
@@ -131,6 +131,7 @@ class TestChatEndToEnd : public QObject {
   void historyReloadsInANewWindow();
   void longConversationOverSmallContext();
   void uiStaysResponsiveWhileAReplyStreams();
+  void longMarkdownReplyIsReadable();
 
  private:
   ChatPage* page() const { return app_->page; }
@@ -495,6 +496,45 @@ void TestChatEndToEnd::uiStaysResponsiveWhileAReplyStreams() {
   QVERIFY(ticks > 50);  // the measurement ran (300 at most)
   page->stopReply();
   QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
+}
+
+// A saved reply with the usual markdown (headings, lists, code, a table) long enough to be shown
+// in several pieces: it reads as one message (screenshot) and nothing is lost between pieces.
+void TestChatEndToEnd::longMarkdownReplyIsReadable() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  App app(dir.path());
+  ChatPage* page = app.page;
+  QVERIFY(QTest::qWaitForWindowExposed(app.window.get()));
+  app.window->showPage(Page::Chat);
+  store::ChatStore& chats = app.ctx().chats;
+  const std::int64_t chat = chats.create_chat("Markdown");
+  const auto q = chats.add_message(chat, 0, store::Role::User, "How do I read a file in C++ and in Python?");
+  QString reply = "## Reading a file\n\nThere are **two** common ways:\n\n1. Stream it line by line.\n"
+                  "2. Read it *all at once* with `std::ifstream`.\n\n";
+  for (int i = 0; i < 6; ++i)
+    reply += QString("Paragraph %1: a file is opened, read and closed; errors are checked at every step so that "
+                     "a missing file gives a message rather than a crash. ").arg(i).repeated(2) + "\n\n";
+  reply += "```cpp\n#include <fstream>\n#include <string>\n\nint main() {\n  std::ifstream in(\"notes.txt\");\n"
+           "  std::string line;\n  while (std::getline(in, line)) {\n    // use line\n  }\n}\n```\n\n"
+           "| language | call |\n|---|---|\n| C++ | `std::getline` |\n| Python | `open().read()` |\n\n"
+           "> Always close what you open.\n\nThe end.";
+  const auto a = chats.add_message(chat, q, store::Role::Assistant, reply.toStdString());
+  chats.finish_message(a, store::MessageStatus::Complete,
+                       R"({"tokens":412,"tokens_per_s":35.2,"ttft_s":0.21,"finish_reason":"stop"})");
+  page->chatList()->reload();
+  QVERIFY(page->selectChat(chat));
+  MessageWidget* w = message(page, 1);
+  QVERIFY(w);
+  QVERIFY(w->body()->segments().size() > 1);
+  const QString shown = w->body()->toPlainText();
+  QVERIFY(shown.contains("Reading a file"));
+  QVERIFY(shown.contains("Paragraph 5"));
+  QVERIFY(shown.contains("std::getline(in, line)"));
+  QVERIFY(shown.contains("The end."));
+  QVERIFY(!shown.contains("**"));
+  page->conversationView()->scrollToEnd();
+  screenshot(app.window.get(), "chat-markdown.png");
 }
 
 QTEST_MAIN(TestChatEndToEnd)
