@@ -13,8 +13,9 @@
 // Fallback (unaligned W or K % 8 != 0): one warp per output row, scalar loads. Correct, not fast.
 //
 // Programmatic dependent launch (common.cuh): a block lets the next kernel be scheduled at once,
-// issues the W loads of its first batch (W is immutable) and only then waits for the previous
-// kernel (which writes x); so a GEMV's weight stream starts while its predecessor drains.
+// issues the W loads of its first batch (W is immutable) and an L2 prefetch of its second, and
+// only then waits for the previous kernel (which writes x); so a GEMV's weight stream starts while
+// its predecessor drains.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -32,6 +33,9 @@ constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
 // the next batch issued before the current one is consumed up to twice that is in flight.
 constexpr int kUnrollGemv = 4;
 constexpr int kUnrollSwiglu = 2;
+// Before pdl_wait(): also prefetch the second batch's W lines into L2 (keeps DRAM busy while the
+// previous kernel drains; a later-wave block only issues a few redundant prefetches).
+constexpr bool kPrefetchSecondBatch = true;
 
 // kPinned: volatile, so the compiler keeps the load where it is written (before pdl_wait()).
 template <bool kPinned = false>
@@ -85,6 +89,7 @@ struct Batch {
   uint4 b[U];
 };
 
+// The loaders take the batch's first step relative to the warp's first one (wp, xp point there).
 template <bool kPinned = false, int U, int kMats>
 __device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
                                              int64_t s0) {
@@ -95,6 +100,17 @@ __device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* co
     for (int m = 0; m < kMats; ++m)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) bt.a[u][m][hh] = load_w_stream<kPinned>(wp[m][hh] + k);
+  }
+}
+template <int U, int kMats>
+__device__ __forceinline__ void prefetch_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
+#pragma unroll
+    for (int m = 0; m < kMats; ++m)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) asm volatile("prefetch.global.L2 [%0];" ::"l"(wp[m][hh] + k));
   }
 }
 template <bool kXVec, int U, int kMats>
@@ -144,14 +160,17 @@ __global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks
   // Rows past the end (last block) and x rows past M are clamped to valid ones and loaded anyway:
   // C rows and columns are independent, and results for them are never stored. So the main loop
   // has no predicates and a warp issues all its loads of a batch back to back.
-  // (wp and xp already include this lane's column offset 8t.)
+  // wp and xp already point at this lane's chunk of the warp's first step (column
+  // warp * kStepK + 8t), so the batch loaders take steps relative to it (the first batches'
+  // addresses are then base + constant).
+  const int64_t col0 = static_cast<int64_t>(warp) * kStepK + 8 * t;
   const bf16* wp[kMats][2];
 #pragma unroll
   for (int m = 0; m < kMats; ++m)
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh)
-      wp[m][hh] = w + (m * mat_rows + min(r0 + g + 8 * hh, mat_rows - 1)) * K + 8 * t;
-  const bf16* xp = x + min(g, M - 1) * x_stride + 8 * t;
+      wp[m][hh] = w + (m * mat_rows + min(r0 + g + 8 * hh, mat_rows - 1)) * K + col0;
+  const bf16* xp = x + min(g, M - 1) * x_stride + col0;
 
   float c[kMats][4];
 #pragma unroll
@@ -165,31 +184,31 @@ __global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks
   const int64_t batches = room > 0 ? (room + kBatch - 1) / kBatch : 0;
   Batch<U, kMats> p, q;
   // W of the first batch before waiting for the kernel that produced x; x after.
-  if (batches > 0) load_batch_w<true>(p, wp, warp);
+  if (batches > 0) load_batch_w<true>(p, wp, 0);
+  if (kPrefetchSecondBatch && batches > 1) prefetch_batch_w<U, kMats>(wp, kBatch);
   pdl_launch_dependents();
   pdl_wait();
-  if (batches > 0) load_batch_x<kXVec>(p, xp, warp);
+  if (batches > 0) load_batch_x<kXVec>(p, xp, 0);
   for (int64_t j = 0; j < batches; j += 2) {
-    if (j + 1 < batches) load_batch<kXVec>(q, wp, xp, warp + (j + 1) * kBatch);
+    if (j + 1 < batches) load_batch<kXVec>(q, wp, xp, (j + 1) * kBatch);
     mma_batch(c, p);
     if (j + 1 >= batches) break;
-    if (j + 2 < batches) load_batch<kXVec>(p, wp, xp, warp + (j + 2) * kBatch);
+    if (j + 2 < batches) load_batch<kXVec>(p, wp, xp, (j + 2) * kBatch);
     mma_batch(c, q);
   }
-  int64_t s0 = warp + batches * kBatch;
   // Tail: the warp's last steps, one at a time; a chunk past K (K % 32 != 0) contributes zeros.
   // Only the loads are conditional: mma.sync must be executed by the whole warp together.
-  for (; s0 < steps; s0 += kWarps) {
-    const int64_t k = s0 * kStepK;
+  for (int64_t s0 = warp + batches * kBatch; s0 < steps; s0 += kWarps) {
+    const int64_t krel = (s0 - warp) * kStepK;  // from the lane's first chunk
     uint4 a[kMats][2], b = make_uint4(0, 0, 0, 0);
 #pragma unroll
     for (int m = 0; m < kMats; ++m) a[m][0] = a[m][1] = b;
-    if (k + 8 * t < K) {  // K % 8 == 0: a chunk is whole or absent
+    if (col0 + krel < K) {  // K % 8 == 0: a chunk is whole or absent
 #pragma unroll
       for (int m = 0; m < kMats; ++m)
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) a[m][hh] = load_w_stream(wp[m][hh] + k);
-      b = load_x<kXVec>(xp + k);
+        for (int hh = 0; hh < 2; ++hh) a[m][hh] = load_w_stream(wp[m][hh] + krel);
+      b = load_x<kXVec>(xp + krel);
     }
 #pragma unroll
     for (int m = 0; m < kMats; ++m) mma_chunk(c[m], a[m][0], a[m][1], b);

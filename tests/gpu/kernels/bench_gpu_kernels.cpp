@@ -3,9 +3,11 @@
 // CPU launch overhead, as in the engine's decode graphs), times graph replays with cudaEvents and
 // reports the median time per launch and the bytes moved per second. GEMV weights rotate over
 // enough copies to exceed the L2 cache, so every launch streams its weights from DRAM as a real
-// decode step does.
+// decode step does. Kernels are launched with programmatic dependent launch (PDL) unless --no-pdl
+// is given; the "layer" lines time a whole decode layer without attention (add_rms_norm, qkv GEMV,
+// rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV, down GEMV) with PDL on and off, as in a decode graph.
 //
-//   bench_gpu_kernels [substring]   (only the lines whose name contains the substring)
+//   bench_gpu_kernels [--no-pdl] [substring]   (only the lines whose name contains the substring)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -227,6 +229,91 @@ void bench_rope(cudaStream_t s, const char* filter) {
   }
 }
 
+// One decode layer of a dense model without attention, M rows: the kernels of a decode graph
+// between two attention calls. Weights rotate over copies (beyond the L2) as in bench_gemv.
+struct LayerShape {
+  const char* what;
+  int64_t hidden, inter;
+  int32_t q_heads, kv_heads, head_dim;
+};
+
+void bench_layer(cudaStream_t s, const char* filter) {
+  if (!wanted("layer", filter)) return;
+  const LayerShape shapes[] = {{"llama-8B", 4096, 14336, 32, 8, 128}, {"llama-1B", 2048, 8192, 32, 8, 64}};
+  for (const LayerShape& sh : shapes)
+    for (int m : {1, 8}) {
+      Pool pool;
+      const int64_t H = sh.hidden, I = sh.inter, D = sh.head_dim;
+      const int64_t qkv_n = int64_t{sh.q_heads + 2 * sh.kv_heads} * D, o_k = int64_t{sh.q_heads} * D;
+      struct Weights {
+        const bf16 *qkv, *o, *gu, *down, *n1, *n2;
+      };
+      const size_t wbytes = static_cast<size_t>((qkv_n + o_k + 2 * I) * H + H * I) * 2;
+      const int nc = copies_for(wbytes);
+      std::vector<Weights> ws;
+      auto w = [&](int64_t r, int64_t c, uint64_t seed) {
+        return static_cast<const bf16*>(random_mat(pool, Dt::BF16, r, c, seed, 0.02f, s).data);
+      };
+      for (int c = 0; c < nc; ++c)
+        ws.push_back({w(qkv_n, H, 10 + c), w(H, o_k, 20 + c), w(2 * I, H, 30 + c), w(H, I, 40 + c),
+                      w(1, H, 50 + c), w(1, H, 60 + c)});
+      const Mat res = random_mat(pool, Dt::F32, m, H, 1, 1.0f, s);
+      const Mat h = random_mat(pool, Dt::BF16, m, H, 2, 1.0f, s);
+      const Mat y = random_mat(pool, Dt::BF16, m, H, 3, 0.01f, s);
+      const Mat qkv = random_mat(pool, Dt::BF16, m, qkv_n, 4, 1.0f, s);
+      const Mat act = random_mat(pool, Dt::BF16, m, I, 5, 1.0f, s);
+      Mat attn = qkv;  // the q columns stand in for the attention output
+      attn.cols = o_k;
+      const int32_t blocks = 4;
+      auto* kc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * sh.kv_heads * 16 * D * 2));
+      auto* vc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * sh.kv_heads * 16 * D * 2));
+      std::vector<int32_t> pos(static_cast<size_t>(m)), slots(pos.size());
+      for (int i = 0; i < m; ++i) pos[static_cast<size_t>(i)] = 1000 + i, slots[static_cast<size_t>(i)] = i;
+      std::vector<float> inv(static_cast<size_t>(D / 2));
+      for (int64_t i = 0; i < D / 2; ++i) inv[static_cast<size_t>(i)] = 1.0f / std::pow(500000.0f, 2.0f * i / D);
+      auto* d_pos = static_cast<int32_t*>(pool.get(pos.size() * 4));
+      auto* d_slots = static_cast<int32_t*>(pool.get(slots.size() * 4));
+      auto* d_inv = static_cast<float*>(pool.get(inv.size() * 4));
+      check(cudaMemcpy(d_pos, pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
+      check(cudaMemcpy(d_slots, slots.data(), slots.size() * 4, cudaMemcpyHostToDevice), "slots");
+      check(cudaMemcpy(d_inv, inv.data(), inv.size() * 4, cudaMemcpyHostToDevice), "inv_freq");
+      RopeKvArgs a;
+      a.q = static_cast<bf16*>(qkv.data);
+      a.q_stride = a.k_stride = a.v_stride = qkv_n;
+      a.k = a.q + o_k;
+      a.v = a.k + int64_t{sh.kv_heads} * D;
+      a.inv_freq = d_inv;
+      a.rotary_dim = static_cast<int32_t>(D);
+      a.positions = d_pos;
+      a.slot_mapping = d_slots;
+      a.k_cache = kc;
+      a.v_cache = vc;
+      a.num_tokens = m;
+      a.num_q_heads = sh.q_heads;
+      a.num_kv_heads = sh.kv_heads;
+      a.head_dim = static_cast<int32_t>(D);
+      const auto layer = [&](int i) {
+        const Weights& wt = ws[static_cast<size_t>(i % nc)];
+        add_rms_norm(res, y, wt.n1, 1e-5f, h, s);
+        gemv(h, wt.qkv, qkv_n, H, nullptr, qkv, s);
+        qk_norm_rope_write_kv(a, s);
+        gemv(attn, wt.o, H, o_k, nullptr, y, s);
+        add_rms_norm(res, y, wt.n2, 1e-5f, h, s);
+        gemv_swiglu(h, wt.gu, I, H, act, s);
+        gemv(act, wt.down, H, I, nullptr, y, s);
+      };
+      for (bool pdl : {true, false}) {
+        const bool saved = pdl_enabled();
+        set_pdl_enabled(pdl && saved);
+        const double us = time_us(s, layer);
+        set_pdl_enabled(saved);
+        report("layer", std::string(sh.what) + " M=" + std::to_string(m) + " 7 kernels" +
+                            (pdl && saved ? " pdl" : " no-pdl"),
+               us, static_cast<double>(wbytes));
+      }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -235,16 +322,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_gpu_kernels: no CUDA GPU\n");
     return 1;
   }
-  const char* filter = argc > 1 ? argv[1] : nullptr;
+  const char* filter = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-pdl")
+      set_pdl_enabled(false);
+    else
+      filter = argv[i];
+  }
   cudaDeviceProp p{};
   cudaGetDeviceProperties(&p, 0);
-  std::printf("%s, %d SMs; %d launches per graph, median of %d replays; %% of %.0f GB/s\n", p.name,
-              p.multiProcessorCount, kIters, kReps, kPeakGBs);
+  std::printf("%s, %d SMs; %d launches per graph, median of %d replays; %% of %.0f GB/s; PDL %s\n",
+              p.name, p.multiProcessorCount, kIters, kReps, kPeakGBs, pdl_enabled() ? "on" : "off");
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   bench_gemv(s, filter);
   bench_rows(s, filter);
   bench_rope(s, filter);
+  bench_layer(s, filter);
   cudaStreamDestroy(s);
   return 0;
 }

@@ -78,7 +78,8 @@ void check_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t xstride,
 TEST(GpuElementwise, RmsNormMatchesCpu) {
   INFERDESK_REQUIRE_GPU();
   // Widths on both sides of the warp-per-row / block-per-row switch (1024), multiples of 8 and not.
-  for (int64_t cols : {8, 128, 296, 300, 1024, 1030, 4096, 5000})
+  // 1024 (warp per row) and 20000 (block per row) have more chunks per thread than stay in registers.
+  for (int64_t cols : {8, 128, 296, 300, 1024, 1030, 4096, 5000, 20000})
     for (int64_t rows : {1, 9})
       for (Dt xdt : kDts)
         for (Dt odt : kDts)
@@ -89,7 +90,7 @@ TEST(GpuElementwise, RmsNormMatchesCpu) {
 
 TEST(GpuElementwise, RmsNormInPlace) {
   INFERDESK_REQUIRE_GPU();
-  for (int64_t cols : {128, 300, 4096, 5000})
+  for (int64_t cols : {128, 300, 1024, 4096, 5000, 20000})
     for (Dt dt : kDts)
       for (int64_t stride : strides_for(cols)) check_rms_norm(7, cols, dt, dt, stride, true);
 }
@@ -127,7 +128,7 @@ void check_add_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t stri
 
 TEST(GpuElementwise, AddRmsNormMatchesCpu) {
   INFERDESK_REQUIRE_GPU();
-  for (int64_t cols : {296, 300, 1024, 4096, 5000})
+  for (int64_t cols : {296, 300, 1024, 4096, 5000, 20000})
     for (Dt xdt : kDts)
       for (Dt odt : kDts)
         for (int64_t stride : strides_for(cols)) check_add_rms_norm(5, cols, xdt, odt, stride, false);

@@ -19,12 +19,14 @@ struct RopeCase {
   bool qk_norm;
   float attention_scaling;
   int32_t max_position;
+  int64_t stride_pad = 8;  // qkv row stride = width + stride_pad (8: 16-byte rows; odd: unaligned)
 };
 
 std::ostream& operator<<(std::ostream& os, const RopeCase& c) {
   return os << "T " << c.tokens << " Hq " << c.q_heads << " Hk " << c.kv_heads << " D "
             << c.head_dim << " rot " << c.rotary_dim << (c.qk_norm ? " qk-norm" : "")
-            << " scaling " << c.attention_scaling << " max pos " << c.max_position;
+            << " scaling " << c.attention_scaling << " max pos " << c.max_position << " stride +"
+            << c.stride_pad;
 }
 
 // Llama-3.1 frequencies (theta 500000, llama3 scaling factor 8) over rotary_dim dims.
@@ -55,7 +57,7 @@ void run_case(const RopeCase& c) {
   SCOPED_TRACE(testing::Message() << c);
   const int32_t T = c.tokens, Hq = c.q_heads, Hk = c.kv_heads, D = c.head_dim, bs = 16;
   const int64_t qw = int64_t{Hq} * D, kw = int64_t{Hk} * D, width = qw + 2 * kw;
-  const int64_t stride = width + 8;
+  const int64_t stride = width + c.stride_pad;
   const std::vector<float> qkv = random_bf16(static_cast<size_t>(T * width), 17 * T + D, -2.f, 2.f);
   const std::vector<float> qn = random_bf16(static_cast<size_t>(D), D + 1, 0.5f, 1.5f);
   const std::vector<float> kn = random_bf16(static_cast<size_t>(D), D + 2, 0.5f, 1.5f);
@@ -162,6 +164,12 @@ TEST(GpuRopeKv, MatchesCpuNormRopeAndWritesTheCache) {
       {3, 2, 1, 256, 256, false, 1.0f, 131071},  // head_dim 256
       {11, 3, 1, 96, 96, true, 1.0f, 4096},      // half = 48: pairs across lanes
       {300, 8, 2, 128, 128, true, 1.0f, 100000}, // many items
+      // 16-byte path (head_dim 32..256, full rotary, aligned rows), one lane per 8 elements:
+      {1, 32, 8, 128, 128, false, 1.0f, 100000},  // Llama-3.1-8B decode, 5 full blocks
+      {2, 16, 8, 128, 128, true, 1.0f, 40000},    // Qwen3-like, with qk-norm
+      {6, 5, 3, 32, 32, true, 1.0f, 100000},      // 4 lanes per head, one partial block
+      {4, 3, 1, 256, 256, true, 1.0f, 100000},    // 32 lanes per head
+      {7, 8, 2, 128, 128, true, 1.0f, 100000, 3}, // unaligned rows: scalar path, same result
   };
   for (const RopeCase& c : cases) run_case(c);
 }
