@@ -90,8 +90,13 @@ class Decoder(torch.nn.Module):
             q, k = self.rope(q, pos), self.rope(k, pos)
             self.k[li].index_copy_(2, pos, k)
             self.v[li].index_copy_(2, pos, v)
-            o = F.scaled_dot_product_attention(q, self.k[li], self.v[li], attn_mask=mask[None, None],
-                                               enable_gqa=True)
+            # Grouped attention over the static cache: [B, kv, G*T, D] x [B, kv, D, max].
+            G = self.nh // self.nkv
+            qg = q.reshape(B, self.nkv, G * T, self.D)
+            s = (qg @ self.k[li].transpose(-1, -2)).float() * (1.0 / math.sqrt(self.D))
+            s = s.view(B, self.nkv, G, T, self.max_len).masked_fill(~mask, float("-inf"))
+            pr = torch.softmax(s, -1).to(q.dtype).view(B, self.nkv, G * T, self.max_len)
+            o = (pr @ self.v[li]).view(B, self.nh, T, self.D)
             x = x + o.transpose(1, 2).reshape(B, T, -1) @ l["wo"].t()
             h = F.rms_norm(x, (x.shape[-1],), l["n2"], self.eps)
             g, u = (h @ l["w13"].t()).chunk(2, -1)
