@@ -73,8 +73,8 @@ class MarkdownBody : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kSegmentChars = 1200;
-  static constexpr int kMaxSegmentChars = 3600;
+  static constexpr int kSegmentChars = 800;
+  static constexpr int kMaxSegmentChars = 2000;
 
   explicit MarkdownBody(QWidget* parent = nullptr);
   // As MarkdownView::setMarkdownText; only pieces whose text changed are rendered again.
