@@ -12,23 +12,35 @@
 //  then filters that only ever compare v (through an order-preserving uint32 key) or w:
 //   - min_p: w < min_p dropped;
 //   - top-k: when more than k tokens are left, the k-th largest key among them by radix select
-//     (counts); every token with that value is kept (ties kept, as on the CPU);
+//     (counts; three histogram passes); every token with that value is kept (ties kept, as on
+//     the CPU). For k <= the block size the select only counts keys above a cheap lower bound
+//     of the k-th value (from the threads' maxima), so few tokens touch the histogram;
 //   - top-p: radix select with the masses as weights finds the value t* at which the mass of the
 //     most-likely-first order reaches top_p * total; tokens above t* are kept, and among tokens at
-//     t* only the lowest ids needed to reach the target (the CPU orders ties by lower id);
+//     t* only the lowest ids needed to reach the target (the CPU orders ties by lower id, and so
+//     keeps exactly these: no tie difference beyond the rounding below);
 //   - draw: inverse CDF in id order over the kept masses with one 64-bit Philox draw keyed by
 //     (seed, counter): curand_init(seed, subsequence = counter, offset = 0), two curand() words.
+//     The id is found by one pass of per-warp sums, then narrowing the chosen range kWarps-fold
+//     per level (all warps in parallel) until one warp scans the last 32 ids.
 //  Masses are fixed point (w * 2^44 in uint64, truncated): sums are exact and independent of
 //  thread order, so the same (seed, counter) and row give the same token in any batch. Against
 //  the CPU's float sums this moves a top-p boundary only when the cumulative mass lies within
 //  ~1e-7 of the target, and drops tokens with w < 2^-44 (probability < 6e-14 of the best).
 //  Log-probs: log_softmax of the RAW logits; the top list is the num_logprobs largest raw logits
-//  by radix select, ties by lower id.
+//  by radix select (with the same lower bound), ties by lower id. Each thread always visits the
+//  same ids of a row, so the float log-sum-exp is bit-identical wherever the row sits.
+//
+// Passes over a row (V floats, L2-resident after the first): greedy 1 (+1 with penalties: copy
+// and argmax); temperature only 2; top-k +3; top-p +3 (+1 when the cut falls inside ties);
+// top-N log-probs +4. Shared-memory atomics in the radix passes are the likely hot spot when
+// top-p runs without a small top-k (every token's mass lands in few bins).
 //
 // A row whose raw logits hold NaN or have no finite maximum (all -inf, or +inf) is a backend bug
 // the CPU sampler reports as Internal: here its token is -1 and its log-probs NaN, for the caller
 // to raise the error.
-#include <curand_philox4x32_x.h>
+#include <cuda_runtime.h>
+#include <curand_philox4x32_x.h>  // needs cuda_runtime.h first (uint4, __forceinline__)
 
 #include <climits>
 #include <cmath>
@@ -288,7 +300,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       return;
     }
     if (ws) ws[i] = x;
-    am.add(x, i);
+    am.merge(x, i);
     lse.add(x);
   });
   const ArgMax mine_raw = am;
@@ -316,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     src = make_row(ws, vocab);
     ArgMax m;
-    visit(src, [&](int32_t i, float x) { m.add(x, i); });
+    visit(src, [&](int32_t i, float x) { m.merge(x, i); });
     mine_pen = m;
     pen = block_argmax(m, sh);
   }

@@ -31,8 +31,10 @@ struct BlockShared {
   } hist;
   u64 slot64[kWarps];
   float slot_f[kWarps];
-  float slot_f2[kWarps];
-  int32_t slot_i[kWarps];
+  union {
+    float f;
+    int32_t i;
+  } slot_y[kWarps];
   uint32_t slot_u[kWarps];
   uint32_t bound;
   u64 sel_above;
@@ -75,7 +77,7 @@ struct Row {
   const float* p = nullptr;
   int32_t n = 0;
   int32_t seg = 0;
-  bool vec = false;  // row start 16-byte aligned: float4 loads
+  bool vec = false;  // row start 16-byte aligned: float4 loads (else scalar, same elements)
 };
 
 __device__ __forceinline__ Row make_row(const float* p, int32_t n) {
@@ -92,47 +94,42 @@ __device__ __forceinline__ void segment_of(const Row& r, int warp, int& begin, i
   end = min(r.n, begin + r.seg);
 }
 
+// Four consecutive floats: one 16-byte load when the row is aligned, else four scalar loads.
+__device__ __forceinline__ float4 load4(const float* p, bool vec) {
+  if (vec) return *reinterpret_cast<const float4*>(p);
+  return make_float4(p[0], p[1], p[2], p[3]);
+}
+
 // Calls f(i, x) for every element of this thread's share of the calling warp's segment, ids
-// increasing per thread. Four 16-byte loads in flight per thread on the aligned path.
+// increasing per thread: lane l takes ids begin + 4l .. 4l + 3, then 128 further, and so on.
+// The share does not depend on the row's alignment (only the load width does), so float sums
+// over it round the same wherever the row sits in memory. Four loads in flight per thread.
 template <class F>
 __device__ __forceinline__ void visit(const Row& r, F&& f) {
   int begin, end;
   segment_of(r, warp_id(), begin, end);
-  const int lane = lane_id();
-  if (r.vec) {
-    int i = begin + lane * 4;
-    for (; i + 3 * 128 + 3 < end; i += 4 * 128) {
-      float4 q[4];
+  int i = begin + lane_id() * 4;
+  for (; i + 3 * 128 + 3 < end; i += 4 * 128) {
+    float4 q[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) q[u] = *reinterpret_cast<const float4*>(r.p + i + u * 128);
+    for (int u = 0; u < 4; ++u) q[u] = load4(r.p + i + u * 128, r.vec);
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int j = i + u * 128;
-        f(j, q[u].x);
-        f(j + 1, q[u].y);
-        f(j + 2, q[u].z);
-        f(j + 3, q[u].w);
-      }
+    for (int u = 0; u < 4; ++u) {
+      const int j = i + u * 128;
+      f(j, q[u].x);
+      f(j + 1, q[u].y);
+      f(j + 2, q[u].z);
+      f(j + 3, q[u].w);
     }
-    for (; i + 3 < end; i += 128) {
-      const float4 q = *reinterpret_cast<const float4*>(r.p + i);
-      f(i, q.x);
-      f(i + 1, q.y);
-      f(i + 2, q.z);
-      f(i + 3, q.w);
-    }
-    for (; i < end; ++i) f(i, r.p[i]);  // the last segment's tail (fewer than 4 elements)
-  } else {
-    int i = begin + lane;
-    for (; i + 96 < end; i += 128) {
-      float q[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) q[u] = r.p[i + u * 32];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) f(i + u * 32, q[u]);
-    }
-    for (; i < end; i += 32) f(i, r.p[i]);
   }
+  for (; i + 3 < end; i += 128) {
+    const float4 q = load4(r.p + i, r.vec);
+    f(i, q.x);
+    f(i + 1, q.y);
+    f(i + 2, q.z);
+    f(i + 3, q.w);
+  }
+  for (; i < end; ++i) f(i, r.p[i]);  // the last segment's tail (fewer than 4 elements)
 }
 
 // ------------------------------------------------------------------------ reductions and scans
@@ -171,7 +168,7 @@ __device__ T block_exclusive_scan(T v, BlockShared& sh, T& total) {
 struct ArgMax {
   float v = -INFINITY;
   int32_t i = INT32_MAX;
-  __device__ __forceinline__ void add(float x, int32_t id) {
+  __device__ __forceinline__ void merge(float x, int32_t id) {
     if (x > v || (x == v && id < i)) {
       v = x;
       i = id;
@@ -179,53 +176,61 @@ struct ArgMax {
   }
 };
 
-__device__ ArgMax block_argmax(ArgMax a, BlockShared& sh) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) a.add(__shfl_xor_sync(kFull, a.v, o), __shfl_xor_sync(kFull, a.i, o));
-  if (lane_id() == 0) {
-    sh.slot_f[warp_id()] = a.v;
-    sh.slot_i[warp_id()] = a.i;
-  }
-  __syncthreads();
-  ArgMax r;
-  for (int w = 0; w < kWarps; ++w) r.add(sh.slot_f[w], sh.slot_i[w]);
-  __syncthreads();
-  return r;
-}
-
-// Running log-sum-exp: m the maximum, s = sum exp(x - m). -inf elements add nothing.
+// Running log-sum-exp: m the maximum, s = sum 2^((x - m) * log2(e)) = sum exp(x - m); -inf
+// elements add nothing. exp2f (one MUFU.EX2 and a multiply) keeps the per-element cost of the
+// always-run first pass low; its relative error (~2e-7 plus ~1e-6 from scaling the exponent) is
+// far below what log-probs need.
 struct Lse {
+  static constexpr float kLog2e = 1.4426950408889634f;
   float m = -INFINITY;
   float s = 0.0f;
   __device__ __forceinline__ void add(float x) {
     if (!(x > -INFINITY)) return;
     if (x > m) {
-      s = s * expf(m - x) + 1.0f;
+      s = s * exp2f((m - x) * kLog2e) + 1.0f;
       m = x;
     } else {
-      s += expf(x - m);
+      s += exp2f((x - m) * kLog2e);
     }
   }
   __device__ __forceinline__ void merge(float om, float os) {
     const float nm = fmaxf(m, om);
     if (!(nm > -INFINITY)) return;  // both empty
-    s = (m > -INFINITY ? s * expf(m - nm) : 0.0f) + (om > -INFINITY ? os * expf(om - nm) : 0.0f);
+    s = (m > -INFINITY ? s * exp2f((m - nm) * kLog2e) : 0.0f) +
+        (om > -INFINITY ? os * exp2f((om - nm) * kLog2e) : 0.0f);
     m = nm;
   }
 };
 
-__device__ Lse block_lse(Lse a, BlockShared& sh) {
+__device__ __forceinline__ float& y_slot(BlockShared& sh, int w, float*) { return sh.slot_y[w].f; }
+__device__ __forceinline__ int32_t& y_slot(BlockShared& sh, int w, int32_t*) {
+  return sh.slot_y[w].i;
+}
+
+// Block-wide merge of a running state S made of a float (member x) and a 32-bit field (member
+// y), folded by S::merge(x, y): warp butterflies, then the warps' states in warp order, so the
+// result is the same on every thread and on every run.
+template <class S, class Y>
+__device__ S block_merge(S a, float S::*x, Y S::*y, BlockShared& sh) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) a.merge(__shfl_xor_sync(kFull, a.m, o), __shfl_xor_sync(kFull, a.s, o));
+  for (int o = 16; o > 0; o >>= 1) {
+    a.merge(__shfl_xor_sync(kFull, a.*x, o), __shfl_xor_sync(kFull, a.*y, o));
+  }
   if (lane_id() == 0) {
-    sh.slot_f[warp_id()] = a.m;
-    sh.slot_f2[warp_id()] = a.s;
+    sh.slot_f[warp_id()] = a.*x;
+    y_slot(sh, warp_id(), static_cast<Y*>(nullptr)) = a.*y;
   }
   __syncthreads();
-  Lse r;
-  for (int w = 0; w < kWarps; ++w) r.merge(sh.slot_f[w], sh.slot_f2[w]);
+  S r;
+  for (int w = 0; w < kWarps; ++w) r.merge(sh.slot_f[w], y_slot(sh, w, static_cast<Y*>(nullptr)));
   __syncthreads();
   return r;
+}
+__device__ __forceinline__ ArgMax block_argmax(const ArgMax& a, BlockShared& sh) {
+  return block_merge(a, &ArgMax::v, &ArgMax::i, sh);
+}
+__device__ __forceinline__ Lse block_lse(const Lse& a, BlockShared& sh) {
+  return block_merge(a, &Lse::m, &Lse::s, sh);
 }
 
 // ------------------------------------------------------------------ radix select over a row
@@ -333,52 +338,71 @@ __device__ uint32_t kth_lower_bound(uint32_t thread_max_key, int k, BlockShared&
   return bound;
 }
 
+// Index (0..count-1) of the first of `count` per-warp sums (in sh.slot64) whose running total
+// exceeds `target`; `before` gets the total of the sums before it. -1 when none does.
+template <typename W>
+__device__ __forceinline__ int pick_piece(const BlockShared& sh, W target, W& before) {
+  before = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    const W s = static_cast<W>(sh.slot64[w]);
+    if (target < before + s) return w;
+    before += s;
+  }
+  return -1;
+}
+
 // The smallest id i with weight(0) + ... + weight(i) > target_of(total), weights from
 // weight_of(i, x) (integers >= 0); -1 when target_of(total) >= total (e.g. all weights 0).
-// One pass for the per-segment sums, then one warp walks its segment in id order.
+// One vectorised pass gives the sums of the warps' segments; the segment holding the answer is
+// then cut into one piece per warp, again and again (each level reads 1/kWarps of the previous
+// one, all warps in parallel), until one warp can scan the last <= 32 ids in order.
 template <typename W, class WeightOf, class TargetOf>
 __device__ int32_t find_first_exceeding(const Row& r, WeightOf weight_of, TargetOf target_of,
                                         BlockShared& sh) {
+  const int lane = lane_id(), warp = warp_id();
   W mine = 0;
   visit(r, [&](int i, float x) { mine += weight_of(i, x); });
   mine = warp_sum_of(mine);
-  if (lane_id() == 0) sh.slot64[warp_id()] = static_cast<u64>(mine);
+  if (lane == 0) sh.slot64[warp] = static_cast<u64>(mine);
   if (threadIdx.x == 0) sh.found = -1;
   __syncthreads();
   W total = 0;
   for (int w = 0; w < kWarps; ++w) total += static_cast<W>(sh.slot64[w]);
-  const W target = target_of(total);
-  W before = 0;
-  int chosen = -1;
-  for (int w = 0; w < kWarps; ++w) {
-    const W s = static_cast<W>(sh.slot64[w]);
-    if (target < before + s) {
-      chosen = w;
-      break;
+  W target = target_of(total);
+  W before;
+  int piece = pick_piece(sh, target, before);  // block-uniform from here on
+  __syncthreads();
+  int lo = 0, hi = 0;
+  if (piece >= 0) segment_of(r, piece, lo, hi);
+  target -= before;
+  while (piece >= 0 && hi - lo > 32) {
+    const int len = (hi - lo + kWarps - 1) / kWarps;
+    const int plo = min(hi, lo + warp * len), phi = min(hi, plo + len);
+    W s = 0;
+#pragma unroll 4
+    for (int i = plo + lane; i < phi; i += 32) s += weight_of(i, r.p[i]);
+    s = warp_sum_of(s);
+    if (lane == 0) sh.slot64[warp] = static_cast<u64>(s);
+    __syncthreads();
+    piece = pick_piece(sh, target, before);
+    __syncthreads();
+    if (piece >= 0) {
+      lo = min(hi, lo + piece * len);
+      hi = min(hi, lo + len);
+      target -= before;
     }
-    before += s;
   }
-  if (chosen == warp_id()) {  // warp-uniform
-    int begin, end;
-    segment_of(r, chosen, begin, end);
-    W rem = target - before;
-    const int lane = lane_id();
-    for (int base = begin; base < end; base += 32) {
-      const int i = base + lane;
-      const W w = i < end ? weight_of(i, r.p[i]) : W(0);
-      W incl = w;
+  if (piece >= 0 && warp == 0) {  // the first id whose running weight exceeds target
+    const int i = lo + lane;
+    const W w = i < hi ? weight_of(i, r.p[i]) : W(0);
+    W incl = w;
 #pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const W t = __shfl_up_sync(kFull, incl, o);
-        if (lane >= o) incl += t;
-      }
-      const unsigned hit = __ballot_sync(kFull, incl > rem);
-      if (hit != 0) {
-        if (lane == __ffs(hit) - 1) sh.found = i;
-        break;
-      }
-      rem -= __shfl_sync(kFull, incl, 31);
+    for (int o = 1; o < 32; o <<= 1) {
+      const W t = __shfl_up_sync(kFull, incl, o);
+      if (lane >= o) incl += t;
     }
+    const unsigned hit = __ballot_sync(kFull, incl > target);
+    if (hit != 0 && lane == __ffs(hit) - 1) sh.found = i;
   }
   __syncthreads();
   const int32_t found = sh.found;

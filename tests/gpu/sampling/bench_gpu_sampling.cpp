@@ -29,35 +29,31 @@ struct Setting {
   SampleRowDev p;
 };
 
-std::vector<Setting> settings() {
-  std::vector<Setting> s;
-  SampleRowDev greedy;
-  greedy.temperature = 0.0f;
-  s.push_back({"greedy", greedy});
-  SampleRowDev greedy_lp = greedy;
-  greedy_lp.num_logprobs = 5;
-  s.push_back({"greedy+logprobs5", greedy_lp});
-  SampleRowDev temp;
-  temp.temperature = 1.0f;
-  s.push_back({"temperature", temp});
-  SampleRowDev topp = temp;
-  topp.top_p = 0.9f;
-  s.push_back({"top_p0.9", topp});
-  SampleRowDev chat = temp;
-  chat.temperature = 0.7f;
-  chat.top_k = 20;
-  chat.top_p = 0.8f;
-  s.push_back({"T0.7+top_k20+top_p0.8", chat});
-  SampleRowDev pen = chat;
-  pen.repetition_penalty = 1.1f;
-  pen.presence_penalty = 0.5f;
-  pen.penalty_count = 512;
-  s.push_back({"chat+penalties", pen});
-  SampleRowDev bigk = temp;
-  bigk.top_k = 2000;
-  bigk.min_p = 0.01f;
-  s.push_back({"top_k2000+min_p", bigk});
+// name, temperature, top_k, top_p, min_p, num_logprobs, with 512 penalty entries
+Setting make(const char* name, float t, int32_t k, float p, float min_p, int32_t logprobs,
+             bool penalties) {
+  Setting s{name, {}};
+  s.p.temperature = t;
+  s.p.top_k = k;
+  s.p.top_p = p;
+  s.p.min_p = min_p;
+  s.p.num_logprobs = logprobs;
+  if (penalties) {
+    s.p.repetition_penalty = 1.1f;
+    s.p.presence_penalty = 0.5f;
+    s.p.penalty_count = 512;
+  }
   return s;
+}
+
+std::vector<Setting> settings() {
+  return {make("greedy", 0.0f, 0, 1.0f, 0.0f, 0, false),
+          make("greedy+logprobs5", 0.0f, 0, 1.0f, 0.0f, 5, false),
+          make("temperature", 1.0f, 0, 1.0f, 0.0f, 0, false),
+          make("top_p0.9", 1.0f, 0, 0.9f, 0.0f, 0, false),
+          make("T0.7+top_k20+top_p0.8", 0.7f, 20, 0.8f, 0.0f, 0, false),
+          make("chat+penalties", 0.7f, 20, 0.8f, 0.0f, 0, true),
+          make("top_k2000+min_p", 1.0f, 2000, 1.0f, 0.01f, 0, false)};
 }
 
 bool run(int32_t vocab, int32_t rows, const Setting& st) {
