@@ -268,9 +268,9 @@ __device__ __forceinline__ float block_sum(float v, float* sh) {
 
 // out = src / sqrt(mean(src^2) + eps) * w per row, where src = x, or with kAdd src = residual + x
 // (written back to residual first). A thread owns the chunks tid + j * nthreads of its row; the
-// first kRegChunks of them (all of them for rows up to 8192 columns) stay in registers between
-// the two passes, with their weights loaded before pdl_wait() (the weight is immutable); further
-// chunks are read again in the second pass. x (or residual) may alias out: every element is read
+// first kRegChunks of them (so all of a row of up to 8192 columns with a block per row, 512 with
+// a warp per row) stay in registers between the two passes, with their weights loaded before
+// pdl_wait() (the weight is immutable); further chunks are read again in the second pass. x (or residual) may alias out: every element is read
 // by the thread that later overwrites it, and the reduction between the passes orders all reads of
 // a row before any write of it. Plain loads only (no read-only cache path) for the same reason.
 constexpr int kRegChunks = 2;

@@ -90,28 +90,30 @@ struct Batch {
 };
 
 // The loaders take the batch's first step relative to the warp's first one (wp, xp point there).
+// f(u, m, hh, p) for each W chunk p of the batch: step u, matrix m, row g (hh 0) or g + 8 (hh 1).
+template <int U, int kMats, class F>
+__device__ __forceinline__ void for_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0, F&& f) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
+#pragma unroll
+    for (int m = 0; m < kMats; ++m)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) f(u, m, hh, wp[m][hh] + k);
+  }
+}
 template <bool kPinned = false, int U, int kMats>
 __device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
                                              int64_t s0) {
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
-#pragma unroll
-    for (int m = 0; m < kMats; ++m)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) bt.a[u][m][hh] = load_w_stream<kPinned>(wp[m][hh] + k);
-  }
+  for_batch_w<U, kMats>(wp, s0, [&](int u, int m, int hh, const bf16* p) {
+    bt.a[u][m][hh] = load_w_stream<kPinned>(p);
+  });
 }
 template <int U, int kMats>
 __device__ __forceinline__ void prefetch_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0) {
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
-#pragma unroll
-    for (int m = 0; m < kMats; ++m)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) asm volatile("prefetch.global.L2 [%0];" ::"l"(wp[m][hh] + k));
-  }
+  for_batch_w<U, kMats>(wp, s0, [](int, int, int, const bf16* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+  });
 }
 template <bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp, int64_t s0) {

@@ -182,46 +182,50 @@ void bench_rows(cudaStream_t s, const char* filter) {
   }
 }
 
+// RopeKvArgs over a fused [T, (Hq + 2 Hk) * D] qkv at q, with positions 1000 + i, slots i, a cache
+// big enough for them and Llama-3 (theta 500000) frequencies, all in `pool`.
+RopeKvArgs rope_args(Pool& pool, bf16* q, int32_t T, int32_t Hq, int32_t Hk, int32_t D) {
+  constexpr int32_t bs = 16;
+  const int64_t width = int64_t{Hq + 2 * Hk} * D;
+  const int32_t blocks = (T + bs - 1) / bs;
+  const size_t cache_bytes = static_cast<size_t>(blocks) * Hk * bs * D * 2;
+  std::vector<int32_t> pos(static_cast<size_t>(T)), slots(pos.size());
+  for (int32_t i = 0; i < T; ++i) pos[static_cast<size_t>(i)] = 1000 + i, slots[static_cast<size_t>(i)] = i;
+  std::vector<float> inv(static_cast<size_t>(D / 2));
+  for (int i = 0; i < D / 2; ++i) inv[static_cast<size_t>(i)] = 1.0f / std::pow(500000.0f, 2.0f * i / D);
+  auto upload = [&](const void* src, size_t bytes) {
+    void* p = pool.get(bytes);
+    check(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), "rope metadata");
+    return p;
+  };
+  RopeKvArgs a;
+  a.q = q;
+  a.q_stride = a.k_stride = a.v_stride = width;
+  a.k = a.q + int64_t{Hq} * D;
+  a.v = a.k + int64_t{Hk} * D;
+  a.inv_freq = static_cast<const float*>(upload(inv.data(), inv.size() * 4));
+  a.rotary_dim = D;
+  a.positions = static_cast<const int32_t*>(upload(pos.data(), pos.size() * 4));
+  a.slot_mapping = static_cast<const int32_t*>(upload(slots.data(), slots.size() * 4));
+  a.k_cache = static_cast<bf16*>(pool.get(cache_bytes));
+  a.v_cache = static_cast<bf16*>(pool.get(cache_bytes));
+  a.num_tokens = T;
+  a.num_q_heads = Hq;
+  a.num_kv_heads = Hk;
+  a.head_dim = D;
+  a.block_size = bs;
+  return a;
+}
+
 void bench_rope(cudaStream_t s, const char* filter) {
   if (!wanted("rope_kv", filter)) return;
-  const int32_t Hq = 32, Hk = 8, D = 128, bs = 16;
+  const int32_t Hq = 32, Hk = 8, D = 128;
   for (int32_t T : {1, 64, 4096}) {
     Pool pool;
-    const int64_t width = int64_t{Hq + 2 * Hk} * D;
-    const Mat qkv = random_mat(pool, Dt::BF16, T, width, 1, 1.0f, s);
-    const int32_t blocks = (T + bs - 1) / bs;
-    auto* kc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * Hk * bs * D * 2));
-    auto* vc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * Hk * bs * D * 2));
-    std::vector<int32_t> pos(static_cast<size_t>(T));
-    for (int32_t i = 0; i < T; ++i) pos[static_cast<size_t>(i)] = 1000 + i;
-    std::vector<int32_t> slots(pos.size());
-    for (int32_t i = 0; i < T; ++i) slots[static_cast<size_t>(i)] = i;
-    std::vector<float> inv(D / 2);
-    for (int i = 0; i < D / 2; ++i) inv[static_cast<size_t>(i)] = 1.0f / std::pow(500000.0f, 2.0f * i / D);
-    auto* d_pos = static_cast<int32_t*>(pool.get(pos.size() * 4));
-    auto* d_slots = static_cast<int32_t*>(pool.get(slots.size() * 4));
-    auto* d_inv = static_cast<float*>(pool.get(inv.size() * 4));
-    check(cudaMemcpy(d_pos, pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
-    check(cudaMemcpy(d_slots, slots.data(), slots.size() * 4, cudaMemcpyHostToDevice), "slots");
-    check(cudaMemcpy(d_inv, inv.data(), inv.size() * 4, cudaMemcpyHostToDevice), "inv_freq");
+    const Mat qkv = random_mat(pool, Dt::BF16, T, int64_t{Hq + 2 * Hk} * D, 1, 1.0f, s);
     const Mat norm = random_mat(pool, Dt::BF16, 1, D, 2, 1.0f, s);
-    RopeKvArgs a;
-    a.q = static_cast<bf16*>(qkv.data);
-    a.q_stride = a.k_stride = a.v_stride = width;
-    a.k = a.q + Hq * D;
-    a.v = a.k + Hk * D;
+    RopeKvArgs a = rope_args(pool, static_cast<bf16*>(qkv.data), T, Hq, Hk, D);
     a.q_norm = a.k_norm = static_cast<const bf16*>(norm.data);
-    a.inv_freq = d_inv;
-    a.rotary_dim = D;
-    a.positions = d_pos;
-    a.slot_mapping = d_slots;
-    a.k_cache = kc;
-    a.v_cache = vc;
-    a.num_tokens = T;
-    a.num_q_heads = Hq;
-    a.num_kv_heads = Hk;
-    a.head_dim = D;
-    a.block_size = bs;
     // q, k read + written, v read, k and v written to the cache.
     const double bytes = static_cast<double>(T) * D * 2.0 * (2.0 * (Hq + Hk) + Hk + 2.0 * Hk);
     report("rope_kv", "T=" + std::to_string(T) + " Hq=32 Hk=8 D=128 qk-norm",
@@ -264,34 +268,8 @@ void bench_layer(cudaStream_t s, const char* filter) {
       const Mat act = random_mat(pool, Dt::BF16, m, I, 5, 1.0f, s);
       Mat attn = qkv;  // the q columns stand in for the attention output
       attn.cols = o_k;
-      const int32_t blocks = 4;
-      auto* kc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * sh.kv_heads * 16 * D * 2));
-      auto* vc = static_cast<bf16*>(pool.get(static_cast<size_t>(blocks) * sh.kv_heads * 16 * D * 2));
-      std::vector<int32_t> pos(static_cast<size_t>(m)), slots(pos.size());
-      for (int i = 0; i < m; ++i) pos[static_cast<size_t>(i)] = 1000 + i, slots[static_cast<size_t>(i)] = i;
-      std::vector<float> inv(static_cast<size_t>(D / 2));
-      for (int64_t i = 0; i < D / 2; ++i) inv[static_cast<size_t>(i)] = 1.0f / std::pow(500000.0f, 2.0f * i / D);
-      auto* d_pos = static_cast<int32_t*>(pool.get(pos.size() * 4));
-      auto* d_slots = static_cast<int32_t*>(pool.get(slots.size() * 4));
-      auto* d_inv = static_cast<float*>(pool.get(inv.size() * 4));
-      check(cudaMemcpy(d_pos, pos.data(), pos.size() * 4, cudaMemcpyHostToDevice), "pos");
-      check(cudaMemcpy(d_slots, slots.data(), slots.size() * 4, cudaMemcpyHostToDevice), "slots");
-      check(cudaMemcpy(d_inv, inv.data(), inv.size() * 4, cudaMemcpyHostToDevice), "inv_freq");
-      RopeKvArgs a;
-      a.q = static_cast<bf16*>(qkv.data);
-      a.q_stride = a.k_stride = a.v_stride = qkv_n;
-      a.k = a.q + o_k;
-      a.v = a.k + int64_t{sh.kv_heads} * D;
-      a.inv_freq = d_inv;
-      a.rotary_dim = static_cast<int32_t>(D);
-      a.positions = d_pos;
-      a.slot_mapping = d_slots;
-      a.k_cache = kc;
-      a.v_cache = vc;
-      a.num_tokens = m;
-      a.num_q_heads = sh.q_heads;
-      a.num_kv_heads = sh.kv_heads;
-      a.head_dim = static_cast<int32_t>(D);
+      const RopeKvArgs a = rope_args(pool, static_cast<bf16*>(qkv.data), m, sh.q_heads, sh.kv_heads,
+                                     static_cast<int32_t>(D));
       const auto layer = [&](int i) {
         const Weights& wt = ws[static_cast<size_t>(i % nc)];
         add_rms_norm(res, y, wt.n1, 1e-5f, h, s);
