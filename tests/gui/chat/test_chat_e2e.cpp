@@ -47,13 +47,14 @@
 #include "gui/engine/engine_controller.h"
 #include "gui/models/model_manager.h"
 #include "gui/models/models_page.h"
+#include "tests/gui/support/gui_test_support.h"
 
 using namespace inferdesk;
 using namespace inferdesk::gui;
 
 namespace {
 
-const QString kFixture = QStringLiteral(INFERDESK_SOURCE_DIR "/tests/golden/models/tiny-chat");
+const QString kFixture = test::fixture("tiny-chat");
 constexpr int kWaitMs = 60000;
 
 struct App {
@@ -78,8 +79,7 @@ struct App {
 
 void screenshot(QWidget* w, const QString& name) {
   QTest::qWait(100);  // layouts settle (message heights follow their width)
-  const QString path = QStringLiteral(INFERDESK_SCREENSHOT_DIR) + "/" + name;
-  QVERIFY2(w->grab().save(path), qPrintable("could not save " + path));
+  QVERIFY2(!test::saveScreenshot(w, name).isEmpty(), qPrintable("could not save " + name));
 }
 
 // Adds the fixture through the model manager and loads it on the CPU.
@@ -148,7 +148,6 @@ class TestChatEndToEnd : public QObject {
 void TestChatEndToEnd::initTestCase() {
   QVERIFY2(QFileInfo::exists(kFixture + "/tokenizer.json"), qPrintable("fixture missing: " + kFixture));
   QVERIFY(dir_.isValid());
-  QDir().mkpath(INFERDESK_SCREENSHOT_DIR);
   app_ = std::make_unique<App>(dir_.path());
   QVERIFY(page());
   QVERIFY(QTest::qWaitForWindowExposed(app_->window.get()));
@@ -163,7 +162,7 @@ void TestChatEndToEnd::sendingWithoutModelAsksForOne() {
   QVERIFY(page->noticeLabel()->text().contains("load a model first"));
   QCOMPARE(page->composer()->toPlainText(), QString("Is anybody there?"));
   QVERIFY(app_->ctx().chats.list_chats().empty());  // nothing saved
-  screenshot(app_->window.get(), "chat-no-model.png");
+  screenshot(app_->window.get(), "chat-no-model");
   QSignalSpy wanted(page, &ChatPage::modelsPageRequested);
   emit page->noticeLabel()->linkActivated("models");
   QCOMPARE(wanted.count(), 1);
@@ -205,7 +204,7 @@ void TestChatEndToEnd::sendStreamsAndStops() {
 
   // Streamed text arrives in batches, each saved before it is shown; Stop keeps what came.
   QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
-  screenshot(app_->window.get(), "chat-streaming.png");
+  screenshot(app_->window.get(), "chat-streaming");
   QTest::mouseClick(page->stopButton(), Qt::LeftButton);
   QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
   const store::Message stopped = ctx.chats.get_message(saved[1].id);
@@ -263,7 +262,7 @@ void TestChatEndToEnd::editStartsABranch() {
   QVERIFY(mono_code);
   QTest::mouseClick(message(page, 0)->copyButton(), Qt::LeftButton);
   QCOMPARE(QGuiApplication::clipboard()->text(), edited_text_);  // the markdown source
-  screenshot(app_->window.get(), "chat-branches.png");
+  screenshot(app_->window.get(), "chat-branches");
 }
 
 void TestChatEndToEnd::renderedPromptAndExport() {
@@ -277,7 +276,7 @@ void TestChatEndToEnd::renderedPromptAndExport() {
   QWidget* dialog = nullptr;
   QTRY_VERIFY((dialog = page->findChild<QWidget*>("renderedPromptDialog")) != nullptr);
   QVERIFY(dialog->findChild<QPlainTextEdit*>()->toPlainText().contains("<|im_start|>user\n" + edited_text_));
-  screenshot(dialog, "chat-rendered-prompt.png");
+  screenshot(dialog, "chat-rendered-prompt");
   dialog->close();
 
   // Export the branch shown.
@@ -375,7 +374,7 @@ void TestChatEndToEnd::historyReloadsInANewWindow() {
   QCOMPARE(page->samplingPanel()->maxTokensBox()->value(), 24);
   QCOMPARE(page->samplingPanel()->params().ignore_eos, true);
   QVERIFY(message(page, 1)->statsLabel()->text().startsWith("24 tokens"));
-  screenshot(app_->window.get(), "chat-reloaded.png");
+  screenshot(app_->window.get(), "chat-reloaded");
   app_.reset();
 }
 
@@ -428,7 +427,7 @@ void TestChatEndToEnd::longConversationOverSmallContext() {
   QCOMPARE(model->data(model->index(0), ConversationModel::InContextRole).toBool(), false);
   QCOMPARE(model->data(model->index(1), ConversationModel::InContextRole).toBool(), false);
   QCOMPARE(model->data(model->index(2), ConversationModel::InContextRole).toBool(), true);
-  screenshot(app.window.get(), "chat-context-notice.png");
+  screenshot(app.window.get(), "chat-context-notice");
   QTRY_VERIFY_WITH_TIMEOUT(!page->session()->isGenerating(), kWaitMs);
 
   // A message that cannot fit even alone is refused and kept in the composer.
@@ -441,7 +440,7 @@ void TestChatEndToEnd::longConversationOverSmallContext() {
   QVERIFY2(page->noticeLabel()->text().contains("does not fit"), qPrintable(page->noticeLabel()->text()));
   QCOMPARE(page->composer()->toPlainText(), huge);
   QCOMPARE(chats.all_messages(chat).size(), before);
-  screenshot(app.window.get(), "chat-too-long.png");
+  screenshot(app.window.get(), "chat-too-long");
 }
 
 // The responsiveness measurement, on the chat page: while a long reply streams (each
@@ -534,7 +533,7 @@ void TestChatEndToEnd::longMarkdownReplyIsReadable() {
   QVERIFY(shown.contains("The end."));
   QVERIFY(!shown.contains("**"));
   page->conversationView()->scrollToEnd();
-  screenshot(app.window.get(), "chat-markdown.png");
+  screenshot(app.window.get(), "chat-markdown");
 }
 
 QTEST_MAIN(TestChatEndToEnd)
