@@ -7,7 +7,6 @@
 #include <QListWidget>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyle>
 
 #include <exception>
 
@@ -52,14 +51,15 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   sidebar_ = new QListWidget();
   sidebar_->setObjectName("sidebar");
   sidebar_->setFixedWidth(150);
-  sidebar_->setIconSize(QSize(20, 20));
   sidebar_->setFrameShape(QFrame::NoFrame);
-  sidebar_->setStyleSheet("QListWidget#sidebar { background: palette(window); padding-top: 8px; }"
-                          "QListWidget#sidebar::item { padding: 10px 8px; }");
-  QStyle* st = style();
-  new QListWidgetItem(st->standardIcon(QStyle::SP_MessageBoxQuestion), tr("Chat"), sidebar_);
-  new QListWidgetItem(st->standardIcon(QStyle::SP_DriveHDIcon), tr("Models"), sidebar_);
-  new QListWidgetItem(st->standardIcon(QStyle::SP_ComputerIcon), tr("Performance"), sidebar_);
+  sidebar_->setStyleSheet(
+      "QListWidget#sidebar { background: palette(window); padding-top: 8px; }"
+      "QListWidget#sidebar::item { height: 38px; padding-left: 14px; border: none; }"
+      "QListWidget#sidebar::item:selected { background: palette(highlight); color: palette(highlighted-text); }");
+  QFont item_font = sidebar_->font();
+  item_font.setPointSizeF(item_font.pointSizeF() * 1.15);
+  for (const QString& name : {tr("Chat"), tr("Models"), tr("Performance")})
+    (new QListWidgetItem(name, sidebar_))->setFont(item_font);
   stack_ = new QStackedWidget();
   chat_ = make_chat_page(ctx_);
   models_ = new ModelsPage(ctx_);
@@ -76,8 +76,6 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   statusBar()->addPermanentWidget(model_status_);
   if (ctx_.db.read_only())
     statusBar()->showMessage(tr("Read-only: %1").arg(QString::fromStdString(ctx_.db.read_only_reason())));
-  connect(models_->manager(), &ModelManager::statusMessage, this,
-          [this](const QString& m) { statusBar()->showMessage(m, kMessageMs); });
   if (EngineController* engine = ctx_.engine) {
     connect(engine, &EngineController::errorOccurred, this,
             [this](const QString& m) { statusBar()->showMessage(m, kMessageMs); });

@@ -71,17 +71,18 @@ void TimeSeriesChart::commit() {
 namespace {
 
 // The smallest 1, 2, 2.5 or 5 x 10^k that is >= v (v > 0).
-double nice_ceiling(double v) {
+double nice_step(double v) {
   const double decade = std::pow(10.0, std::floor(std::log10(v)));
   for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
     if (m * decade >= v * (1 - 1e-9)) return m * decade;
   return 10 * decade;
 }
 
-// Ticks every nice interval from 0 (about five of them) and labels with as many decimals as the
-// interval needs, so labels are exact values ("0 25 50 75 100", "0 0.5 1 1.5 2").
-void set_range(QValueAxis* axis, double lo, double hi, double min_interval) {
-  const double interval = std::max(min_interval, nice_ceiling((hi - lo) / 5));
+// Shows [lo, hi] with about five round ticks anchored at 0 ("0 25 50 75 100", "0 0.2 0.4"),
+// labels carrying as many decimals as the tick interval needs; `widen` rounds hi up to a tick.
+void set_range(QValueAxis* axis, double lo, double hi, double min_interval, bool widen) {
+  const double interval = std::max(min_interval, nice_step(std::max(hi - lo, 1e-9) / 5));
+  if (widen) hi = lo + std::ceil((hi - lo) / interval - 1e-9) * interval;
   if (axis->tickType() != QValueAxis::TicksDynamic) {
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(0);
@@ -92,8 +93,13 @@ void set_range(QValueAxis* axis, double lo, double hi, double min_interval) {
   auto set_interval = [&] {
     if (axis->tickInterval() == interval) return;
     axis->setTickInterval(interval);
-    const int decimals = interval >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(interval) - 1e-9));
-    const QString format = QString("%.%1f").arg(std::min(decimals, 3));
+    int decimals = 0;  // as many as the interval needs to be exact (0.25: 2)
+    while (decimals < 4) {
+      const double scaled = interval * std::pow(10.0, decimals);
+      if (std::abs(scaled - std::round(scaled)) < 1e-6 * scaled) break;
+      ++decimals;
+    }
+    const QString format = QString("%.%1f").arg(decimals);
     if (axis->labelFormat() != format) axis->setLabelFormat(format);
   };
   auto set_bounds = [&] {
@@ -123,11 +129,11 @@ void TimeSeriesChart::rescale() {
   if (window_ > 0) {
     // Grows from a 30 s view up to the window, then scrolls.
     const double hi = std::max(latest_x, std::min(window_, 30.0));
-    set_range(x_, std::max(0.0, hi - window_), hi, 1);
+    set_range(x_, std::max(0.0, hi - window_), hi, 1, false);
   } else {
-    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1);
+    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1, true);
   }
-  set_range(y_, 0, max_y > 0 ? nice_ceiling(max_y * 1.1) : 1, 0);
+  set_range(y_, 0, max_y > 0 ? max_y * 1.05 : 1, 0, true);
 }
 
 void TimeSeriesChart::clearAll() {
@@ -137,8 +143,8 @@ void TimeSeriesChart::clearAll() {
     l.dirty = false;
   }
   latest_x_ = 0;
-  set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1);
-  set_range(y_, 0, 1, 0);
+  set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1, true);
+  set_range(y_, 0, 1, 0, true);
 }
 
 }  // namespace inferdesk::gui

@@ -1,6 +1,7 @@
 // The application shell: command line and data folder, the no-display refusal (exit code 2,
 // pointing to inferdesk-cli), the main window's pages and page switching, a start-up of the real
 // executable, and screenshots of the main window on the Models and Performance pages.
+#include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QProcess>
@@ -149,11 +150,9 @@ class TestMainWindow : public QObject {
   }
 
   void screenshotsOfTheModelsAndPerformancePages() {
-    QTemporaryDir tmp;
-    AppSession session(tmp.path());
-    MainWindow w(session.context());
-    w.resize(1280, 820);
-    w.show();
+    test::ShownMainWindow app;
+    MainWindow& w = app.window;
+    AppSession& session = app.session;
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     ModelManager* mm = w.modelsPage()->manager();
     QVERIFY(mm->addFolder(fixture("qwen3_moe")).ok);
@@ -162,9 +161,9 @@ class TestMainWindow : public QObject {
     EngineController* c = session.engine();
     test::ControllerRelay relay(c);
     QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
-    QVERIFY(mm->load(id, "cpu", 2048));
+    QVERIFY(mm->load(id, "cpu", 4096));
     QVERIFY(loaded.wait(30000));
-    QTRY_VERIFY(w.statusBar()->currentMessage().contains("loaded on CPU"));
+    QTRY_VERIFY(w.modelsPage()->statusLabel()->text().contains("loaded on CPU"));
     QVERIFY(!test::saveScreenshot(&w, "main_window_models").isEmpty());
     // Generate a little so the performance page has something to show.
     QSignalSpy finished(&relay, &test::ControllerRelay::finished);
@@ -173,7 +172,7 @@ class TestMainWindow : public QObject {
     for (int i = 0; i < 3; ++i) {
       SamplingParams p;
       p.temperature = 0.7f;
-      p.max_tokens = 200;
+      p.max_tokens = 1000;  // three at once fit the 4096-token cache
       p.ignore_eos = true;
       const QString key = QString("k%1").arg(i);
       QMetaObject::invokeMethod(c, [c, ids, p, key] { c->submit(key, ids, p); });

@@ -54,6 +54,19 @@ void stopAll(EngineController* c, test::ControllerRelay& relay, int n) {
   while (finished.count() < n) QVERIFY(finished.wait(30000));
 }
 
+// A shown performance page fed by a controller on its own thread.
+struct LivePage {
+  EngineThread engine;
+  test::TempStores stores{engine.controller()};
+  PerfPage page{*stores.ctx};
+  test::ControllerRelay relay{engine.controller()};
+  EngineController* c = engine.controller();
+  LivePage() {
+    page.resize(1200, 800);
+    page.show();
+  }
+};
+
 }  // namespace
 
 class TestPerfPage : public QObject {
@@ -61,22 +74,18 @@ class TestPerfPage : public QObject {
 
  private slots:
   void chartsFillWhileGenerating() {
-    EngineThread engine;
-    test::TempStores s(engine.controller());
-    PerfPage page(*s.ctx);
-    page.resize(1200, 800);
-    page.show();
-    test::ControllerRelay relay(engine.controller());
-    start(engine.controller(), relay, fixture("tiny-chat"), 4, 3000);
+    LivePage live;
+    PerfPage& page = live.page;
+    start(live.c, live.relay, fixture("tiny-chat"), 4, 3000);
     // While the requests run, the charts show them (stats arrive every 100 ms).
     QTRY_VERIFY_WITH_TIMEOUT(maxY(page.runningSeries()) >= 4, 30000);
     QTRY_VERIFY_WITH_TIMEOUT(maxY(page.decodeSeries()) > 0, 30000);
     QTRY_VERIFY_WITH_TIMEOUT(maxY(page.kvUsedSeries()) >= 4, 30000);  // a block per request at least
-    stopAll(engine.controller(), relay, 4);
+    stopAll(live.c, live.relay, 4);
     QCOMPARE(page.ttftSeries()->count(), 4);  // one point per request
     QCOMPARE(page.requestsSeen(), 4);
     for (const QPointF& p : page.ttftSeries()->points()) QVERIFY(p.y() > 0);
-    const int total_blocks = engine.controller()->loadedModel()->kv_blocks;
+    const int total_blocks = live.c->loadedModel()->kv_blocks;
     QCOMPARE(maxY(page.kvTotalSeries()), double(total_blocks));
     QVERIFY(maxY(page.processMemorySeries()) > 1.0);  // MiB
     QVERIFY(!page.gpuMemorySeries()->isVisible());    // CPU model: no GPU line
@@ -86,16 +95,12 @@ class TestPerfPage : public QObject {
   }
 
   void heatmapShowsRoutedTokensOfAMoEModel() {
-    EngineThread engine;
-    test::TempStores s(engine.controller());
-    PerfPage page(*s.ctx);
-    page.resize(1200, 800);
-    page.show();
-    test::ControllerRelay relay(engine.controller());
-    start(engine.controller(), relay, fixture("qwen3_moe"), 3, 3000);
+    LivePage live;
+    PerfPage& page = live.page;
+    start(live.c, live.relay, fixture("qwen3_moe"), 3, 3000);
     QTRY_VERIFY_WITH_TIMEOUT(page.heatmap()->nonZeroCells() > 0, 30000);
     QTRY_VERIFY_WITH_TIMEOUT(maxY(page.decodeSeries()) > 0, 30000);
-    stopAll(engine.controller(), relay, 3);
+    stopAll(live.c, live.relay, 3);
     QTest::qWait(300);  // the last statistics after the stop
     ExpertHeatmap* map = page.heatmap();
     QCOMPARE(map->layers(), 2);
@@ -143,6 +148,10 @@ class TestPerfPage : public QObject {
         QVERIFY2(ticks >= 1 && ticks <= 10, qPrintable(QString("%1 ticks for %2").arg(ticks).arg(v)));
       }
       QVERIFY(chart.yAxis()->max() >= v);  // everything is in view
+      // Labels are exact: as many decimals as the interval has ("%.2f" for 0.25, "%.0f" for 50).
+      const double step = chart.yAxis()->tickInterval();
+      const QString label = QString::asprintf(qPrintable(chart.yAxis()->labelFormat()), step);
+      QCOMPARE(label.toDouble(), step);
     }
     QVERIFY2(most_ticks <= 10, qPrintable(QString("an axis passed through %1 ticks").arg(most_ticks)));
     QCOMPARE(a->count(), 24);

@@ -24,13 +24,10 @@ class TestResponsiveness : public QObject {
 
  private slots:
   void uiNeverStallsWhileGenerating() {
-    QTemporaryDir tmp;
-    AppSession session(tmp.path());
-    MainWindow w(session.context());
-    w.resize(1280, 820);
-    w.show();
+    test::ShownMainWindow app;
+    MainWindow& w = app.window;
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    EngineController* c = session.engine();
+    EngineController* c = app.session.engine();
     test::ControllerRelay relay(c);
     QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
     // A KV cache for all four requests at once (64 MiB; tiny-chat needs 1 KiB per token), so they

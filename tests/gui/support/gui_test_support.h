@@ -13,6 +13,8 @@
 
 #include "core/store/store.h"
 #include "gui/app/app_context.h"
+#include "gui/app/app_session.h"
+#include "gui/app/main_window.h"
 #include "gui/engine/engine_controller.h"
 
 namespace inferdesk::gui::test {
@@ -37,6 +39,19 @@ struct TempStores {
     models = std::make_unique<store::ModelRegistry>(*db);
     settings = std::make_unique<store::Settings>(*db);
     ctx.reset(new AppContext{*db, *chats, *models, *settings, engine, dir.path(), {}});
+  }
+};
+
+// The application as main.cpp builds it (session over a fresh data folder, main window), shown
+// at a size that suits screenshots. Wait for QTest::qWaitForWindowExposed(&app.window) before
+// grabbing it.
+struct ShownMainWindow {
+  QTemporaryDir dir;
+  AppSession session{dir.path()};
+  MainWindow window{session.context()};
+  ShownMainWindow() {
+    window.resize(1280, 820);
+    window.show();
   }
 };
 
