@@ -4,7 +4,8 @@
 // Main path (W 16-byte aligned, K % 8 == 0): tensor-core mma.m16n8k16 (BF16 in, F32 accumulate)
 // with W as the 16-row A operand and the (up to 8) x rows as the 8 B columns, so one pass over W
 // serves every x row. A thread block owns 16 output rows (32 for SwiGLU: 16 gate + 16 up); its
-// kWarps warps split K in interleaved steps of 32 and are reduced through shared memory at the end.
+// kW warps (8, or 4 for a small grid, see kSmallGridWarps) split K in interleaved steps of 32 and
+// are reduced through shared memory at the end.
 // Since the order of the k terms of a dot product is free, each lane loads whole 16-byte chunks:
 // lane (g = lane / 4, t = lane % 4) reads W[row g][k0 + 8t, +8), W[row g + 8][same] and x[g][same],
 // and the 8 values of a chunk feed two mmas as the logical k's {2t, 2t+1, 2t+8, 2t+9} of each (the
@@ -21,11 +22,11 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemv_tuning.h"
 
 namespace inferdesk::cuda {
 namespace {
 
-constexpr int kWarps = 8;          // warps per block splitting K
 constexpr int kRows = 16;          // output rows per block (per stacked matrix)
 constexpr int kStepK = 32;         // k per warp step (4 lanes x 8 elements)
 constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
@@ -33,6 +34,13 @@ constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
 // the next batch issued before the current one is consumed up to twice that is in flight.
 constexpr int kUnrollGemv = 4;
 constexpr int kUnrollSwiglu = 2;
+// Warps per block of the tensor-core kernel: 8, except for a gemv of at most kSmallGridMaxRows
+// output rows (256 blocks: one wave at 2 blocks per SM), which uses kSmallGridWarps. With 4, a
+// block needs half the registers, so while such a GEMV runs, the SMs keep room for the next
+// kernel's blocks (PDL) to be resident and prefetch their weights. Pick from the H200 numbers of
+// bench_gpu_kernels ("gemv ... w4" against "w8"); 8 is the configuration measured before PDL.
+constexpr int kSmallGridWarps = 8;
+constexpr int64_t kSmallGridMaxRows = 4096;
 // Before pdl_wait(): also prefetch the second batch's W lines into L2 (keeps DRAM busy while the
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;
@@ -81,7 +89,7 @@ __device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const 
   mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
 }
 
-// U steps of one warp (kWarps apart) for kMats stacked matrices: per step and matrix the chunks
+// U steps of one warp (kW apart) for kMats stacked matrices: per step and matrix the chunks
 // of W rows g and g + 8, and the x chunk of the same k's.
 template <int U, int kMats>
 struct Batch {
@@ -91,40 +99,40 @@ struct Batch {
 
 // The loaders take the batch's first step relative to the warp's first one (wp, xp point there).
 // f(u, m, hh, p) for each W chunk p of the batch: step u, matrix m, row g (hh 0) or g + 8 (hh 1).
-template <int U, int kMats, class F>
+template <int kW, int U, int kMats, class F>
 __device__ __forceinline__ void for_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0, F&& f) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
+    const int64_t k = (s0 + static_cast<int64_t>(u) * kW) * kStepK;
 #pragma unroll
     for (int m = 0; m < kMats; ++m)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) f(u, m, hh, wp[m][hh] + k);
   }
 }
-template <bool kPinned = false, int U, int kMats>
+template <int kW, bool kPinned = false, int U, int kMats>
 __device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
                                              int64_t s0) {
-  for_batch_w<U, kMats>(wp, s0, [&](int u, int m, int hh, const bf16* p) {
+  for_batch_w<kW, U, kMats>(wp, s0, [&](int u, int m, int hh, const bf16* p) {
     bt.a[u][m][hh] = load_w_stream<kPinned>(p);
   });
 }
-template <int U, int kMats>
+template <int kW, int U, int kMats>
 __device__ __forceinline__ void prefetch_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0) {
-  for_batch_w<U, kMats>(wp, s0, [](int, int, int, const bf16* p) {
+  for_batch_w<kW, U, kMats>(wp, s0, [](int, int, int, const bf16* p) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
   });
 }
-template <bool kXVec, int U, int kMats>
+template <int kW, bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp, int64_t s0) {
 #pragma unroll
-  for (int u = 0; u < U; ++u) bt.b[u] = load_x<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kWarps) * kStepK);
+  for (int u = 0; u < U; ++u) bt.b[u] = load_x<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kW) * kStepK);
 }
-template <bool kXVec, int U, int kMats>
+template <int kW, bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
                                            const bf16* xp, int64_t s0) {
-  load_batch_w(bt, wp, s0);
-  load_batch_x<kXVec>(bt, xp, s0);
+  load_batch_w<kW>(bt, wp, s0);
+  load_batch_x<kW, kXVec>(bt, xp, s0);
 }
 
 template <int U, int kMats>
@@ -147,13 +155,15 @@ __device__ __forceinline__ void store_y(TY* p, float v) {
 
 // kMats = 1: y = x W^T (+ bias), W [mat_rows, K]. kMats = 2: W stacks gate [mat_rows, K] over up
 // [mat_rows, K] and y = silu(x gate^T) * (x up^T), y [M, mat_rows].
-template <int kMats, bool kXVec, typename TY>
-__global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks (16 warps) per SM
+// <= 128 registers whatever kW: 2 blocks of 8 warps or 4 of 4 per SM.
+template <int kMats, bool kXVec, typename TY, int kW>
+__global__ void __launch_bounds__(kW * 32, 16 / kW)
     gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M,
                     const bf16* __restrict__ w, int64_t mat_rows, int64_t K,
                     const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride) {
   constexpr int U = kMats == 1 ? kUnrollGemv : kUnrollSwiglu;
-  __shared__ float red[kWarps][kMats * 4][32];
+  static_assert(kW == 4 || kW == 8, "the epilogue needs 128 threads, the registers <= 128");
+  __shared__ float red[kW][kMats * 4][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRows;
@@ -178,29 +188,29 @@ __global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks
 #pragma unroll
   for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
 
-  // Full batches (U steps of 32, kWarps apart, all inside K), software-pipelined: the loads of
+  // Full batches (U steps of 32, kW apart, all inside K), software-pipelined: the loads of
   // batch j + 1 are issued before the mmas of batch j, so each warp always has a batch in flight.
   const int64_t full_steps = K / kStepK;  // steps whose 4 chunks all lie inside K
-  constexpr int64_t kBatch = static_cast<int64_t>(kWarps) * U;
-  const int64_t room = full_steps - warp - static_cast<int64_t>(U - 1) * kWarps;
+  constexpr int64_t kBatch = static_cast<int64_t>(kW) * U;
+  const int64_t room = full_steps - warp - static_cast<int64_t>(U - 1) * kW;
   const int64_t batches = room > 0 ? (room + kBatch - 1) / kBatch : 0;
   Batch<U, kMats> p, q;
   // W of the first batch before waiting for the kernel that produced x; x after.
-  if (batches > 0) load_batch_w<true>(p, wp, 0);
-  if (kPrefetchSecondBatch && batches > 1) prefetch_batch_w<U, kMats>(wp, kBatch);
+  if (batches > 0) load_batch_w<kW, true>(p, wp, 0);
+  if (kPrefetchSecondBatch && batches > 1) prefetch_batch_w<kW, U, kMats>(wp, kBatch);
   pdl_launch_dependents();
   pdl_wait();
-  if (batches > 0) load_batch_x<kXVec>(p, xp, 0);
+  if (batches > 0) load_batch_x<kW, kXVec>(p, xp, 0);
   for (int64_t j = 0; j < batches; j += 2) {
-    if (j + 1 < batches) load_batch<kXVec>(q, wp, xp, (j + 1) * kBatch);
+    if (j + 1 < batches) load_batch<kW, kXVec>(q, wp, xp, (j + 1) * kBatch);
     mma_batch(c, p);
     if (j + 1 >= batches) break;
-    if (j + 2 < batches) load_batch<kXVec>(p, wp, xp, (j + 2) * kBatch);
+    if (j + 2 < batches) load_batch<kW, kXVec>(p, wp, xp, (j + 2) * kBatch);
     mma_batch(c, q);
   }
   // Tail: the warp's last steps, one at a time; a chunk past K (K % 32 != 0) contributes zeros.
   // Only the loads are conditional: mma.sync must be executed by the whole warp together.
-  for (int64_t s0 = warp + batches * kBatch; s0 < steps; s0 += kWarps) {
+  for (int64_t s0 = warp + batches * kBatch; s0 < steps; s0 += kW) {
     const int64_t krel = (s0 - warp) * kStepK;  // from the lane's first chunk
     uint4 a[kMats][2], b = make_uint4(0, 0, 0, 0);
 #pragma unroll
@@ -233,7 +243,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2)  // <= 128 registers: 2 blocks
   for (int m = 0; m < kMats; ++m) {
     float sum = 0.0f;
 #pragma unroll
-    for (int wi = 0; wi < kWarps; ++wi) sum += red[wi][m * 4 + i][l];
+    for (int wi = 0; wi < kW; ++wi) sum += red[wi][m * 4 + i][l];
     acc[m] = sum;
   }
   float v;
@@ -285,9 +295,19 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
   }
 }
 
+template <int kMats, typename TY, int kW>
+void launch_mma(const char* what, bool x_vec, unsigned blocks, cudaStream_t stream, const bf16* xp,
+                int64_t x_stride, int M, const bf16* w, int64_t mat_rows, int64_t k,
+                const bf16* bias, TY* yp, int64_t y_stride) {
+  launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY, kW> : gemv_mma_kernel<kMats, false, TY, kW>,
+                dim3(blocks), dim3(kW * 32), 0, stream, xp, x_stride, M, w, mat_rows, k, bias, yp,
+                y_stride);
+}
+
+// warps: of the tensor-core kernel, 4 or 8 (0: by shape).
 template <int kMats, typename TY>
 void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k,
-                 const bf16* bias, const Mat& y, cudaStream_t stream) {
+                 const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<TY*>(y.data);
   const int M = static_cast<int>(x.rows);
@@ -296,9 +316,14 @@ void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows
     const bool x_vec =
         reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
     const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
-    launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY> : gemv_mma_kernel<kMats, false, TY>,
-                  dim3(blocks), dim3(kWarps * 32), 0, stream, xp, x.stride, M, w, mat_rows, k, bias,
-                  yp, y.stride);
+    if (warps == 0) warps = kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps : 8;
+    if constexpr (kMats == 1) {  // (the SwiGLU GEMV always has 8)
+      if (warps == 4)
+        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k,
+                                        bias, yp, y.stride);
+    }
+    launch_mma<kMats, TY, 8>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k, bias, yp,
+                             y.stride);
   } else {
     const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
     launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0,
@@ -320,25 +345,32 @@ void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, c
 
 template <int kMats>
 void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k,
-              const bf16* bias, const Mat& y, cudaStream_t stream) {
+              const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
   check_shapes(what, x, rows_out, k, y);
+  if (warps != 0 && warps != 4 && warps != 8)
+    unsupported_config(std::string(what) + ": " + std::to_string(warps) + " warps per block");
   if (x.rows <= 0 || rows_out <= 0) return;
   if (y.dt == Dt::F32)
-    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, stream);
+    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, warps, stream);
   else
-    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, stream);
+    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, warps, stream);
 }
 
 }  // namespace
 
 void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
           cudaStream_t stream) {
-  run_gemv<1>("gemv", x, w, n, k, bias, y, stream);
+  run_gemv<1>("gemv", x, w, n, k, bias, y, 0, stream);
+}
+
+void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
+                     const bf16* bias, Mat y, cudaStream_t stream) {
+  run_gemv<1>("gemv", x, w, n, k, bias, y, warps, stream);
 }
 
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
                  cudaStream_t stream) {
-  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, stream);
+  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, stream);
 }
 
 }  // namespace inferdesk::cuda

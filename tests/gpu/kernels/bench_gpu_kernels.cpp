@@ -4,8 +4,10 @@
 // reports the median time per launch and the bytes moved per second. GEMV weights rotate over
 // enough copies to exceed the L2 cache, so every launch streams its weights from DRAM as a real
 // decode step does. Kernels are launched with programmatic dependent launch (PDL) unless --no-pdl
-// is given; the "layer" lines time a whole decode layer without attention (add_rms_norm, qkv GEMV,
-// rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV, down GEMV) with PDL on and off, as in a decode graph.
+// is given. Plain GEMVs are timed with 8 and with 4 warps per block ("w8", "w4"; gemv() uses
+// kSmallGridWarps of gemv.cu up to 4096 rows, 8 above). The "layer" lines time a whole decode
+// layer without attention (add_rms_norm, qkv GEMV, rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV,
+// down GEMV) with PDL on and off, as in a decode graph.
 //
 //   bench_gpu_kernels [--no-pdl] [substring]   (only the lines whose name contains the substring)
 #include <cuda_bf16.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/kernels/gemv_tuning.h"
 #include "cuda/kernels/kernels.h"
 
 namespace {
@@ -132,17 +135,19 @@ void bench_gemv(cudaStream_t s, const char* filter) {
         ws.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, rows_w, sh.k, 10 + c, 0.02f, s).data));
       const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
       const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 4), sh.ydt, m, sh.n);
-      const double us = time_us(s, [&](int i) {
-        if (sh.swiglu)
-          gemv_swiglu(x, ws[i % nc], sh.n, sh.k, y, s);
-        else
-          gemv(x, ws[i % nc], sh.n, sh.k, nullptr, y, s);
-      });
       const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 +
                            m * sh.n * (sh.ydt == Dt::F32 ? 4.0 : 2.0);
-      report(name, std::string(sh.what) + " M=" + std::to_string(m) + " [" +
-                       std::to_string(rows_w) + "x" + std::to_string(sh.k) + "]",
-             us, bytes);
+      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" +
+                                std::to_string(rows_w) + "x" + std::to_string(sh.k) + "]";
+      if (sh.swiglu) {
+        report(name, shape, time_us(s, [&](int i) { gemv_swiglu(x, ws[i % nc], sh.n, sh.k, y, s); }), bytes);
+        continue;
+      }
+      // Both block configurations of the tensor-core kernel (gemv() picks one per shape).
+      for (int warps : {8, 4})
+        report(name, shape + " w" + std::to_string(warps), time_us(s, [&](int i) {
+                 gemv_with_warps(warps, x, ws[i % nc], sh.n, sh.k, nullptr, y, s);
+               }), bytes);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/util/error.h"
+#include "cuda/kernels/gemv_tuning.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -18,11 +19,13 @@ struct GemvCase {
   Dt ydt;
   int64_t x_pad = 8;     // x row stride K + x_pad (8: aligned rows; odd: scalar x loads)
   int64_t w_offset = 0;  // elements W is shifted by (1: misaligned, fallback kernel)
+  int warps = 0;         // warps per block of the tensor-core kernel (0: gemv()'s choice)
 };
 
 std::ostream& operator<<(std::ostream& os, const GemvCase& c) {
   return os << "M " << c.M << " N " << c.N << " K " << c.K << (c.bias ? " bias" : "") << " y "
-            << dt_name(c.ydt) << " x stride K+" << c.x_pad << " W offset " << c.w_offset;
+            << dt_name(c.ydt) << " x stride K+" << c.x_pad << " W offset " << c.w_offset << " warps "
+            << c.warps;
 }
 
 // F32 output: products of bf16 values are exact in F32 and only the order (and, in the tensor
@@ -79,8 +82,11 @@ void run_gemv(const GemvCase& c) {
   DevMatrix y(c.ydt, cuda::kGemvMaxRows, c.N, c.N + 3);
   Mat ym = y.mat();
   ym.rows = c.M;
-  cuda::gemv(dx.mat(), dw.get(), c.N, c.K, c.bias ? static_cast<const bf16*>(dbias.data()) : nullptr,
-             ym, nullptr);
+  const bf16* b = c.bias ? static_cast<const bf16*>(dbias.data()) : nullptr;
+  if (c.warps == 0)
+    cuda::gemv(dx.mat(), dw.get(), c.N, c.K, b, ym, nullptr);
+  else
+    cuda::gemv_with_warps(c.warps, dx.mat(), dw.get(), c.N, c.K, b, ym, nullptr);
   sync_ok();
   check_outputs(y, c.M, want, c.ydt);
 }
@@ -139,6 +145,22 @@ TEST(GpuGemv, StridedAndMisalignedInputs) {
     run_gemv({M, 67, 296, true, Dt::BF16, 8, 1});  // W misaligned: fallback kernel
     run_gemv({M, 45, 301, false, Dt::F32, 0});     // K % 8 != 0: fallback kernel
   }
+}
+
+TEST(GpuGemv, EachBlockConfiguration) {
+  INFERDESK_REQUIRE_GPU();
+  // The 4- and 8-warp tensor-core kernels (gemv() picks one per shape): K split over 4 warps
+  // changes every warp's steps and the epilogue's partial sums.
+  for (int warps : {4, 8}) {
+    for (int M = 1; M <= cuda::kGemvMaxRows; ++M) run_gemv({M, 67, 296, M % 2 == 0, Dt::F32, 8, 0, warps});
+    run_gemv({1, 16, 32, false, Dt::BF16, 8, 0, warps});          // one step: tail only
+    run_gemv({1, 4096, 4096, false, Dt::BF16, 8, 0, warps});      // o-proj shape
+    run_gemv({8, 1000, 14336, true, Dt::F32, 8, 0, warps});       // many batches per warp
+    run_gemv({3, 67, 296 + 512, true, Dt::F32, 3, 0, warps});     // scalar x loads
+  }
+  DevMatrix x(Dt::BF16, 1, 64), y(Dt::F32, 1, 16);
+  DeviceBuffer<bf16> w(16 * 64);
+  EXPECT_THROW(cuda::gemv_with_warps(6, x.mat(), w.get(), 16, 64, nullptr, y.mat(), nullptr), Error);
 }
 
 TEST(GpuGemvSwiglu, MatchesLinearThenSiluMul) {
