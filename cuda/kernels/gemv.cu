@@ -35,12 +35,14 @@ constexpr int kFallbackWarps = 8;  // rows per block of the fallback kernel
 constexpr int kUnrollGemv = 4;
 constexpr int kUnrollSwiglu = 2;
 // Warps per block of the tensor-core kernel: 8, except for a gemv of at most kSmallGridMaxRows
-// output rows (256 blocks: one wave at 2 blocks per SM), which uses kSmallGridWarps. With 4, a
-// block needs half the registers, so while such a GEMV runs, the SMs keep room for the next
-// kernel's blocks (PDL) to be resident and prefetch their weights. Pick from the H200 numbers of
-// bench_gpu_kernels ("gemv ... w4" against "w8"); 8 is the configuration measured before PDL.
+// output rows, which uses kSmallGridWarps. A 4-warp block needs half the registers (4 blocks per
+// SM instead of 2): a 6144-row GEMV (384 blocks) then fits in one wave on 132 SMs instead of 1.45,
+// and while a 4096-row one (256 blocks) runs, the SMs keep room for the next kernel's blocks
+// (PDL) to be resident and load their first weights. The price: half the loads in flight per
+// block. Pick from the H200 numbers of bench_gpu_kernels ("gemv ... w4" against "w8"); 8 is the
+// configuration measured before PDL.
 constexpr int kSmallGridWarps = 8;
-constexpr int64_t kSmallGridMaxRows = 4096;
+constexpr int64_t kSmallGridMaxRows = 8192;  // 512 blocks: one wave of 4-warp blocks on 132 SMs
 // Before pdl_wait(): also prefetch the second batch's W lines into L2 (keeps DRAM busy while the
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;

@@ -5,7 +5,7 @@
 // enough copies to exceed the L2 cache, so every launch streams its weights from DRAM as a real
 // decode step does. Kernels are launched with programmatic dependent launch (PDL) unless --no-pdl
 // is given. Plain GEMVs are timed with 8 and with 4 warps per block ("w8", "w4"; gemv() uses
-// kSmallGridWarps of gemv.cu up to 4096 rows, 8 above). The "layer" lines time a whole decode
+// kSmallGridWarps of gemv.cu up to 8192 rows, 8 above). The "layer" lines time a whole decode
 // layer without attention (add_rms_norm, qkv GEMV, rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV,
 // down GEMV) with PDL on and off, as in a decode graph.
 //
