@@ -13,6 +13,10 @@
 // sliding window, if any) are cut into num_splits ranges of equal length rounded up to whole
 // blocks; an empty range writes a zero partial with LSE -inf. With num_splits == 1 the split kernel
 // writes `out` directly; otherwise a combine kernel merges the partials with log-sum-exp weights.
+//
+// Both kernels are launched with PDL (launch_kernel): a block reads the step metadata and the
+// block ids of its first keys, then waits for the previous kernel (q, K/V, partials) before
+// reading anything else or writing.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -81,9 +85,11 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
   const int h0 = (blockIdx.x % p.head_chunks) * GC;  // first head of the group served here
   const int split = blockIdx.y;
   const int seq = blockIdx.z;
-  if (a.query_len[seq] <= 0) return;  // no row to write
   const int G = p.group;
   const int nh = min(GC, G - h0);
+  // Step metadata (uploaded before the step's first kernel; no kernel writes it) and block ids are
+  // read before pdl_wait(); q, the cache and the partials only after it.
+  const int qlen = a.query_len[seq];
   const int ctx = a.context_len[seq];
   const int row = a.query_start[seq];
   const SplitRange range = split_range(ctx, a.sliding_window, a.num_splits, split, p.log2_bs);
@@ -92,6 +98,25 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
   const int li = lane % LPK;  // which 8 dims of the head this lane holds
   const int lg = lane / LPK;  // which key of a load this lane group reads
   const int head0 = hk * G + h0;
+
+  const int32_t* bt = a.block_tables + a.block_table_start[seq];
+  const int lo = range.lo, end = range.end;
+  const int log2_bs = p.log2_bs;
+  // Block ids of this lane's kUnroll keys of the warp iteration starting at `base` (-1: masked).
+  auto fetch_ids = [&](int base, int (&ids)[C::kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < C::kUnroll; ++u) {
+      const int key = base + u * C::kKeysPerLoad + lg;
+      ids[u] = key >= lo && key < end ? bt[key >> log2_bs] : -1;
+    }
+  };
+  int ids[C::kUnroll];
+  int base = range.start + warp * C::kKeysPerWarpIter;
+  if (qlen > 0 && base < end) fetch_ids(base, ids);
+
+  pdl_wait();  // q and this step's K/V come from the previous kernel
+  pdl_launch_dependents();
+  if (qlen <= 0) return;  // no row to write
 
   // q (scale and log2(e) folded in) for this lane's 8 dims of each served head.
   float q[GC][8];
@@ -110,20 +135,6 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
     for (int i = 0; i < 8; ++i) acc[h][i] = 0.0f;
   }
 
-  const int32_t* bt = a.block_tables + a.block_table_start[seq];
-  const int lo = range.lo, end = range.end;
-  const int log2_bs = p.log2_bs;
-  // Block ids of this lane's kUnroll keys of the warp iteration starting at `base` (-1: masked).
-  auto fetch_ids = [&](int base, int (&ids)[C::kUnroll]) {
-#pragma unroll
-    for (int u = 0; u < C::kUnroll; ++u) {
-      const int key = base + u * C::kKeysPerLoad + lg;
-      ids[u] = key >= lo && key < end ? bt[key >> log2_bs] : -1;
-    }
-  };
-  int ids[C::kUnroll];
-  int base = range.start + warp * C::kKeysPerWarpIter;
-  if (base < end) fetch_ids(base, ids);
   for (; base < end; base += C::kKeysPerIter) {
     uint4 kr[C::kUnroll], vr[C::kUnroll];
 #pragma unroll
@@ -248,7 +259,11 @@ __global__ void paged_decode_combine_kernel(const PagedAttentionArgs a, const fl
                                             const float* partial_lse) {
   extern __shared__ float s_lse[];
   const int head = blockIdx.x, seq = blockIdx.y;
-  if (a.query_len[seq] <= 0) return;
+  const int qlen = a.query_len[seq];  // step metadata: readable before the wait
+  const int row = a.query_start[seq];
+  pdl_wait();  // the partials come from the split kernel
+  pdl_launch_dependents();
+  if (qlen <= 0) return;
   const int S = a.num_splits, D = a.head_dim;
   const int64_t idx0 = (static_cast<int64_t>(seq) * a.num_heads + head) * S;
   for (int i = threadIdx.x; i < S; i += blockDim.x) s_lse[i] = partial_lse[idx0 + i];
@@ -265,7 +280,6 @@ __global__ void paged_decode_combine_kernel(const PagedAttentionArgs a, const fl
       val += w * partial_out[(idx0 + i) * D + d];
     }
   }
-  const int row = a.query_start[seq];
   a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head) * D + d] =
       __float2bfloat16(sum > 0.0f ? val / sum : 0.0f);
 }
@@ -282,7 +296,8 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
 
 template <int D, int GC>
 void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
-  paged_decode_split_kernel<D, GC><<<grid, DecodeTile<D, GC>::kThreads, 0, stream>>>(p);
+  launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC>, grid,
+                dim3(DecodeTile<D, GC>::kThreads), 0, stream, p);
 }
 
 template <int D>
@@ -336,12 +351,11 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
     case 128: launch_split_d<128>(p, gc, grid, stream); break;
     default: launch_split_d<256>(p, gc, grid, stream); break;
   }
-  check_launch("paged_attention_decode (split)");
   if (a.num_splits == 1) return;
   const dim3 cgrid(static_cast<unsigned>(a.num_heads), static_cast<unsigned>(a.num_seqs));
   const size_t smem = static_cast<size_t>(a.num_splits) * sizeof(float);  // <= 16 KiB
-  paged_decode_combine_kernel<<<cgrid, a.head_dim, smem, stream>>>(a, p.partial_out, p.partial_lse);
-  check_launch("paged_attention_decode (combine)");
+  launch_kernel("paged_attention_decode (combine)", paged_decode_combine_kernel, cgrid,
+                dim3(static_cast<unsigned>(a.head_dim)), smem, stream, a, p.partial_out, p.partial_lse);
 }
 
 }  // namespace inferdesk::cuda

@@ -10,6 +10,8 @@
 // cp.async so that loading V_t overlaps S_t and loading K_{t+1} overlaps P V_t.
 //
 // Grid: x = kv head, y = sequence, z = tile, the last tiles (most keys under the causal mask) first.
+// Launched with PDL (launch_kernel): blocks read the step metadata, then wait for the previous
+// kernel (which wrote q and this step's K/V) before touching q, the cache or the output.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -82,13 +84,18 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
   const int seq = blockIdx.y;
   const int tile = static_cast<int>(gridDim.z - 1 - blockIdx.z);
   const int G = p.group;
+  // Step metadata is uploaded before the step's first kernel (no kernel writes it), so it may be
+  // read before pdl_wait(); q and the K/V cache are written by the kernels before this one.
   const int qlen = a.query_len[seq];
+  const int ctx = a.context_len[seq];
+  const int qs = a.query_start[seq];
+  const int32_t* bt = a.block_tables + a.block_table_start[seq];
+  pdl_wait();
+  pdl_launch_dependents();
   const int nrows = qlen * G;
   const int row0 = tile * kM;
   if (row0 >= nrows) return;
   const int rows_here = min(kM, nrows - row0);
-  const int ctx = a.context_len[seq];
-  const int qs = a.query_start[seq];
   const int tid = threadIdx.x;
 
   // Output address of packed row r of this tile.
@@ -114,7 +121,6 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
   const int full_lo = win > 0 ? max(0, last_pos - win + 1) : 0;
   const int t_first = key_lo / kN, t_last = last_pos / kN;
 
-  const int32_t* bt = a.block_tables + a.block_table_start[seq];
   const int log2_bs = p.log2_bs;
   const int num_kv_heads = a.num_kv_heads;
 
@@ -290,9 +296,9 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
 template <int D>
 void launch_prefill(const PrefillParams& p, dim3 grid, cudaStream_t stream) {
   using C = PrefillTile<D>;
-  allow_dynamic_smem(paged_prefill_kernel<D>, C::kSmemBytes, "paged_attention_prefill");
-  paged_prefill_kernel<D><<<grid, C::kThreads, C::kSmemBytes, stream>>>(p);
-  check_launch("paged_attention_prefill");
+  allow_dynamic_smem<paged_prefill_kernel<D>>(C::kSmemBytes, "paged_attention_prefill");
+  launch_kernel("paged_attention_prefill", paged_prefill_kernel<D>, grid, dim3(C::kThreads),
+                C::kSmemBytes, stream, p);
 }
 
 }  // namespace

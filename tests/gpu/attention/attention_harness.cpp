@@ -221,13 +221,48 @@ void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
   refill_device(d, dev);
 }
 
+void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v,
+                   DeviceAttn& dev) {
+  if (k.empty()) return;
+  dev.k_cache.upload(with_offset(k, d.c.cache_offset));
+  dev.v_cache.upload(with_offset(v, d.c.cache_offset));
+}
+
+PendingKv make_pending(const AttnData& d) {
+  const AttnCase& c = d.c;
+  const int32_t bs = c.block_size, D = c.head_dim, Hk = c.num_kv_heads;
+  PendingKv p;
+  p.k.assign(static_cast<size_t>(d.rows) * Hk * D, 0.0f);
+  p.v = p.k;
+  p.positions.assign(static_cast<size_t>(d.rows), 0);
+  p.slots.assign(static_cast<size_t>(d.rows), -1);
+  p.k_cache = d.k_cache;
+  p.v_cache = d.v_cache;
+  for (size_t s = 0; s < d.query_len.size(); ++s) {
+    if (d.context_len[s] == 0) continue;
+    for (int32_t j = 0; j < d.query_len[s]; ++j) {
+      const int32_t r = d.query_start[s] + j;
+      const int32_t pos = d.context_len[s] - d.query_len[s] + j;
+      const int32_t blk = d.block_tables[d.block_table_start[s] + pos / bs];
+      p.positions[r] = pos;
+      p.slots[r] = blk * bs + pos % bs;
+      for (int32_t h = 0; h < Hk; ++h) {
+        const int64_t o = cache_index(c, blk, h, pos % bs);
+        const int64_t dst = (int64_t{r} * Hk + h) * D;
+        std::copy_n(d.k_cache.data() + o, D, p.k.data() + dst);
+        std::copy_n(d.v_cache.data() + o, D, p.v.data() + dst);
+        std::fill_n(p.k_cache.data() + o, D, NAN);
+        std::fill_n(p.v_cache.data() + o, D, NAN);
+      }
+    }
+  }
+  return p;
+}
+
 void refill_device(const AttnData& d, DeviceAttn& dev) {
   const AttnCase& c = d.c;
   if (!d.q.empty()) dev.q.upload(with_offset(d.q, c.q_offset));
-  if (!d.k_cache.empty()) {
-    dev.k_cache.upload(with_offset(d.k_cache, c.cache_offset));
-    dev.v_cache.upload(with_offset(d.v_cache, c.cache_offset));
-  }
+  upload_caches(d, d.k_cache, d.v_cache, dev);
   dev.out.poison();
   dev.workspace.poison();
   dev.query_start.upload(d.query_start);

@@ -82,6 +82,20 @@ void refill_device(const AttnData& d, DeviceAttn& dev);
 // Allocates a poisoned workspace for num_splits and sets args.num_splits / workspace.
 void set_splits(DeviceAttn& dev, int32_t num_splits);
 
+// This step's own K/V rows, for chains in which the kernel before attention (qk_norm_rope_write_kv)
+// writes them into the cache: row r of k/v is query row r's token (zeros for rows of padding
+// sequences and gaps, whose slot is -1), and the caches with exactly those slots poisoned (NaN),
+// so an attention kernel that reads the cache before that write completed produces NaN.
+struct PendingKv {
+  std::vector<float> k, v;  // [rows, num_kv_heads * head_dim]
+  std::vector<int32_t> positions, slots;  // [rows]
+  std::vector<float> k_cache, v_cache;    // the case's caches, pending slots NaN
+};
+PendingKv make_pending(const AttnData& d);
+// Uploads caches laid out as d's (cache_offset honoured) into dev.
+void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v,
+                   DeviceAttn& dev);
+
 // Compares the device output with the reference: per sequence normalised error < tol, padding
 // rows exactly zero, gap rows and the columns past num_heads * head_dim untouched (poison).
 ::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol);

@@ -1,0 +1,161 @@
+// The attention kernels under programmatic dependent launch (PDL): in the forward pass the kernel
+// before attention (qk_norm_rope_write_kv) writes this step's K/V into the cache, so attention may
+// only read the cache after its pdl_wait(). Each chain below is rope (an identity rotation:
+// inv_freq 0) writing this step's K/V into slots that were poisoned with NaN, then attention;
+// run with PDL off (plain stream order: the reference), with PDL on eagerly, and captured into a
+// CUDA graph with PDL on and replayed (slots poisoned again before every replay). Every run must
+// match the CPU backend and be bit-identical to the PDL-off run; an attention block reading the
+// cache (or q) early would see NaN.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cuda/kernels/kernels.h"
+#include "tests/gpu/attention/attention_harness.h"
+
+namespace inferdesk::gputest::attn {
+namespace {
+
+// Sets the process-wide PDL flag for a scope and restores the default (on) after it.
+class PdlScope {
+ public:
+  explicit PdlScope(bool on) { cuda::set_pdl_enabled(on); }
+  ~PdlScope() { cuda::set_pdl_enabled(true); }
+  PdlScope(const PdlScope&) = delete;
+  PdlScope& operator=(const PdlScope&) = delete;
+};
+
+class AttentionChain {
+ public:
+  AttentionChain(const AttnCase& c, Kernel kernel, int32_t splits)
+      : d_(make_data(c)), pending_(make_pending(d_)), kernel_(kernel) {
+    make_device(d_, dev_);
+    set_splits(dev_, splits);
+    k_ = DeviceBuffer<bf16>(to_bf16(pending_.k));
+    v_ = DeviceBuffer<bf16>(to_bf16(pending_.v));
+    positions_ = DeviceBuffer<int32_t>(pending_.positions);
+    slots_ = DeviceBuffer<int32_t>(pending_.slots);
+    inv_freq_ = DeviceBuffer<float>(std::vector<float>(static_cast<size_t>(c.head_dim / 2), 0.0f));
+    const int64_t kv_row = int64_t{c.num_kv_heads} * c.head_dim;
+    rope_.q = dev_.q.get() + c.q_offset;
+    rope_.q_stride = d_.q_stride;
+    rope_.k = k_.get();
+    rope_.k_stride = kv_row;
+    rope_.v = v_.get();
+    rope_.v_stride = kv_row;
+    rope_.inv_freq = inv_freq_.get();
+    rope_.rotary_dim = c.head_dim;
+    rope_.attention_scaling = 1.0f;
+    rope_.positions = positions_.get();
+    rope_.slot_mapping = slots_.get();
+    rope_.k_cache = dev_.k_cache.get() + c.cache_offset;
+    rope_.v_cache = dev_.v_cache.get() + c.cache_offset;
+    rope_.num_tokens = d_.rows;
+    rope_.num_q_heads = c.num_heads;
+    rope_.num_kv_heads = c.num_kv_heads;
+    rope_.head_dim = c.head_dim;
+    rope_.block_size = c.block_size;
+  }
+
+  // q, the caches with this step's slots poisoned, a poisoned output and workspace (finished
+  // before returning: the uploads go through the legacy stream).
+  void reset() {
+    refill_device(d_, dev_);
+    upload_caches(d_, pending_.k_cache, pending_.v_cache, dev_);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  void enqueue(cudaStream_t stream) {
+    cuda::qk_norm_rope_write_kv(rope_, stream);
+    if (kernel_ == Kernel::Decode)
+      cuda::paged_attention_decode(dev_.args, stream);
+    else
+      cuda::paged_attention_prefill(dev_.args, stream);
+  }
+  const AttnData& data() const { return d_; }
+  const DeviceAttn& device() const { return dev_; }
+
+ private:
+  AttnData d_;
+  PendingKv pending_;
+  Kernel kernel_;
+  DeviceAttn dev_;
+  DeviceBuffer<bf16> k_, v_;
+  DeviceBuffer<int32_t> positions_, slots_;
+  DeviceBuffer<float> inv_freq_;
+  cuda::RopeKvArgs rope_;
+};
+
+bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
+}
+
+void check_chain(const AttnCase& c, Kernel kernel, int32_t splits) {
+  SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits)
+                                                        : std::string(" prefill")));
+  AttentionChain chain(c, kernel, splits);
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  std::vector<bf16> reference;
+  {
+    PdlScope pdl(false);
+    chain.reset();
+    chain.enqueue(stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "PDL off";
+    reference = chain.device().out.download();
+  }
+
+  PdlScope pdl(true);
+  chain.reset();
+  chain.enqueue(stream);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "PDL on, eager";
+  EXPECT_TRUE(same_bits(chain.device().out.download(), reference)) << "PDL on, eager: not bit-identical";
+
+  chain.reset();  // nothing runs during the capture; every replay below is reset first
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  chain.enqueue(stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; ++replay) {
+    chain.reset();
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "graph replay " << replay;
+    EXPECT_TRUE(same_bits(chain.device().out.download(), reference))
+        << "graph replay " << replay << ": not bit-identical to PDL off";
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST(GpuAttentionPdl, PrefillAfterRopeKvWrite) {
+  INFERDESK_REQUIRE_GPU();
+  // Chunks over cached blocks, decode rows, a padding sequence; D 128 (52 KB of shared memory)
+  // and D 256 (66 KB: the opted-in limit must hold for cudaLaunchKernelEx too).
+  const std::vector<SeqSpec> seqs = {{37, 300}, {1, 100}, {64, 64}, {3, 0}, {1, 1}, {20, 90}};
+  check_chain(make_case(seqs, 8, 2, 128, 16, 201), Kernel::Prefill, 1);
+  check_chain(make_case(seqs, 8, 4, 256, 32, 202), Kernel::Prefill, 1);
+  AttnCase w = make_case({{45, 70}, {1, 84}, {48, 96}, {1, 61}}, 4, 2, 32, 16, 203);
+  w.sliding_window = 32;
+  check_chain(w, Kernel::Prefill, 1);
+}
+
+TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
+  INFERDESK_REQUIRE_GPU();
+  const std::vector<SeqSpec> seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
+  for (int32_t splits : {1, 5}) {  // 1: the split kernel writes out; 5: split + combine
+    check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits);
+    AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
+    w.sliding_window = 32;
+    check_chain(w, Kernel::Decode, splits);
+  }
+}
+
+}  // namespace
+}  // namespace inferdesk::gputest::attn
