@@ -3,12 +3,18 @@
 // not thread-safe), and screenshots under the build tree.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <QDir>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
 #include <QWidget>
 
+#include <algorithm>
 #include <memory>
 
 #include "core/store/store.h"
@@ -83,6 +89,44 @@ class ControllerRelay : public QObject {
   void errorOccurred(const QString& message);
   void statsUpdated(const inferdesk::EngineStats& stats);
 };
+
+// How responsive this thread's event loop was while probeEventLoop ran it.
+struct LoopProbe {
+  qint64 worst_gap_ms = 0;  // the largest gap between two ticks of a 5 ms timer
+  int ticks = 0;
+  double cpu_ms = 0;        // CPU time this thread used meanwhile
+};
+
+// Runs the event loop for `duration_ms` with a precise 5 ms timer and measures the gaps between
+// its ticks: a gap much longer than 5 ms means the thread was busy (or starved) that long.
+inline LoopProbe probeEventLoop(int duration_ms) {
+  LoopProbe r;
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  tick.setInterval(5);
+  QElapsedTimer clock;
+  qint64 last = 0;
+  QObject::connect(&tick, &QTimer::timeout, [&] {
+    const qint64 now = clock.elapsed();
+    r.worst_gap_ms = std::max(r.worst_gap_ms, now - last);
+    last = now;
+    ++r.ticks;
+  });
+  auto cpu_ms = [] {
+    rusage u{};
+    getrusage(RUSAGE_THREAD, &u);
+    auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
+    return ms(u.ru_utime) + ms(u.ru_stime);
+  };
+  const double cpu_before = cpu_ms();
+  clock.start();
+  tick.start();
+  QTest::qWait(duration_ms);
+  tick.stop();
+  r.worst_gap_ms = std::max(r.worst_gap_ms, clock.elapsed() - last);  // the tail counts too
+  r.cpu_ms = cpu_ms() - cpu_before;
+  return r;
+}
 
 // Saves widget->grab() as INFERDESK_SCREENSHOT_DIR/<name>.png; returns the path ("" on failure).
 inline QString saveScreenshot(QWidget* widget, const QString& name) {
