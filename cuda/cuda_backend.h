@@ -25,6 +25,9 @@ struct CudaBackendOptions {
   // steps run eagerly. Empty: 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256.
   std::vector<int> graph_batch_sizes;
   bool small_batch_gemv = true;  // our GEMV kernels for <= 8 rows instead of cuBLASLt
+  // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
+  // kernel's tail. Process-wide setting, applied when the backend is created.
+  bool pdl = true;
 };
 
 // Throws Error(Unsupported) with the reason when there is no usable GPU.

@@ -18,6 +18,7 @@ std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
 #ifdef INFERDESK_HAVE_CUDA
     CudaBackendOptions o;
     o.cuda_graphs = choice.cuda_graphs;
+    o.pdl = choice.pdl;
     return make_cuda_backend(o);
 #else
     throw Error(ErrorCode::Unsupported,
@@ -35,6 +36,7 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
       ->check(CLI::Range(0.05, 1.0))
       ->default_val(0.90);
   c->add_flag("!--no-cuda-graphs", b.cuda_graphs, "CUDA: run decode steps eagerly");
+  c->add_flag("!--no-pdl", b.pdl, "CUDA: no programmatic dependent launch between kernels");
 }
 
 EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {

@@ -19,6 +19,7 @@ struct BackendChoice {
   int threads = 0;           // CPU threads; 0 = all cores
   double gpu_memory_utilization = 0.90;  // CUDA: fraction of the GPU for weights + activations + KV
   bool cuda_graphs = true;               // CUDA: capture decode steps as graphs
+  bool pdl = true;                       // CUDA: programmatic dependent launch
 };
 
 // Adds --backend, --threads, --gpu-memory-utilization and --no-cuda-graphs to a subcommand.

@@ -67,6 +67,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
+  set_pdl_enabled(options_.pdl);
   if (const char* t = std::getenv("INFERDESK_STEP_TIMING"); t && *t == '1') {
     step_timing_ = true;
     check_cuda(cudaEventCreate(&step_start_), "event");
