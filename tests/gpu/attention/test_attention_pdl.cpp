@@ -13,18 +13,10 @@
 
 #include "cuda/kernels/kernels.h"
 #include "tests/gpu/attention/attention_harness.h"
+#include "tests/gpu/kernels/kernel_test_util.h"  // PdlScope, CapturedGraph
 
 namespace inferdesk::gputest::attn {
 namespace {
-
-// Sets the process-wide PDL flag for a scope and restores the default (on) after it.
-class PdlScope {
- public:
-  explicit PdlScope(bool on) { cuda::set_pdl_enabled(on); }
-  ~PdlScope() { cuda::set_pdl_enabled(true); }
-  PdlScope(const PdlScope&) = delete;
-  PdlScope& operator=(const PdlScope&) = delete;
-};
 
 class AttentionChain {
  public:
@@ -115,22 +107,19 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits) {
   EXPECT_TRUE(same_bits(chain.device().out.download(), reference)) << "PDL on, eager: not bit-identical";
 
   chain.reset();  // nothing runs during the capture; every replay below is reset first
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  chain.enqueue(stream);
-  CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  const CapturedGraph graph(stream, [&](cudaStream_t s) { chain.enqueue(s); });
+  // rope -> attention (and split -> combine) became programmatic edges where PDL is available.
+  if (cuda::pdl_enabled()) {
+    EXPECT_GE(graph.programmatic_edges(), 1u);
+  }
   for (int replay = 0; replay < 2; ++replay) {
     chain.reset();
-    CUDA_OK(cudaGraphLaunch(exec, stream));
+    graph.launch(stream);
     CUDA_OK(cudaStreamSynchronize(stream));
     EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "graph replay " << replay;
     EXPECT_TRUE(same_bits(chain.device().out.download(), reference))
         << "graph replay " << replay << ": not bit-identical to PDL off";
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
 }
 

@@ -6,6 +6,7 @@
 // H200 (1 sequence: 32 splits, 8: 17, 16: 9). Every output against the CPU backend's attention.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tests/gpu/attention/attention_harness.h"
