@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -125,20 +126,32 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  std::printf("device: %s, %d SMs, PDL %s\n", prop.name, prop.multiProcessorCount,
+              k::pdl_enabled() ? "on" : "off");
 
-  bench_prefill(kLlama8B, {{2048, 2048}}, reps);
-  bench_prefill(kLlama8B, std::vector<SeqSpec>(4, SeqSpec{512, 512}), reps);
-  bench_prefill(kLlama8B, {{512, 4608}}, reps);  // a chunk over 4,096 cached tokens
-  bench_prefill(kLlama8B, std::vector<SeqSpec>(64, SeqSpec{1, 1024}), reps);  // decode rows
-  bench_prefill(kLlama1B, {{2048, 2048}}, reps);
-  bench_prefill(kD256, {{2048, 2048}}, reps);
+  // A launcher that throws (a configuration error) is reported and the next shape still runs.
+  int failed = 0;
+  auto run = [&](auto&& bench) {
+    try {
+      bench();
+    } catch (const std::exception& e) {
+      std::printf("FAILED: %s\n", e.what());
+      ++failed;
+    }
+  };
+  run([&] { bench_prefill(kLlama8B, {{2048, 2048}}, reps); });
+  run([&] { bench_prefill(kLlama8B, std::vector<SeqSpec>(4, SeqSpec{512, 512}), reps); });
+  run([&] { bench_prefill(kLlama8B, {{512, 4608}}, reps); });  // a chunk over 4,096 cached tokens
+  run([&] { bench_prefill(kLlama8B, std::vector<SeqSpec>(64, SeqSpec{1, 1024}), reps); });  // decode rows
+  run([&] { bench_prefill(kLlama1B, {{2048, 2048}}, reps); });
+  run([&] { bench_prefill(kD256, {{2048, 2048}}, reps); });
 
-  bench_decode(kLlama8B, 64, 1024, {1, 2, 4, 8}, reps);
-  bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps);
-  bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps);
-  bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps);
-  bench_decode(kLlama1B, 64, 1024, {1, 2, 4}, reps);
-  bench_decode(kD256, 16, 4096, {1, 4}, reps);
-  return 0;
+  run([&] { bench_decode(kLlama8B, 64, 1024, {1, 2, 4, 8}, reps); });
+  run([&] { bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps); });
+  run([&] { bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps); });
+  run([&] { bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps); });
+  run([&] { bench_decode(kLlama1B, 64, 1024, {1, 2, 4}, reps); });
+  run([&] { bench_decode(kLlama1B, 1, 4096, {1, 16, 32}, reps); });
+  run([&] { bench_decode(kD256, 16, 4096, {1, 4}, reps); });
+  return failed == 0 ? 0 : 1;
 }
