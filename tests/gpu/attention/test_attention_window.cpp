@@ -96,8 +96,9 @@ TEST(GpuWindowMistral, DecodeAndPrefillKernelsAgreeOnDecodeRows) {
     cuda::paged_attention_decode(dev.args, nullptr);
     CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel, " << splits << " splits";
-    // Different summation orders and the prefill kernel's bf16 P: ~1e-3 apart, never a key apart.
-    EXPECT_LT(normalised_error(to_float(dev.out.download()), by_prefill), 5e-3) << splits << " splits";
+    // Different summation orders, the prefill kernel's bf16 P and two bf16 output roundings: a few
+    // 1e-3 apart; a key missing from one of them is 0.1 or more.
+    EXPECT_LT(normalised_error(to_float(dev.out.download()), by_prefill), kTol) << splits << " splits";
   }
 }
 
