@@ -463,28 +463,11 @@ void TestChatEndToEnd::uiStaysResponsiveWhileAReplyStreams() {
   QTest::mouseClick(page->sendButton(), Qt::LeftButton);
   QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
 
-  QTimer tick;
-  tick.setTimerType(Qt::PreciseTimer);
-  tick.setInterval(5);
-  QElapsedTimer clock;
-  qint64 last = 0, worst = 0;
-  int ticks = 0;
-  connect(&tick, &QTimer::timeout, this, [&] {
-    const qint64 now = clock.elapsed();
-    worst = std::max(worst, now - last);
-    last = now;
-    ++ticks;
-  });
   const int chars_before = static_cast<int>(content(page, 1).size());
-  rusage before{}, after{};
-  getrusage(RUSAGE_THREAD, &before);
-  clock.start();
-  tick.start();
-  QTest::qWait(1500);
-  tick.stop();
-  getrusage(RUSAGE_THREAD, &after);
-  auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
-  const double ui_cpu_ms = ms(after.ru_utime) + ms(after.ru_stime) - ms(before.ru_utime) - ms(before.ru_stime);
+  const test::LoopProbe probe = test::probeEventLoop(1500);
+  const qint64 worst = probe.worst_gap_ms;
+  const int ticks = probe.ticks;
+  const double ui_cpu_ms = probe.cpu_ms;
   const int chars = static_cast<int>(content(page, 1).size());
   qInfo("largest gap between 5 ms ticks: %lld ms over %d ticks; UI thread CPU %.0f ms; the reply grew from %d "
         "to %d characters",
