@@ -10,6 +10,8 @@ namespace inferdesk::cuda {
 
 namespace {
 
+constexpr int64_t kTunedMaxRows = 256;
+
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw Error(ErrorCode::Internal,
@@ -86,7 +88,10 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   p->algo = results[0].algo;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaStreamIsCapturing(stream, &capture);
-  if (found > 1 && capture == cudaStreamCaptureStatusNone) {
+  // Autotune only the small-M shapes of decode steps (replayed in graphs thousands of times);
+  // prefill and mixed steps have ever-changing M and take the heuristic's choice (timing every
+  // new M cost more than it saved: offline throughput fell by a fifth).
+  if (found > 1 && capture == cudaStreamCaptureStatusNone && m <= kTunedMaxRows) {
     // Time each candidate on the real operands (y is overwritten by the real run afterwards).
     if (bias)
       check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),

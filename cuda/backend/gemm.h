@@ -1,7 +1,8 @@
 // cuBLASLt GEMMs for the CUDA backend: y[M, N] = x[M, K] @ W[N, K]^T (+ bias), BF16 inputs, F32
-// accumulation, BF16 or F32 output. For each shape the candidates of cuBLASLt's heuristic are
-// timed once on the real operands (autotuning) and the fastest is cached with its descriptors; a
-// shape first seen inside a CUDA graph capture takes the heuristic's first choice instead.
+// accumulation, BF16 or F32 output. For each decode-sized shape (M <= 256) the candidates of
+// cuBLASLt's heuristic are timed once on the real operands (autotuning) and the fastest is cached
+// with its descriptors; larger M, and a shape first seen inside a graph capture, take the
+// heuristic's first choice.
 // INFERDESK_GEMM_LOG=1 prints each tuned shape with the time of the chosen algorithm.
 #pragma once
 
