@@ -75,6 +75,11 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   check(cublasLtMatmulPreferenceCreate(&pref), "preference");
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &workspace_bytes_, sizeof(workspace_bytes_));
+  // Deterministic results: no split-K reduction done in place in the output (atomics), so the
+  // same step gives the same bits every time (reproducible generations).
+  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+                                       sizeof(schemes));
   constexpr int kCandidates = 12;
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
