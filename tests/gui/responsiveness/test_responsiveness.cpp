@@ -38,7 +38,7 @@ class TestResponsiveness : public QObject {
             [&tokens](const QString&, const QString&, int n) { tokens += n; });
     const auto ids = c->renderPrompt({{"user", "Write a very long essay."}}).ids;
     QVERIFY(!ids.empty());
-    constexpr int kRequests = 4;
+    constexpr int kRequests = 16;  // enough work to outlast the probe on an idle machine too
     for (int i = 0; i < kRequests; ++i) {
       SamplingParams p;
       p.temperature = 0.8f;
@@ -50,7 +50,7 @@ class TestResponsiveness : public QObject {
     // Wait until generation is under way, then measure.
     QTRY_VERIFY_WITH_TIMEOUT(tokens > 0, 30000);
     const int tokens_before = tokens;
-    const test::LoopProbe probe = test::probeEventLoop(2000);
+    const test::LoopProbe probe = test::probeEventLoop(1000);
     const int generated = tokens - tokens_before;
     const int running = c->currentStats().running;
     qInfo("largest gap between 5 ms ticks: %lld ms over %d ticks; UI thread CPU %.0f ms; %d tokens "
@@ -60,7 +60,7 @@ class TestResponsiveness : public QObject {
     QVERIFY2(running > 0, "the requests finished before the measurement ended");
     QVERIFY2(probe.worst_gap_ms < 50,
              qPrintable(QString("the UI thread stalled for %1 ms").arg(probe.worst_gap_ms)));
-    QVERIFY(probe.ticks > 100);
+    QVERIFY(probe.ticks > 50);
   }
 };
 
