@@ -1,9 +1,9 @@
 #include "apps/cli/text_prompt.h"
 
-#include <algorithm>
 #include <functional>
 
 #include "core/chat/model_templates.h"
+#include "core/chat/prompt_tokens.h"
 #include "core/util/error.h"
 #include "core/util/json_guard.h"
 
@@ -20,12 +20,6 @@ Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir) {
 namespace {
 
 constexpr EncodeOptions kParse{false, false};
-constexpr EncodeOptions kPlain{false, true};
-
-// True when `text` contains strings the tokenizer would turn into control tokens.
-bool has_control_tokens(const Tokenizer& tok, std::string_view text) {
-  return !text.empty() && tok.encode(text, kParse) != tok.encode(text, kPlain);
-}
 
 chat::Json chat_messages(const std::string& system, const std::string& user) {
   chat::Json messages = chat::Json::array();
@@ -34,41 +28,16 @@ chat::Json chat_messages(const std::string& system, const std::string& user) {
   return messages;
 }
 
-// Renders with sentinels in place of the system and user text, checks that putting the real text
-// back gives exactly `rendered`, and tokenizes the template's parts with special tokens parsed and
-// the user's text with special tokens kept plain. Empty result when the template transforms the
-// text (e.g. strips it), so splicing would not reproduce the prompt.
+// Renders with sentinels in place of the system and user text, so the user's text can be
+// tokenized with special tokens kept plain (chat::tokenize_with_plain_parts). Empty result when the
+// template transforms the text (e.g. strips it), so splicing would not reproduce the prompt.
 std::vector<int32_t> splice_plain_text(const Tokenizer& tok, const std::string& rendered,
                                        const std::function<std::string(const chat::Json&)>& render,
                                        const std::string& system, const std::string& user) {
   static const std::string kSys = "\x1e\x1fINFERDESK-SYSTEM\x1f\x1e";
   static const std::string kUser = "\x1e\x1fINFERDESK-USER\x1f\x1e";
-  const std::string with_sentinels =
-      render(chat_messages(system.empty() ? "" : kSys, kUser));
-  std::vector<std::pair<size_t, const std::string*>> spots;  // (position, real text)
-  for (const auto& [sentinel, real] : {std::pair{&kSys, &system}, std::pair{&kUser, &user}}) {
-    if (real->empty()) continue;
-    const size_t at = with_sentinels.find(*sentinel);
-    if (at == std::string::npos || with_sentinels.find(*sentinel, at + 1) != std::string::npos)
-      return {};
-    spots.push_back({at, real});
-  }
-  std::sort(spots.begin(), spots.end());
-  std::vector<int32_t> ids;
-  std::string rebuilt;
-  size_t pos = 0;
-  for (const auto& [at, real] : spots) {
-    const std::string part = with_sentinels.substr(pos, at - pos);
-    for (int32_t id : tok.encode(part, kParse)) ids.push_back(id);
-    for (int32_t id : tok.encode(*real, kPlain)) ids.push_back(id);
-    rebuilt += part + *real;
-    pos = at + (real == &system ? kSys.size() : kUser.size());
-  }
-  const std::string tail = with_sentinels.substr(pos);
-  for (int32_t id : tok.encode(tail, kParse)) ids.push_back(id);
-  rebuilt += tail;
-  if (rebuilt != rendered) return {};
-  return ids;
+  const std::string skeleton = render(chat_messages(system.empty() ? "" : kSys, kUser));
+  return chat::tokenize_with_plain_parts(tok, rendered, skeleton, {{kSys, system}, {kUser, user}});
 }
 
 }  // namespace
@@ -79,7 +48,7 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
   const bool protect = !opts.parse_special_tokens;
   if (!opts.chat) {
     out.rendered = opts.prompt;
-    const bool plain = protect && has_control_tokens(tok, opts.prompt);
+    const bool plain = protect && chat::has_special_token_text(tok, opts.prompt);
     out.ids = tok.encode(opts.prompt, EncodeOptions{true, plain});
     return out;
   }
@@ -99,7 +68,8 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
                                      templates.bos_token, templates.eos_token, kwargs);
   };
   out.rendered = render(chat_messages(opts.system, opts.prompt));
-  if (protect && (has_control_tokens(tok, opts.prompt) || has_control_tokens(tok, opts.system))) {
+  if (protect && (chat::has_special_token_text(tok, opts.prompt) ||
+                  chat::has_special_token_text(tok, opts.system))) {
     out.ids = splice_plain_text(tok, out.rendered, render, opts.system, opts.prompt);
     if (!out.ids.empty()) return out;
     out.warning = "the chat template changes the message text, so special-token strings in it "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "core/chat/prompt_tokens.h"
 #include "core/util/error.h"
 #include "core/util/json_guard.h"
 
@@ -102,8 +103,7 @@ RenderedPrompt PromptRenderer::renderWithTemplate(const std::vector<PromptMessag
                                 templates_->bos_token, templates_->eos_token, kwargs);
   out.text = QString::fromStdString(rendered);
   const bool user_has_control = std::any_of(messages.begin(), messages.end(), [&](const auto& m) {
-    const std::string c = utf8(m.content);
-    return !c.empty() && tokenizer_->encode(c, kParseSpecial) != tokenizer_->encode(c, kSpecialAsText);
+    return chat::has_special_token_text(*tokenizer_, utf8(m.content));
   });
   if (user_has_control) {
     out.ids = spliceUserText(messages, kwargs, addGenerationPrompt, rendered);
@@ -115,8 +115,8 @@ RenderedPrompt PromptRenderer::renderWithTemplate(const std::vector<PromptMessag
   return out;
 }
 
-// Renders again with a marker in place of each message's content; the text between markers is the
-// template's own and is tokenized with special tokens parsed, each message's content as plain text.
+// Renders again with a marker in place of each message's content and tokenizes the template's own
+// text with special tokens parsed, each content as plain text (chat::tokenize_with_plain_parts).
 // Empty when the template does not place every content exactly once and unchanged.
 std::vector<int32_t> PromptRenderer::spliceUserText(const std::vector<PromptMessage>& messages,
                                                     const chat::Json& kwargs,
@@ -125,38 +125,9 @@ std::vector<int32_t> PromptRenderer::spliceUserText(const std::vector<PromptMess
   const std::string skeleton =
       chat::apply_chat_template(*template_, to_json(messages, true), nullptr, addGenerationPrompt,
                                 templates_->bos_token, templates_->eos_token, kwargs);
-  struct Spot {
-    size_t at;
-    size_t index;
-  };
-  std::vector<Spot> spots;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const std::string m = marker(i);
-    const size_t at = skeleton.find(m);
-    if (at == std::string::npos) {
-      if (messages[i].content.isEmpty()) continue;
-      return {};  // the template dropped or transformed this message
-    }
-    if (skeleton.find(m, at + 1) != std::string::npos) return {};
-    spots.push_back({at, i});
-  }
-  std::sort(spots.begin(), spots.end(), [](const Spot& a, const Spot& b) { return a.at < b.at; });
-  std::vector<int32_t> ids;
-  std::string rebuilt;
-  size_t pos = 0;
-  auto append = [&](const std::string& text, EncodeOptions how) {
-    const auto part = tokenizer_->encode(text, how);
-    ids.insert(ids.end(), part.begin(), part.end());
-    rebuilt += text;
-  };
-  for (const Spot& s : spots) {
-    append(skeleton.substr(pos, s.at - pos), kParseSpecial);
-    append(utf8(messages[s.index].content), kSpecialAsText);
-    pos = s.at + marker(s.index).size();
-  }
-  append(skeleton.substr(pos), kParseSpecial);
-  if (rebuilt != rendered) return {};
-  return ids;
+  std::vector<chat::PromptPart> parts;
+  for (size_t i = 0; i < messages.size(); ++i) parts.push_back({marker(i), utf8(messages[i].content)});
+  return chat::tokenize_with_plain_parts(*tokenizer_, rendered, skeleton, parts);
 }
 
 }  // namespace inferdesk::gui
