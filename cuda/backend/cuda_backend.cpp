@@ -111,6 +111,27 @@ void* CudaBackend::device_alloc(size_t bytes, const char* what) {
   return p;
 }
 
+bool CudaBackend::grow_device(void*& p, size_t& capacity, size_t need, size_t alloc_bytes,
+                              const char* what) {
+  if (need <= capacity) return false;
+  if (p) {
+    synchronize();
+    cudaFree(p);
+    p = nullptr;
+    capacity = 0;
+  }
+  p = device_alloc(alloc_bytes, what);
+  capacity = alloc_bytes;
+  return true;
+}
+
+void CudaBackend::ensure_attention_workspace(size_t need) {
+  if (need <= attn_workspace_bytes_) return;
+  if (capturing_) throw Error(ErrorCode::Internal, "attention workspace too small inside a capture");
+  grow_device(attn_workspace_, attn_workspace_bytes_, need, need, "attention workspace");
+  invalidate_graphs();
+}
+
 Buffer CudaBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
   const size_t bytes = static_cast<size_t>(rows * cols) * dtype_size(dtype);
   void* p = device_alloc(bytes, "activations");
@@ -262,7 +283,7 @@ void CudaBackend::ensure_step_capacity(int32_t tokens, int32_t seqs, int32_t blo
   invalidate_graphs();
 }
 
-int32_t CudaBackend::decode_splits(int32_t num_seqs, int32_t num_kv_heads, int32_t) const {
+int32_t CudaBackend::decode_splits(int32_t num_seqs, int32_t num_kv_heads) const {
   // Enough (sequence, kv head, split) blocks for about two waves over the SMs.
   const int64_t work = int64_t{num_seqs} * std::max(num_kv_heads, 1);
   return static_cast<int32_t>(std::clamp<int64_t>((2 * sm_count_ + work - 1) / work, 1, 32));
@@ -295,12 +316,11 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
   const auto S = static_cast<int32_t>(step.seqs.size());
   bool decode = S == n && static_cast<int32_t>(step.logit_rows.size()) == n;
   max_query_len_ = 0;
-  max_context_ = 0;
   for (int32_t i = 0; i < S; ++i) {
     const StepSeq& s = step.seqs[i];
     max_query_len_ = std::max(max_query_len_, s.query_len);
-    max_context_ = std::max(max_context_, s.context_len);
-    if (s.query_len != 1 || s.query_start != i || step.logit_rows[i] != i) decode = false;
+    // (logit_rows has one entry per sequence only while `decode` still holds.)
+    if (s.query_len != 1 || s.query_start != i || (decode && step.logit_rows[i] != i)) decode = false;
   }
   decode_only_ = decode;
   const int bucket = decode && num_heads_seen_ > 0 ? graph_bucket(n) : 0;
@@ -351,20 +371,12 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
                                cudaMemcpyHostToDevice, stream_),
                "uploading block tables");
 
-  if (decode_only_) splits_ = decode_splits(num_seqs_, kv_shape_.num_kv_heads, max_context_);
+  if (decode_only_) splits_ = decode_splits(num_seqs_, kv_shape_.num_kv_heads);
   const int32_t logit_rows = decode_only_ ? rows_ : static_cast<int32_t>(step.logit_rows.size());
   if (bucket) {
     // The attention workspace must exist before a capture (no allocation inside one).
-    const size_t need = decode_workspace_bytes(num_seqs_, num_heads_seen_, kv_shape_.head_dim, splits_);
-    if (need > attn_workspace_bytes_) {
-      if (attn_workspace_) {
-        cudaStreamSynchronize(stream_);
-        cudaFree(attn_workspace_);
-      }
-      attn_workspace_ = device_alloc(need, "attention workspace");
-      attn_workspace_bytes_ = need;
-      invalidate_graphs();
-    }
+    ensure_attention_workspace(
+        decode_workspace_bytes(num_seqs_, num_heads_seen_, kv_shape_.head_dim, splits_));
     auto it = graphs_.find(bucket);
     if (it != graphs_.end()) {
       replaying_ = bucket;

@@ -107,11 +107,16 @@ class CudaBackend : public Backend {
 
  private:
   void* device_alloc(size_t bytes, const char* what);
+  // Device scratch `p` of `capacity` bytes grown (after the stream drains) to `alloc_bytes` when
+  // it holds less than `need`. Returns true when it moved.
+  bool grow_device(void*& p, size_t& capacity, size_t need, size_t alloc_bytes, const char* what);
+  // The decode-attention partials; growing it invalidates graphs (an error inside a capture).
+  void ensure_attention_workspace(size_t need);
   void upload(const HostTensor& host, bf16* dst);
   const float* inv_freq_device(const RopeConfig& rope);
   int graph_bucket(int32_t n) const;  // 0: no graph for n rows
   void ensure_step_capacity(int32_t tokens, int32_t seqs, int32_t blocks);
-  int32_t decode_splits(int32_t num_seqs, int32_t num_kv_heads, int32_t max_context) const;
+  int32_t decode_splits(int32_t num_seqs, int32_t num_kv_heads) const;
 
   CudaBackendOptions options_;
   int sm_count_ = 0;
@@ -133,7 +138,6 @@ class CudaBackend : public Backend {
   int32_t rows_ = 0;          // rows of the current step (padded)
   bool decode_only_ = false;  // every sequence has one query row
   int32_t max_query_len_ = 0;
-  int32_t max_context_ = 0;
   int32_t num_seqs_ = 0;      // (padded)
   int32_t splits_ = 1;
   int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)

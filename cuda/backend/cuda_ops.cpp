@@ -143,17 +143,7 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
     return;
   }
   a.num_splits = splits_;
-  const size_t need = decode_workspace_bytes(num_seqs_, p.num_heads, p.head_dim, splits_);
-  if (need > attn_workspace_bytes_) {
-    if (capturing_) throw Error(ErrorCode::Internal, "attention workspace too small inside a capture");
-    if (attn_workspace_) {
-      cudaStreamSynchronize(stream_);
-      cudaFree(attn_workspace_);
-    }
-    attn_workspace_ = device_alloc(need, "attention workspace");
-    attn_workspace_bytes_ = need;
-    invalidate_graphs();
-  }
+  ensure_attention_workspace(decode_workspace_bytes(num_seqs_, p.num_heads, p.head_dim, splits_));
   a.workspace = attn_workspace_;
   paged_attention_decode(a, stream_);
 }

@@ -69,23 +69,10 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
   const size_t out_lp = align16(static_cast<size_t>(R) * 4);
   const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
   const size_t out_bytes = out_tok + out_lp + 2 * out_top;
-  if (in_bytes + out_bytes > sample_io_bytes_) {
-    if (sample_io_) {
-      synchronize();
-      cudaFree(sample_io_);
-    }
-    sample_io_bytes_ = 2 * (in_bytes + out_bytes);
-    sample_io_ = device_alloc(sample_io_bytes_, "sampling buffers");
-  }
+  grow_device(sample_io_, sample_io_bytes_, in_bytes + out_bytes, 2 * (in_bytes + out_bytes),
+              "sampling buffers");
   const size_t ws = sample_workspace_bytes(R, V);
-  if (ws > sample_workspace_bytes_) {
-    if (sample_workspace_) {
-      synchronize();
-      cudaFree(sample_workspace_);
-    }
-    sample_workspace_ = device_alloc(ws, "sampling workspace");
-    sample_workspace_bytes_ = ws;
-  }
+  grow_device(sample_workspace_, sample_workspace_bytes_, ws, ws, "sampling workspace");
   auto* host = static_cast<char*>(sample_host_.get(in_bytes + out_bytes));
   std::memcpy(host, params.data(), params.size() * sizeof(SampleRowDev));
   std::memcpy(host + p_bytes, pen_tokens.data(), pen_tokens.size() * 4);
