@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/util/splitmix.h"
 #include "cuda/kernels/common.cuh"
 
 namespace inferdesk::cuda {
@@ -208,13 +209,8 @@ struct GatherOp {
 
 // The CPU backend's generator (cpu_backend.cpp, fill_random): splitmix64 of (splitmix64(seed)
 // XOR logical element index), top 24 bits mapped to [-1, 1), times scale. Same seed and shape give
-// bit-identical values on both backends, whatever the launch configuration or row stride.
-__host__ __device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// bit-identical values on both backends, whatever the launch configuration or row stride
+// (one splitmix64, core/util/splitmix.h).
 
 template <typename T>
 struct FillOp {

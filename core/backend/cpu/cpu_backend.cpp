@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/util/error.h"
+#include "core/util/splitmix.h"
 
 namespace inferdesk {
 namespace cpu {
@@ -21,13 +22,6 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;  // sanity bound on one alloc
 void* aligned_bytes(int64_t bytes) {
   size_t n = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
   return std::aligned_alloc(64, n);
-}
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 constexpr int64_t kHugeMin = int64_t{4} << 20;
