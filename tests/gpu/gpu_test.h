@@ -82,8 +82,7 @@ class DeviceBuffer {
 };
 
 inline float bf16_to_float(__nv_bfloat16 v) {
-  uint16_t bits;
-  std::memcpy(&bits, &v, 2);
+  const uint16_t bits = static_cast<__nv_bfloat16_raw>(v).x;
   const uint32_t u = static_cast<uint32_t>(bits) << 16;
   float f;
   std::memcpy(&f, &u, 4);
@@ -93,10 +92,9 @@ inline __nv_bfloat16 float_to_bf16(float f) {  // round to nearest even
   uint32_t u;
   std::memcpy(&u, &f, 4);
   const uint32_t r = u + 0x7FFF + ((u >> 16) & 1);
-  const uint16_t bits = std::isnan(f) ? 0x7FC0 : static_cast<uint16_t>(r >> 16);
-  __nv_bfloat16 v;
-  std::memcpy(&v, &bits, 2);
-  return v;
+  __nv_bfloat16_raw raw;
+  raw.x = std::isnan(f) ? 0x7FC0 : static_cast<uint16_t>(r >> 16);
+  return __nv_bfloat16(raw);
 }
 inline std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& v) {
   std::vector<__nv_bfloat16> out(v.size());
