@@ -1,5 +1,6 @@
 // CudaBackend::sample: per-row parameters and penalty token lists packed on the host, one upload,
-// the sampling kernel, one download of ids and log-probabilities.
+// sample_rows (its per-chunk statistics kernel, then the per-row kernel), one download of ids and
+// log-probabilities.
 #include <cuda_runtime.h>
 
 #include <algorithm>

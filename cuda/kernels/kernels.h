@@ -165,7 +165,7 @@ struct SampleArgs {
   const SampleRowDev* row_params = nullptr;  // device [rows]
   const int32_t* penalty_tokens = nullptr;   // device
   const int32_t* penalty_counts = nullptr;   // device
-  void* workspace = nullptr;                 // sample_workspace_bytes(rows, vocab)
+  void* workspace = nullptr;  // sample_workspace_bytes(rows, vocab), 16-byte aligned (cudaMalloc)
   int32_t* out_token = nullptr;              // device [rows]
   float* out_logprob = nullptr;              // device [rows]
   int32_t* out_top_ids = nullptr;            // device [rows, kMaxTopLogprobs]

@@ -1,20 +1,24 @@
-// GPU sampling (sample_rows): one thread block per logits row, the same pipeline and semantics as
-// the CPU Sampler (core/sample/sampler.cpp), with thresholds found by radix select instead of
-// sorting.
+// GPU sampling (sample_rows): the same pipeline and semantics as the CPU Sampler
+// (core/sample/sampler.cpp), with thresholds found by radix select instead of sorting. Two kernels:
 //
-// Per row:
-//  A. One pass over the raw logits: maximum with its lowest id, log-sum-exp (for log-probs), NaN
-//     check; when the row has penalties it is copied into the workspace on the way.
+//  A. sample_row_stats_kernel, one block per (chunk of kChunk floats, row): the chunk's maximum
+//     with its lowest id, log-sum-exp state and NaN flag, written to the workspace; a penalised
+//     row is also copied into the workspace on the way. The chunking depends on the vocabulary
+//     only, so a row's statistics are bit-identical in any batch.
+//  Then sample_kernel, one thread block per logits row:
+//  A'. The row's chunk statistics merged in a fixed order (sampling_block.cuh: merge_chunks).
 //  P. Penalties on the copy, one thread per penalty entry (entries are distinct tokens): the CPU's
 //     float operations in the CPU's order (repetition, then frequency, then presence).
-//  Greedy (temperature < 1e-5): the argmax (lowest id on ties) of the penalised row.
+//  Greedy (temperature < 1e-5): the argmax (lowest id on ties) of the penalised row; without
+//  penalties and top log-probs the block is done right after A' (token = the row's argmax).
 //  Otherwise, v = logit / temperature and w = exp(v - max v) (0 below -87, as the CPU's exp),
 //  then filters that only ever compare v (through an order-preserving uint32 key) or w:
 //   - min_p: w < min_p dropped;
 //   - top-k: when more than k tokens are left, the k-th largest key among them by radix select
 //     (counts; three histogram passes); every token with that value is kept (ties kept, as on
 //     the CPU). For k <= the block size the select only counts keys above a cheap lower bound
-//     of the k-th value (from the threads' maxima), so few tokens touch the histogram;
+//     of the k-th value (the k-th largest chunk maximum when k <= the number of chunks, else
+//     from the threads' maxima), so few tokens touch the histogram;
 //   - top-p: radix select with the masses as weights finds the value t* at which the mass of the
 //     most-likely-first order reaches top_p * total; tokens above t* are kept, and among tokens at
 //     t* only the lowest ids needed to reach the target (the CPU orders ties by lower id, and so
@@ -29,12 +33,15 @@
 //  ~1e-7 of the target, and drops tokens with w < 2^-44 (probability < 6e-14 of the best).
 //  Log-probs: log_softmax of the RAW logits; the top list is the num_logprobs largest raw logits
 //  by radix select (with the same lower bound), ties by lower id. Each thread always visits the
-//  same ids of a row, so the float log-sum-exp is bit-identical wherever the row sits.
+//  same ids of a row and chunks merge in a fixed order, so the float log-sum-exp is
+//  bit-identical wherever the row sits.
 //
-// Passes over a row (V floats, L2-resident after the first): greedy 1 (+1 with penalties: copy
-// and argmax); temperature only 2; top-k +3; top-p +3 (+1 when the cut falls inside ties);
-// top-N log-probs +4. Shared-memory atomics in the radix passes are the likely hot spot when
-// top-p runs without a small top-k (every token's mass lands in few bins).
+// Passes over a row (V floats, L2-resident after the first): greedy 1, spread over the chunks'
+// blocks (+1 in sample_kernel with penalties: argmax of the copy); temperature only 2; top-k +3
+// (+1 when k exceeds the number of chunks: the threads' maxima); top-p +3 (+1 when the cut falls
+// inside ties); top-N log-probs +4 (+1 when N exceeds the number of chunks). Shared-memory atomics
+// in the radix passes are the likely hot spot when top-p runs without a small top-k (every
+// token's mass lands in few bins).
 //
 // A row whose raw logits hold NaN or have no finite maximum (all -inf, or +inf) is a backend bug
 // the CPU sampler reports as Internal: here its token is -1 and its log-probs NaN, for the caller
@@ -148,9 +155,9 @@ __device__ int32_t nth_with_key(const Row& r, KeyOf key_of, uint32_t key, uint32
 
 // min_p, top-k and top-p thresholds, then the draw. Returns the token (-1 only for a row with no
 // positive mass, which valid logits cannot produce).
-// `mine` is this thread's maximum of the row (over its visit() share; i == INT32_MAX: none).
+// `hints` give the lower bound of the k-th largest value of src (see kth_bound).
 __device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float pmax,
-                                   const ArgMax& mine, BlockShared& sh) {
+                                   MaxHints& hints, BlockShared& sh) {
   Kept kept;
   kept.t.temperature = p.temperature;
   kept.t.mx = __fdiv_rn(pmax, p.temperature);  // division is monotone: max(x / T) = max(x) / T
@@ -164,9 +171,8 @@ __device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float 
     // tokens with v above a cut, so restricting them to keys >= L (at least k tokens of the row
     // are >= L) leaves a set F with: F has >= k tokens and its k-th largest is the threshold when
     // top-k applies; F is all survivors when F has exactly k tokens; fewer than k: top-k is off.
-    const uint32_t mine_key =
-        mine.i == INT32_MAX ? 0u : order_key(__fdiv_rn(mine.v, p.temperature));
-    const uint32_t bound = kth_lower_bound(mine_key, p.top_k, sh);
+    const uint32_t bound = kth_bound(
+        src, hints, p.top_k, [&](float x) { return order_key(__fdiv_rn(x, p.temperature)); }, sh);
     const Selection<uint32_t> sel = radix_select<uint32_t>(
         src,
         [&](int32_t, float x, uint32_t& key, uint32_t& w) {
@@ -217,10 +223,10 @@ __device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float 
 }
 
 // The n (1..20) largest raw logits, best first, ties by lower id, as log-probabilities.
-// `mine` is this thread's maximum raw logit (see sample_filtered).
-__device__ void top_logprobs(const Row& raw, int32_t n, double log_z, const ArgMax& mine,
+// `hints` are those of the raw row (see kth_bound).
+__device__ void top_logprobs(const Row& raw, int32_t n, double log_z, MaxHints& hints,
                              int32_t* out_ids, float* out_lp, BlockShared& sh) {
-  const uint32_t bound = kth_lower_bound(mine.i == INT32_MAX ? 0u : order_key(mine.v), n, sh);
+  const uint32_t bound = kth_bound(raw, hints, n, [](float x) { return order_key(x); }, sh);
   const Selection<uint32_t> sel = radix_select<uint32_t>(
       raw,
       [&](int32_t, float x, uint32_t& key, uint32_t& w) {
@@ -265,16 +271,166 @@ __device__ void top_logprobs(const Row& raw, int32_t n, double log_z, const ArgM
   __syncthreads();
 }
 
+__device__ __forceinline__ bool is_penalised(const SampleRowDev& p) {
+  return (p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f ||
+          p.presence_penalty != 0.0f) &&
+         p.penalty_count > 0;
+}
+
+__device__ __forceinline__ float lane_of(const float4& q, int e) {
+  return e == 0 ? q.x : e == 1 ? q.y : e == 2 ? q.z : q.w;
+}
+
+// This thread's statistics of its elements of a chunk (q[u] holds ids begin + 4t + u * 4 *
+// kStatThreads + 0..3; only the first len of the chunk exist unless kWhole): the maximum m of the
+// non-NaN elements (-inf if none), the lowest id holding it (INT32_MAX if none), the sum of
+// exp(x - m) in id order (0 when m is -inf) and whether any element is NaN.
+template <bool kWhole>
+__device__ __forceinline__ void thread_chunk_stats(const float4 (&q)[kStatGroups], int t, int len,
+                                                   int32_t begin, float& m, int32_t& id, float& s,
+                                                   bool& nan) {
+  m = -INFINITY;
+  nan = false;
+#pragma unroll
+  for (int u = 0; u < kStatGroups; ++u) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int j = 4 * t + u * 4 * kStatThreads + e;
+      if (kWhole || j < len) {
+        const float x = lane_of(q[u], e);
+        nan |= x != x;
+        m = fmaxf(m, x);  // NaN is ignored
+      }
+    }
+  }
+  id = INT32_MAX;
+#pragma unroll
+  for (int u = kStatGroups - 1; u >= 0; --u) {  // descending ids: the last hit is the lowest id
+#pragma unroll
+    for (int e = 3; e >= 0; --e) {
+      const int j = 4 * t + u * 4 * kStatThreads + e;
+      if ((kWhole || j < len) && lane_of(q[u], e) == m) id = begin + j;
+    }
+  }
+  s = 0.0f;
+  if (m > -INFINITY) {
+#pragma unroll
+    for (int u = 0; u < kStatGroups; ++u) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = 4 * t + u * 4 * kStatThreads + e;
+        if (kWhole || j < len) s += exp2f((lane_of(q[u], e) - m) * Lse::kLog2e);
+      }
+    }
+  }
+}
+
+// A: one block per (chunk, row): the chunk's ChunkStat into stats[row * nchunks + chunk], and the
+// chunk copied into the row's workspace copy when the row is penalised. Rows beyond gridDim.y
+// (more than 65535) are taken in turns. Every reduction has a fixed order: the statistics of a
+// chunk do not depend on the batch or on scheduling.
+__global__ void __launch_bounds__(kStatThreads)
+    sample_row_stats_kernel(SampleArgs a, int64_t ws_stride, ChunkStat* stats, int32_t nchunks) {
+  __shared__ float s_max[kStatWarps];
+  __shared__ int32_t s_id[kStatWarps];
+  __shared__ float s_sum[kStatWarps];
+  pdl_wait();  // the logits (and the row parameters) come from earlier work on the stream
+  pdl_launch_dependents();
+  const int t = static_cast<int>(threadIdx.x);
+  const int lane = lane_id(), warp = warp_id();
+  const int32_t chunk = static_cast<int32_t>(blockIdx.x);
+  const int32_t begin = chunk * kChunk;               // < vocab: chunk < chunk_count(vocab)
+  const int32_t len = min(a.vocab - begin, kChunk);  // 1 .. kChunk
+  for (int row = static_cast<int>(blockIdx.y); row < a.rows; row += static_cast<int>(gridDim.y)) {
+    const float* p = a.logits + static_cast<int64_t>(row) * a.logits_stride + begin;
+    // begin is a multiple of 4 floats: the chunk is 16-byte aligned exactly when the row is.
+    const bool vec = (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+    float4 q[kStatGroups];
+#pragma unroll
+    for (int u = 0; u < kStatGroups; ++u) {
+      const int j = 4 * t + u * 4 * kStatThreads;
+      if (j + 3 < len) {
+        q[u] = load4(p + j, vec);
+      } else {
+        q[u].x = j < len ? p[j] : 0.0f;
+        q[u].y = j + 1 < len ? p[j + 1] : 0.0f;
+        q[u].z = j + 2 < len ? p[j + 2] : 0.0f;
+        q[u].w = 0.0f;  // j + 3 >= len
+      }
+    }
+    if (is_penalised(a.row_params[row])) {
+      float* copy =
+          static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride + begin;
+      const bool copy_vec = (reinterpret_cast<uintptr_t>(copy) & 15u) == 0;
+#pragma unroll
+      for (int u = 0; u < kStatGroups; ++u) {
+        const int j = 4 * t + u * 4 * kStatThreads;
+        if (j + 3 < len && copy_vec) {
+          *reinterpret_cast<float4*>(copy + j) = q[u];
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (j + e < len) copy[j + e] = lane_of(q[u], e);
+        }
+      }
+    }
+    float m, s;
+    int32_t id;
+    bool nan;
+    if (len == kChunk) {
+      thread_chunk_stats<true>(q, t, len, begin, m, id, s, nan);
+    } else {
+      thread_chunk_stats<false>(q, t, len, begin, m, id, s, nan);
+    }
+    // The chunk's maximum (exact in any order), then its lowest id and its sum with every
+    // thread's sum rescaled to that maximum: butterflies, then the warps in order.
+    float cm = m;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) cm = fmaxf(cm, __shfl_xor_sync(kFull, cm, o));
+    if (lane == 0) s_max[warp] = cm;
+    __syncthreads();
+    cm = s_max[0];
+#pragma unroll
+    for (int w = 1; w < kStatWarps; ++w) cm = fmaxf(cm, s_max[w]);
+    int32_t cid = m == cm ? id : INT32_MAX;
+    float cs = m > -INFINITY ? s * exp2f((m - cm) * Lse::kLog2e) : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      cid = min(cid, __shfl_xor_sync(kFull, cid, o));
+      cs += __shfl_xor_sync(kFull, cs, o);
+    }
+    if (lane == 0) {  // lane 0's sum (the compiler may fuse a lane's own product differently)
+      s_id[warp] = cid;
+      s_sum[warp] = cs;
+    }
+    nan = __syncthreads_or(nan) != 0;
+    if (t == 0) {
+      int32_t bid = INT32_MAX;
+      float bs = 0.0f;
+      for (int w = 0; w < kStatWarps; ++w) {  // warp order
+        bid = min(bid, s_id[w]);
+        bs += s_sum[w];
+      }
+      ChunkStat st;
+      st.max_v = cm;
+      st.max_i = nan ? kNanChunk : bid;
+      st.sum = bs;
+      st.unused = 0.0f;
+      stats[static_cast<int64_t>(row) * nchunks + chunk] = st;
+    }
+    __syncthreads();  // the shared slots are reused by the next row
+  }
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
-    sample_kernel(SampleArgs a, int64_t ws_stride) {
+    sample_kernel(SampleArgs a, int64_t ws_stride, const ChunkStat* stats, int32_t nchunks) {
   __shared__ BlockShared sh;
+  pdl_wait();  // the chunk statistics and penalised copies of sample_row_stats_kernel
   const int row = static_cast<int>(blockIdx.x);
   const SampleRowDev p = a.row_params[row];
   const int32_t vocab = a.vocab;
   const Row raw = make_row(a.logits + static_cast<int64_t>(row) * a.logits_stride, vocab);
-  const bool penalised = (p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f ||
-                          p.presence_penalty != 0.0f) &&
-                         p.penalty_count > 0;
+  const bool penalised = is_penalised(p);
   float* ws = penalised ? static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride
                         : nullptr;
   const int t = static_cast<int>(threadIdx.x);
@@ -290,24 +446,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     top_lp[t] = -INFINITY;
   }
 
-  // A: raw statistics (and the copy to penalise).
-  ArgMax am;  // this thread's share, then the row's
-  Lse lse;
-  bool nan = false;
-  visit(raw, [&](int32_t i, float x) {
-    if (x != x) {
-      nan = true;
-      return;
-    }
-    if (ws) ws[i] = x;
-    am.merge(x, i);
-    lse.add(x);
-  });
-  const ArgMax mine_raw = am;
-  am = block_argmax(am, sh);
-  lse = block_lse(lse, sh);
-  nan = __syncthreads_or(nan) != 0;
-  if (nan || !isfinite(am.v)) {
+  // A': the row's raw statistics from its chunks.
+  MaxHints raw_hints;
+  raw_hints.chunks = stats + static_cast<int64_t>(row) * nchunks;
+  raw_hints.nchunks = nchunks;
+  const RowStats rs = merge_chunks(raw_hints.chunks, nchunks);
+  const ArgMax am = rs.max;
+  if (rs.nan || !isfinite(am.v)) {
     if (t == 0) {
       a.out_token[row] = -1;
       if (a.out_logprob) a.out_logprob[row] = NAN;
@@ -318,18 +463,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     return;
   }
-  const double log_z = static_cast<double>(lse.m) + log(static_cast<double>(lse.s));
+  const double log_z = static_cast<double>(rs.lse.m) + log(static_cast<double>(rs.lse.s));
 
-  // P: penalties (the copy's writes are visible after the reductions' barriers).
+  // P: penalties on the copy the stats kernel wrote.
   Row src = raw;
-  ArgMax pen = am, mine_pen = mine_raw;
+  ArgMax pen = am;
+  MaxHints src_hints = raw_hints;
   if (penalised) {
     apply_penalties(ws, vocab, p, a.penalty_tokens, a.penalty_counts);
     __syncthreads();
     src = make_row(ws, vocab);
     ArgMax m;
     visit(src, [&](int32_t i, float x) { m.merge(x, i); });
-    mine_pen = m;
+    src_hints.chunks = nullptr;  // the chunk maxima are the raw row's
+    src_hints.mine = m;
+    src_hints.have_mine = true;
     pen = block_argmax(m, sh);
   }
 
@@ -337,37 +485,57 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (p.temperature < kGreedyTemperature) {
     token = pen.i;
   } else {
-    token = sample_filtered(src, p, pen.v, mine_pen, sh);
+    token = sample_filtered(src, p, pen.v, src_hints, sh);
+    if (!penalised) raw_hints = src_hints;  // keeps the raw threads' maxima if top-k found them
   }
 
   if (t == 0) {
     a.out_token[row] = token;
     if (a.out_logprob) {
-      a.out_logprob[row] =
-          token >= 0 ? static_cast<float>(static_cast<double>(raw.p[token]) - log_z) : NAN;
+      // raw[am.i] is am.v: no load when the token is the raw argmax (unpenalised greedy).
+      const float x = token == am.i ? am.v : token >= 0 ? raw.p[token] : 0.0f;
+      a.out_logprob[row] = token >= 0 ? static_cast<float>(static_cast<double>(x) - log_z) : NAN;
     }
   }
-  if (n_top > 0) top_logprobs(raw, n_top, log_z, mine_raw, top_ids, top_lp, sh);
+  if (n_top > 0) top_logprobs(raw, n_top, log_z, raw_hints, top_ids, top_lp, sh);
+}
+
+// Workspace: [penalised copies: rows x workspace_stride(vocab) floats | chunk statistics: rows x
+// chunk_count(vocab) ChunkStat]. The copies take a multiple of 256 bytes, so the statistics start
+// 16-byte aligned when the workspace does.
+size_t copies_bytes(int32_t rows, int32_t vocab) {
+  return static_cast<size_t>(rows) * static_cast<size_t>(workspace_stride(vocab)) * sizeof(float);
 }
 
 }  // namespace
 
 size_t sample_workspace_bytes(int32_t rows, int32_t vocab) {
   if (rows <= 0 || vocab <= 0) return 0;
-  return static_cast<size_t>(rows) * static_cast<size_t>(workspace_stride(vocab)) * sizeof(float);
+  return copies_bytes(rows, vocab) +
+         static_cast<size_t>(rows) * static_cast<size_t>(chunk_count(vocab)) * sizeof(ChunkStat);
 }
 
 void sample_rows(const SampleArgs& a, cudaStream_t stream) {
   if (a.rows <= 0) return;
   if (a.vocab <= 0 || a.logits_stride < a.vocab || a.logits == nullptr ||
-      a.row_params == nullptr || a.out_token == nullptr || a.workspace == nullptr) {
+      a.row_params == nullptr || a.out_token == nullptr || a.workspace == nullptr ||
+      (reinterpret_cast<uintptr_t>(a.workspace) & 15u) != 0) {
     unsupported_config("sample_rows: vocab " + std::to_string(a.vocab) + ", logits stride " +
                        std::to_string(a.logits_stride) +
-                       " (needs vocab > 0, stride >= vocab, logits, row params, workspace and "
-                       "out_token)");
+                       " (needs vocab > 0, stride >= vocab, logits, row params, a 16-byte aligned "
+                       "workspace and out_token)");
   }
-  sample_kernel<<<a.rows, kThreads, 0, stream>>>(a, workspace_stride(a.vocab));
-  check_launch("sample_rows");
+  const int32_t nchunks = chunk_count(a.vocab);
+  const int64_t ws_stride = workspace_stride(a.vocab);
+  auto* stats = reinterpret_cast<ChunkStat*>(static_cast<char*>(a.workspace) +
+                                             copies_bytes(a.rows, a.vocab));
+  // Rows on y (at most 65535 there; the kernel loops over the rest), chunks on x.
+  const dim3 stats_grid(static_cast<unsigned>(nchunks),
+                        static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535));
+  launch_kernel("sample_rows (chunk statistics)", sample_row_stats_kernel, stats_grid,
+                dim3(kStatThreads), 0, stream, a, ws_stride, stats, nchunks);
+  launch_kernel("sample_rows", sample_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads),
+                0, stream, a, ws_stride, static_cast<const ChunkStat*>(stats), nchunks);
 }
 
 }  // namespace inferdesk::cuda

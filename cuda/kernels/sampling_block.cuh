@@ -309,9 +309,31 @@ __device__ Selection<W> radix_select(const Row& r, Include include, TargetOf tar
   return out;
 }
 
+// The k-th largest, counting repeats, of the keys that threads 0 .. count - 1 pass in `key`
+// (1 <= k <= count <= kThreads; the other threads' keys are ignored).
+__device__ uint32_t kth_largest_key(uint32_t key, int count, int k, BlockShared& sh) {
+  uint32_t* keys = sh.hist.h32;
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < count) keys[t] = key;
+  if (t == 0) sh.bound = 0;
+  __syncthreads();
+  if (t < count) {
+    int greater = 0, at_least = 0;
+    for (int j = 0; j < count; ++j) {
+      greater += keys[j] > key;
+      at_least += keys[j] >= key;
+    }
+    if (greater < k && k <= at_least) sh.bound = key;  // equal keys write the same value
+  }
+  __syncthreads();
+  const uint32_t bound = sh.bound;
+  __syncthreads();
+  return bound;
+}
+
 // A key L with at least k elements of the row at or above it (0 when k > kThreads: no bound),
 // from each thread's maximum key over its elements (0 for a thread without elements): the c-th
-// largest of the 32 warps' minima, c = ceil(k / 32). Each of those c warps has 32 distinct
+// largest of the kWarps warps' minima, c = ceil(k / 32). Each of those c warps has 32 distinct
 // elements (its lanes' maxima) at or above L. Near the top of the row when k is small, so a
 // select restricted to keys >= L touches few elements (few histogram atomics).
 __device__ uint32_t kth_lower_bound(uint32_t thread_max_key, int k, BlockShared& sh) {
@@ -320,22 +342,9 @@ __device__ uint32_t kth_lower_bound(uint32_t thread_max_key, int k, BlockShared&
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) m = min(m, __shfl_xor_sync(kFull, m, o));
   if (lane_id() == 0) sh.slot_u[warp_id()] = m;
-  if (threadIdx.x == 0) sh.bound = 0;
   __syncthreads();
-  const int c = (k + 31) / 32;
-  if (threadIdx.x < kWarps) {
-    const uint32_t v = sh.slot_u[threadIdx.x];
-    int greater = 0, at_least = 0;
-    for (int w = 0; w < kWarps; ++w) {
-      greater += sh.slot_u[w] > v;
-      at_least += sh.slot_u[w] >= v;
-    }
-    if (greater < c && c <= at_least) sh.bound = v;  // equal values write the same v
-  }
-  __syncthreads();
-  const uint32_t bound = sh.bound;
-  __syncthreads();
-  return bound;
+  const uint32_t warp_min = threadIdx.x < kWarps ? sh.slot_u[threadIdx.x] : 0u;
+  return kth_largest_key(warp_min, kWarps, (k + 31) / 32, sh);
 }
 
 // Index (0..count-1) of the first of `count` per-warp sums (in sh.slot64) whose running total
@@ -408,6 +417,103 @@ __device__ int32_t find_first_exceeding(const Row& r, WeightOf weight_of, Target
   const int32_t found = sh.found;
   __syncthreads();
   return found;
+}
+
+// ------------------------------------------------------------------ per-chunk row statistics
+
+// sample_row_stats_kernel cuts each row into chunks of kChunk floats (the cut depends on the
+// vocabulary only, never on the batch, so a row's statistics are bit-identical in any batch) and
+// writes one ChunkStat per (row, chunk) into the workspace; sample_kernel merges a row's chunks in
+// a fixed order. Within a chunk, thread t of the stats block takes the float4 groups starting at
+// 4t, 4t + 4 * kStatThreads, ... (the same ids whatever the row's alignment).
+constexpr int kChunk = 4096;
+constexpr int kStatThreads = 256;
+constexpr int kStatWarps = kStatThreads / 32;
+constexpr int kStatGroups = kChunk / (4 * kStatThreads);  // float4 groups per thread
+static_assert(kChunk % (4 * kStatThreads) == 0 && kStatWarps <= 32);
+
+// One chunk of one row: its maximum non-NaN value max_v with the lowest id max_i (kNanChunk when
+// the chunk holds a NaN) and sum = the sum of exp(x - max_v) over its elements (0 when max_v is
+// -inf), i.e. the Lse state (max_v, sum). Every chunk holds at least one element, so a chunk
+// without NaN has a real maximum (possibly -inf, at its lowest id).
+struct alignas(16) ChunkStat {
+  float max_v;
+  int32_t max_i;
+  float sum;
+  float unused;  // written 0
+};
+constexpr int32_t kNanChunk = -1;
+static_assert(sizeof(ChunkStat) == 16);
+
+__host__ __device__ __forceinline__ int32_t chunk_count(int32_t vocab) {
+  return static_cast<int32_t>((static_cast<int64_t>(vocab) + kChunk - 1) / kChunk);
+}
+
+struct RowStats {
+  ArgMax max;
+  Lse lse;
+  bool nan = false;
+};
+
+// The row's statistics from its `n` chunks, the same bits on every thread: lane l folds chunks
+// l, l + 32, ... in order, the lanes fold by butterfly and lane 0's result is broadcast (so the
+// result depends on n alone, never on scheduling or on the batch). Call from whole warps.
+__device__ RowStats merge_chunks(const ChunkStat* st, int32_t n) {
+  ArgMax am;
+  Lse lse;
+  bool nan = false;
+  for (int c = lane_id(); c < n; c += 32) {
+    const ChunkStat s = st[c];
+    if (s.max_i == kNanChunk) {
+      nan = true;
+    } else {
+      am.merge(s.max_v, s.max_i);
+      lse.merge(s.max_v, s.sum);
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    am.merge(__shfl_xor_sync(kFull, am.v, o), __shfl_xor_sync(kFull, am.i, o));
+    lse.merge(__shfl_xor_sync(kFull, lse.m, o), __shfl_xor_sync(kFull, lse.s, o));
+  }
+  RowStats r;
+  r.max.v = __shfl_sync(kFull, am.v, 0);
+  r.max.i = __shfl_sync(kFull, am.i, 0);
+  r.lse.m = __shfl_sync(kFull, lse.m, 0);
+  r.lse.s = __shfl_sync(kFull, lse.s, 0);
+  r.nan = __any_sync(kFull, nan) != 0;
+  return r;
+}
+
+// Where a lower bound of a row's k-th largest key comes from: the row's chunk maxima (raw rows
+// only: null for a penalised copy), and each thread's maximum over its visit() share, computed on
+// first need (one pass over the row) and kept for later selections on the same row.
+struct MaxHints {
+  const ChunkStat* chunks = nullptr;
+  int32_t nchunks = 0;
+  ArgMax mine;
+  bool have_mine = false;
+};
+
+// A key L with at least k elements of the row r at or above it, keys by key_of(x) (monotone
+// non-decreasing in x); 0 (no bound) when k > kThreads and the chunks cannot give one. With
+// k <= nchunks: the k-th largest key of the chunk maxima (k distinct elements, one per chunk,
+// are at or above it). Else kth_lower_bound over the threads' maxima.
+template <class KeyOf>
+__device__ uint32_t kth_bound(const Row& r, MaxHints& h, int k, KeyOf key_of, BlockShared& sh) {
+  if (h.chunks != nullptr && k <= h.nchunks && h.nchunks <= kThreads) {
+    const int t = static_cast<int>(threadIdx.x);
+    const uint32_t key = t < h.nchunks ? key_of(h.chunks[t].max_v) : 0u;
+    return kth_largest_key(key, h.nchunks, k, sh);
+  }
+  if (k > kThreads) return 0;
+  if (!h.have_mine) {
+    ArgMax m;
+    visit(r, [&](int32_t i, float x) { m.merge(x, i); });
+    h.mine = m;
+    h.have_mine = true;
+  }
+  return kth_lower_bound(h.mine.i == INT32_MAX ? 0u : key_of(h.mine.v), k, sh);
 }
 
 }  // namespace inferdesk::cuda::sampling

@@ -1,10 +1,14 @@
-// Microbenchmark of sample_rows (not a test): times the kernel with CUDA events on realistic
-// shapes and settings and prints microseconds per call and the logits read rate (rows * vocab *
-// 4 bytes per call / time; the kernel reads a row one to a dozen times depending on the filters).
+// Microbenchmark of sample_rows (not a test): times it with CUDA events on realistic shapes and
+// settings and prints microseconds per call and the logits read rate (rows * vocab * 4 bytes per
+// call / time; the kernels read a row one to a dozen times depending on the filters). The main
+// figure is device time: `kIters` calls captured into one CUDA graph, the median of `kReps`
+// replays (no CPU launch overhead; sample_rows launches two kernels). "loop" is the same calls
+// launched one by one from the host, which is bound by launch overhead for small work.
 //
 //   bench_gpu_sampling [vocab [rows]]      (default: a sweep over common vocabularies and batches)
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -17,6 +21,9 @@ namespace {
 
 using inferdesk::cuda::SampleArgs;
 using inferdesk::cuda::SampleRowDev;
+
+constexpr int kIters = 20;  // calls per graph (and per host loop)
+constexpr int kReps = 5;    // graph replays timed (median)
 
 bool ok(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return true;
@@ -106,23 +113,59 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
     a.out_logprob = d_lp;
     a.out_top_ids = d_ids;
     a.out_top_logprobs = d_tlp;
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    for (int i = 0; i < 3; ++i) inferdesk::cuda::sample_rows(a, nullptr);
-    const int iters = 20;
-    cudaEventRecord(e0);
-    for (int i = 0; i < iters; ++i) inferdesk::cuda::sample_rows(a, nullptr);
-    cudaEventRecord(e1);
-    good = ok(cudaEventSynchronize(e1), "sample_rows");
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, e0, e1);
-    const double us = 1000.0 * ms / iters;
-    const double gbs = static_cast<double>(rows) * vocab * 4.0 / (us * 1e3);
-    std::printf("%-24s vocab %7d rows %4d: %9.1f us/call  %8.1f GB/s of logits\n", st.name, vocab,
-                rows, us, gbs);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+    cudaStream_t stream = nullptr;
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    good = ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream") &&
+           ok(cudaEventCreate(&e0), "event") && ok(cudaEventCreate(&e1), "event");
+    if (good) {
+      for (int i = 0; i < 3; ++i) inferdesk::cuda::sample_rows(a, stream);  // warm up
+      good = ok(cudaStreamSynchronize(stream), "sample_rows");
+    }
+    // Host loop: launches one by one.
+    float loop_ms = 0.0f;
+    if (good) {
+      cudaEventRecord(e0, stream);
+      for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, stream);
+      cudaEventRecord(e1, stream);
+      good = ok(cudaEventSynchronize(e1), "sample_rows loop");
+      cudaEventElapsedTime(&loop_ms, e0, e1);
+    }
+    // Device time: graph replays.
+    if (good) {
+      good = ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+      if (good) {
+        for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, stream);
+        good = ok(cudaStreamEndCapture(stream, &graph), "end capture") &&
+               ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate") &&
+               ok(cudaGraphLaunch(exec, stream), "graph launch") &&
+               ok(cudaStreamSynchronize(stream), "graph replay");
+      }
+    }
+    std::vector<float> reps;
+    for (int r = 0; good && r < kReps; ++r) {
+      cudaEventRecord(e0, stream);
+      cudaGraphLaunch(exec, stream);
+      cudaEventRecord(e1, stream);
+      good = ok(cudaEventSynchronize(e1), "graph replay");
+      float ms = 0.0f;
+      cudaEventElapsedTime(&ms, e0, e1);
+      reps.push_back(ms);
+    }
+    if (good) {
+      std::sort(reps.begin(), reps.end());
+      const double us = 1000.0 * reps[reps.size() / 2] / kIters;
+      const double loop_us = 1000.0 * loop_ms / kIters;
+      const double gbs = static_cast<double>(rows) * vocab * 4.0 / (us * 1e3);
+      std::printf("%-24s vocab %7d rows %4d: %9.1f us/call  %8.1f GB/s of logits  (loop %.1f us)\n",
+                  st.name, vocab, rows, us, gbs, loop_us);
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (stream) cudaStreamDestroy(stream);
   }
   cudaFree(d_logits);
   cudaFree(d_params);

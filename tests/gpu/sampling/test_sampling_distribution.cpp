@@ -178,6 +178,17 @@ TEST(GpuSamplingDistribution, LargePeakedVocabulary) {
   check_distribution(row, pen, rows, "150k penalties top_p 0.9");
 }
 
+TEST(GpuSamplingDistribution, TopKAroundTheNumberOfChunks) {
+  INFERDESK_REQUIRE_GPU();
+  // 128,256 logits are 32 chunks of 4096: the top-k select takes its lower bound from the chunk
+  // maxima for k <= 32 and from the threads' maxima for k = 33.
+  const std::vector<float> row = peaked_row(128256, 12);
+  const int32_t rows = 128;
+  for (int32_t k : {1, 20, 32, 33}) {
+    check_distribution(row, with(1.0f, k), rows, "128k top_k " + std::to_string(k), 10000);
+  }
+}
+
 TEST(GpuSamplingDistribution, TopPCutInsideHundredsOfTies) {
   INFERDESK_REQUIRE_GPU();
   // One best token, 300 tied tokens spread over the row, a faint background. top_p is chosen so

@@ -1,9 +1,11 @@
 // GPU sampler against the CPU Sampler where the answer is exact: greedy tokens (with ties, -inf
 // entries, penalties), log-probabilities and top-N lists, odd sizes and unaligned rows, bad rows,
-// and determinism (same (seed, counter) -> same token whatever the batch).
+// determinism (same (seed, counter) -> same token whatever the batch), and the per-chunk row
+// statistics (maxima at chunk borders, NaN in one chunk, the same bits alone or in a batch).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -357,6 +359,219 @@ TEST(GpuSampling, DrawsDependOnSeedAndCounter) {
   // ignores the counter (or the seed).
   EXPECT_GT(distinct(by_counter), 20);
   EXPECT_GT(distinct(by_seed), 20);
+}
+
+// ------------------------------------------------------------ per-chunk row statistics
+// sample_rows first cuts every row into chunks of kChunk logits (one block each), then merges the
+// chunks' maxima, log-sum-exp states and NaN flags per row in a fixed order.
+
+constexpr int32_t kChunk = 4096;  // sampling_block.cuh's kChunk: the borders the tests aim at
+
+RowRequest plain_greedy(int32_t logprobs = 0) {
+  RowRequest q;
+  q.params.temperature = 0.0f;
+  q.params.logprobs = logprobs;
+  return q;
+}
+
+uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
+
+// Greedy without penalties (the path that ends right after the chunk merge) on varied rows: the
+// CPU's token and log-prob, with `logprobs` top entries.
+void check_plain_greedy(int32_t rows, int32_t vocab, int64_t stride, int64_t offset,
+                        uint64_t seed, int32_t logprobs = 0) {
+  const std::vector<float> logits = varied_rows(rows, vocab, seed);
+  const std::vector<RowRequest> reqs(static_cast<size_t>(rows), plain_greedy(logprobs));
+  GpuBatch batch(logits, rows, vocab, stride, offset);
+  const std::vector<RowResult> got = batch.run(reqs);
+  for (int32_t r = 0; r < rows; ++r) {
+    const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+    const std::string what = "plain greedy, vocab " + std::to_string(vocab) + " stride " +
+                             std::to_string(stride) + " offset " + std::to_string(offset) +
+                             " row " + std::to_string(r);
+    const RowRequest& q = reqs[static_cast<size_t>(r)];
+    EXPECT_EQ(got[static_cast<size_t>(r)].token, cpu_result(row, vocab, q).token) << what;
+    expect_logprobs(row, vocab, q, got[static_cast<size_t>(r)], what);
+  }
+}
+
+TEST(GpuSamplingChunks, GreedyFindsTheMaximumInAnyChunkLowestIdOnTies) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 128256;  // 31 full chunks and a last one of 1280
+  const int32_t last = 31 * kChunk;
+  struct Case {
+    std::vector<int32_t> at;  // ids that get the row's maximum
+    int32_t want;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {{0}, 0, "id 0"},
+      {{5}, 5, "first chunk"},
+      {{vocab - 1}, vocab - 1, "last id (last, partial chunk)"},
+      {{last + 17}, last + 17, "last chunk"},
+      {{kChunk - 1}, kChunk - 1, "last id of the first chunk"},
+      {{kChunk}, kChunk, "first id of the second chunk"},
+      {{kChunk, kChunk - 1}, kChunk - 1, "tie across the first border"},
+      {{last, last - 1}, last - 1, "tie across the last border"},
+      {{vocab - 1, 3 * kChunk + 2, 2 * kChunk}, 2 * kChunk, "tie over three chunks"},
+      {{vocab - 1, 77}, 77, "tie between the first and the last chunk"},
+      {{20 * kChunk + 3, 20 * kChunk + 2, 20 * kChunk + 1}, 20 * kChunk + 1, "ties in one chunk"},
+  };
+  const auto rows = static_cast<int32_t>(cases.size()) + 2;
+  std::vector<float> logits;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    std::vector<float> v = normal_logits(static_cast<size_t>(vocab), 2.0f, 100 + c);
+    for (int32_t id : cases[c].at) v[static_cast<size_t>(id)] = 50.0f;
+    logits.insert(logits.end(), v.begin(), v.end());
+  }
+  // All equal: id 0. All -inf but one finite value in the last chunk: that id.
+  logits.insert(logits.end(), static_cast<size_t>(vocab), -1.5f);
+  std::vector<float> lone(static_cast<size_t>(vocab), -INFINITY);
+  lone[static_cast<size_t>(vocab - 3)] = -200.0f;
+  logits.insert(logits.end(), lone.begin(), lone.end());
+  std::vector<int32_t> want;
+  for (const Case& c : cases) want.push_back(c.want);
+  want.push_back(0);
+  want.push_back(vocab - 3);
+
+  for (int32_t logprobs : {0, 20}) {
+    const std::vector<RowRequest> reqs(static_cast<size_t>(rows), plain_greedy(logprobs));
+    GpuBatch batch(logits, rows, vocab);
+    const std::vector<RowResult> got = batch.run(reqs);
+    for (int32_t r = 0; r < rows; ++r) {
+      const std::string what =
+          std::string(r < static_cast<int32_t>(cases.size()) ? cases[static_cast<size_t>(r)].what
+                                                             : "special row") +
+          " (row " + std::to_string(r) + ", logprobs " + std::to_string(logprobs) + ")";
+      const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+      const RowRequest& q = reqs[static_cast<size_t>(r)];
+      EXPECT_EQ(got[static_cast<size_t>(r)].token, want[static_cast<size_t>(r)]) << what;
+      EXPECT_EQ(got[static_cast<size_t>(r)].token, cpu_result(row, vocab, q).token) << what;
+      expect_logprobs(row, vocab, q, got[static_cast<size_t>(r)], what);
+      // Alone in its batch: the same token and the same bits.
+      GpuBatch one(std::vector<float>(row, row + vocab), 1, vocab);
+      const RowResult alone = one.run({q})[0];
+      EXPECT_EQ(alone.token, got[static_cast<size_t>(r)].token) << what << " alone";
+      EXPECT_EQ(bits(alone.logprob), bits(got[static_cast<size_t>(r)].logprob)) << what << " alone";
+    }
+  }
+}
+
+TEST(GpuSamplingChunks, VocabulariesNotAMultipleOfTheChunkOrOfFour) {
+  INFERDESK_REQUIRE_GPU();
+  const std::vector<int32_t> vocabs = {151936, 1001, 7, kChunk - 1, kChunk, kChunk + 1,
+                                       2 * kChunk + 3, 128257};
+  uint64_t seed = 200;
+  for (int32_t v : vocabs) {
+    check_plain_greedy(10, v, v, 0, ++seed);
+    check_plain_greedy(10, v, v, 0, ++seed, 7);
+    check_greedy(10, v, v, 0, ++seed);  // penalties and top log-probs mixed in
+  }
+}
+
+TEST(GpuSamplingChunks, StridedAndUnalignedRows) {
+  INFERDESK_REQUIRE_GPU();
+  check_plain_greedy(8, 128256, 128257, 1, 301);     // odd stride, offset 1: alignment alternates
+  check_plain_greedy(5, 151936, 151941, 3, 302, 20);  // no row 16-byte aligned
+  check_plain_greedy(6, 128256, 131072, 0, 303);     // stride > vocab, every row aligned
+  check_greedy(8, 128256, 128257, 1, 304);
+  check_greedy(7, 1001, 1003, 2, 305);
+}
+
+TEST(GpuSamplingChunks, NanInOneChunkOnlyMarksOnlyThatRowBad) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 128256;
+  // Rows 0, 1, 2, 4: one NaN (first chunk, a middle chunk, the last id, the last id of the first
+  // chunk with the maximum elsewhere); rows 3 and 5 are good.
+  const std::vector<int32_t> nan_at = {0, 17 * kChunk + 5, vocab - 1, -1, kChunk - 1, -1};
+  const auto rows = static_cast<int32_t>(nan_at.size());
+  std::vector<float> logits;
+  for (int32_t r = 0; r < rows; ++r) {
+    std::vector<float> v = normal_logits(static_cast<size_t>(vocab), 2.0f, 400 + r);
+    if (nan_at[static_cast<size_t>(r)] >= 0) v[static_cast<size_t>(nan_at[static_cast<size_t>(r)])] = NAN;
+    if (r == 4) v[9 * kChunk] = 40.0f;
+    logits.insert(logits.end(), v.begin(), v.end());
+  }
+  // Every kind of request on the bad rows: plain greedy, greedy with top log-probs, sampled with
+  // top-p, penalised greedy.
+  std::vector<RowRequest> kinds(4);
+  kinds[0] = plain_greedy();
+  kinds[1] = plain_greedy(5);
+  kinds[2].params.temperature = 0.8f;
+  kinds[2].params.top_p = 0.9f;
+  kinds[2].params.logprobs = 3;
+  kinds[2].seed = 9;
+  kinds[3] = plain_greedy(2);
+  kinds[3].params.repetition_penalty = 1.3f;
+  kinds[3].params.presence_penalty = 0.4f;
+  kinds[3].prompt = {1, 2, 3, vocab - 2};
+  kinds[3].output = {2, 2, 9};
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const std::vector<RowRequest> reqs(static_cast<size_t>(rows), kinds[k]);
+    GpuBatch batch(logits, rows, vocab);
+    const std::vector<RowResult> got = batch.run(reqs);
+    for (int32_t r = 0; r < rows; ++r) {
+      const std::string what = "request kind " + std::to_string(k) + " row " + std::to_string(r);
+      const RowResult& o = got[static_cast<size_t>(r)];
+      if (nan_at[static_cast<size_t>(r)] >= 0) {
+        EXPECT_EQ(o.token, -1) << what;
+        EXPECT_TRUE(std::isnan(o.logprob)) << what;
+        EXPECT_EQ(o.top_ids[0], -1) << what;
+        continue;
+      }
+      const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+      const RowRequest& q = reqs[static_cast<size_t>(r)];
+      ASSERT_GE(o.token, 0) << what;
+      if (q.params.is_greedy()) {
+        EXPECT_EQ(o.token, cpu_result(row, vocab, q).token) << what;
+      } else {
+        const std::vector<float> dist = Sampler{}.distribution(
+            std::span<const float>(row, static_cast<size_t>(vocab)), q.params, q.prompt, q.output);
+        EXPECT_GT(dist[static_cast<size_t>(o.token)], 0.0f) << what;
+      }
+      expect_logprobs(row, vocab, q, o, what);
+    }
+  }
+}
+
+// Batch invariance: 64 rows of every kind of request give the same tokens and bit-identical
+// log-probs alone (batches of 1), together, and together at an odd stride and offset (the rows
+// then alternate between vector and scalar loads of the same ids).
+TEST(GpuSamplingChunks, RowsGiveTheSameBitsAloneAndInABatchOf64) {
+  INFERDESK_REQUIRE_GPU();
+  const int32_t vocab = 128256, n = 64;
+  const std::vector<float> logits = varied_rows(n, vocab, 501);
+  std::vector<RowRequest> reqs = mixed_requests(n, vocab, 502);
+  for (int32_t r = 0; r < n; r += 6) reqs[static_cast<size_t>(r)].params.logprobs = 0;  // plain greedy
+  reqs[1].params.logprobs = 20;  // top log-probs from the chunk maxima (32 chunks >= 20)
+  GpuBatch together(logits, n, vocab);
+  const std::vector<RowResult> all = together.run(reqs);
+  GpuBatch shifted(logits, n, vocab, vocab + 1, 1);
+  const std::vector<RowResult> moved = shifted.run(reqs);
+  for (int32_t r = 0; r < n; ++r) {
+    const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
+    GpuBatch one(std::vector<float>(row, row + vocab), 1, vocab);
+    const RowResult alone = one.run({reqs[static_cast<size_t>(r)]})[0];
+    const RowResult& a = all[static_cast<size_t>(r)];
+    const RowResult& m = moved[static_cast<size_t>(r)];
+    const std::string what = "row " + std::to_string(r);
+    ASSERT_GE(a.token, 0) << what;
+    EXPECT_EQ(alone.token, a.token) << what << " alone";
+    EXPECT_EQ(m.token, a.token) << what << " shifted";
+    EXPECT_EQ(bits(alone.logprob), bits(a.logprob)) << what << " alone";
+    EXPECT_EQ(bits(m.logprob), bits(a.logprob)) << what << " shifted";
+    EXPECT_EQ(alone.top_ids, a.top_ids) << what << " alone";
+    EXPECT_EQ(m.top_ids, a.top_ids) << what << " shifted";
+    for (size_t j = 0; j < a.top_logprobs.size(); ++j) {
+      EXPECT_EQ(bits(alone.top_logprobs[j]), bits(a.top_logprobs[j])) << what << " alone " << j;
+      EXPECT_EQ(bits(m.top_logprobs[j]), bits(a.top_logprobs[j])) << what << " shifted " << j;
+    }
+    const RowRequest& q = reqs[static_cast<size_t>(r)];
+    if (q.params.is_greedy()) {
+      EXPECT_EQ(a.token, cpu_result(row, vocab, q).token) << what;
+    }
+    expect_logprobs(row, vocab, q, a, what);
+  }
 }
 
 }  // namespace
