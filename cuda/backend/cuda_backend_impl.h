@@ -111,7 +111,8 @@ class CudaBackend : public Backend {
   // it holds less than `need`. Returns true when it moved.
   bool grow_device(void*& p, size_t& capacity, size_t need, size_t alloc_bytes, const char* what);
   // The decode-attention partials; growing it invalidates graphs (an error inside a capture).
-  void ensure_attention_workspace(size_t need);
+  void ensure_attention_workspace(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
+                                  int32_t splits);
   void upload(const HostTensor& host, bf16* dst);
   const float* inv_freq_device(const RopeConfig& rope);
   int graph_bucket(int32_t n) const;  // 0: no graph for n rows
@@ -140,9 +141,13 @@ class CudaBackend : public Backend {
   int32_t max_query_len_ = 0;
   int32_t num_seqs_ = 0;      // (padded)
   int32_t splits_ = 1;
+  int32_t decode_waves_ = 4;  // decode_splits aims at this many waves of attention blocks
+  int32_t decode_min_keys_ = 64;  // PagedAttentionArgs::min_keys_per_split
   int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)
   void* attn_workspace_ = nullptr;
   size_t attn_workspace_bytes_ = 0;
+  void* split_counters_ = nullptr;  // decode arrival counters, zero between launches
+  size_t split_counters_bytes_ = 0;
 
   // CUDA graphs per decode bucket.
   std::map<int, cudaGraphExec_t> graphs_;

@@ -143,8 +143,10 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
     return;
   }
   a.num_splits = splits_;
-  ensure_attention_workspace(decode_workspace_bytes(num_seqs_, p.num_heads, p.head_dim, splits_));
+  a.min_keys_per_split = decode_min_keys_;
+  ensure_attention_workspace(num_seqs_, p.num_heads, p.head_dim, splits_);
   a.workspace = attn_workspace_;
+  a.split_counters = static_cast<int32_t*>(split_counters_);
   paged_attention_decode(a, stream_);
 }
 

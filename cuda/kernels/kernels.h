@@ -123,10 +123,15 @@ struct PagedAttentionArgs {
   int32_t num_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
   float scale = 1.0f;
   int32_t sliding_window = 0;  // 0: full causal; else a query at p sees keys in (p - window, p]
-  // Decode: each sequence's context is cut into num_splits parts (flash-decoding), merged by a
-  // second kernel. Partials live in `workspace` (see decode_workspace_bytes).
+  // Decode: each sequence's context is cut into up to num_splits parts (flash-decoding), merged by
+  // the last part to finish. Partials live in `workspace` (see decode_workspace_bytes); with
+  // num_splits > 1, split_counters holds num_seqs * num_heads arrival counters that must be zero
+  // before a launch and are zero again after it (so one zeroed array serves every launch and
+  // graph replay, whatever its num_seqs).
   int32_t num_splits = 1;
+  int32_t min_keys_per_split = 64;  // a context of n visible keys uses min(num_splits, ceil(n / this))
   void* workspace = nullptr;
+  int32_t* split_counters = nullptr;
 };
 // Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
 // blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.
@@ -136,6 +141,7 @@ void paged_attention_prefill(const PagedAttentionArgs& a, cudaStream_t stream);
 void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream);
 size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                               int32_t num_splits);
+
 
 // ------------------------------------------------------------------- sampling (sampling.cu)
 
@@ -185,5 +191,4 @@ void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, M
 // silu(x.gate_i) * (x.up_i), BF16 [M, I].
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
                  cudaStream_t stream);
-
 }  // namespace inferdesk::cuda

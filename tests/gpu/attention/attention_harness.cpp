@@ -296,8 +296,19 @@ void set_splits(DeviceAttn& dev, int32_t num_splits) {
   const cuda::PagedAttentionArgs& a = dev.args;
   const size_t bytes = cuda::decode_workspace_bytes(a.num_seqs, a.num_heads, a.head_dim, num_splits);
   dev.workspace = DeviceBuffer<char>(bytes);
+  dev.split_counters =
+      DeviceBuffer<int32_t>(std::vector<int32_t>(static_cast<size_t>(a.num_seqs) * a.num_heads, 0));
   dev.args.num_splits = num_splits;
   dev.args.workspace = dev.workspace.get();
+  dev.args.split_counters = dev.split_counters.get();
+}
+
+::testing::AssertionResult counters_are_zero(const DeviceAttn& dev) {
+  const std::vector<int32_t> c = dev.split_counters.download();
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i] != 0)
+      return ::testing::AssertionFailure() << "split counter " << i << " is " << c[i] << " after the launch";
+  return ::testing::AssertionSuccess();
 }
 
 ::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol) {
@@ -355,13 +366,15 @@ std::string param_name(std::initializer_list<std::pair<const char*, int>> parts)
   return o.str();
 }
 
-void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits) {
-  SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(num_splits)
+void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t min_keys_per_split) {
+  SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(num_splits) +
+                                                              ", min keys " + std::to_string(min_keys_per_split)
                                                         : std::string(" prefill")));
   const AttnData d = make_data(c);
   DeviceAttn dev;
   make_device(d, dev);
   set_splits(dev, num_splits);
+  dev.args.min_keys_per_split = min_keys_per_split;
   if (kernel == Kernel::Decode)
     cuda::paged_attention_decode(dev.args, nullptr);
   else
@@ -371,6 +384,9 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits) {
   const cudaError_t last = cudaGetLastError();
   ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
   EXPECT_TRUE(output_matches(d, dev, kTol));
+  if (kernel == Kernel::Decode) {
+    EXPECT_TRUE(counters_are_zero(dev));
+  }
 }
 
 }  // namespace inferdesk::gputest::attn

@@ -72,6 +72,7 @@ struct DeviceAttn {
   DeviceBuffer<bf16> q, out, k_cache, v_cache;
   DeviceBuffer<int32_t> query_start, query_len, context_len, block_table_start, block_tables;
   DeviceBuffer<char> workspace;
+  DeviceBuffer<int32_t> split_counters;  // zeroed by set_splits; the decode kernel leaves them zero
   cuda::PagedAttentionArgs args;
 };
 // Allocates (block table capacity at least `table_capacity` entries) and uploads `d`.
@@ -79,8 +80,11 @@ void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity = 0);
 // Uploads `d` into buffers made for a case of the same rows, heads and cache size (the addresses,
 // hence a captured graph, stay valid) and poisons out and the workspace again.
 void refill_device(const AttnData& d, DeviceAttn& dev);
-// Allocates a poisoned workspace for num_splits and sets args.num_splits / workspace.
+// Allocates a poisoned workspace and zeroed split counters for num_splits and sets
+// args.num_splits / workspace / split_counters.
 void set_splits(DeviceAttn& dev, int32_t num_splits);
+// Whether every split counter is zero again (as the decode kernel must leave them).
+::testing::AssertionResult counters_are_zero(const DeviceAttn& dev);
 
 // This step's own K/V rows, for chains in which the kernel before attention (qk_norm_rope_write_kv)
 // writes them into the cache: row r of k/v is query row r's token (zeros for rows of padding
@@ -106,7 +110,9 @@ std::string param_name(std::initializer_list<std::pair<const char*, int>> parts)
 enum class Kernel { Prefill, Decode };
 // Builds the case, runs one kernel on the default stream (decode with num_splits) and checks the
 // output with output_matches (gtest failures, traced with the case).
-void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits = 1);
+// min_keys_per_split: PagedAttentionArgs' (decode: fewest keys a split of a context gets).
+void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits = 1,
+                   int32_t min_keys_per_split = 64);
 
 // bf16 output rounding (2^-9 relative) plus, in the prefill kernel, P rounded to bf16 before the
 // P.V product: normalised errors of 2e-3..5e-3; a wrong key, row or head gives errors of 0.1..1.
