@@ -4,7 +4,9 @@ with in the same run (docs/PERF.md).
 
 Random BF16 weights of a published shape (resources/shapes/<name>.json), static KV cache, fused
 QKV and gate/up weights, torch.compile(mode="reduce-overhead") so the decode step is replayed as a
-CUDA graph. Prints one JSON line: decode tokens/s at the given batch (batch * steps / time of the
+CUDA graph; attention by torch's scaled_dot_product_attention (enable_gqa) over the static cache.
+(The first version computed grouped attention with plain matmuls and a float softmax over the whole
+cache: 909 tok/s at batch 64, not representative.) Prints one JSON line: decode tokens/s at the given batch (batch * steps / time of the
 decode steps, prefill excluded) and the roofline it implies.
 
     python3 tools/bench/torch_decoder_baseline.py --shape llama-3.1-8b --batch 1 --steps 256
@@ -90,13 +92,9 @@ class Decoder(torch.nn.Module):
             q, k = self.rope(q, pos), self.rope(k, pos)
             self.k[li].index_copy_(2, pos, k)
             self.v[li].index_copy_(2, pos, v)
-            # Grouped attention over the static cache: [B, kv, G*T, D] x [B, kv, D, max].
-            G = self.nh // self.nkv
-            qg = q.reshape(B, self.nkv, G * T, self.D)
-            s = (qg @ self.k[li].transpose(-1, -2)).float() * (1.0 / math.sqrt(self.D))
-            s = s.view(B, self.nkv, G, T, self.max_len).masked_fill(~mask, float("-inf"))
-            pr = torch.softmax(s, -1).to(q.dtype).view(B, self.nkv, G * T, self.max_len)
-            o = (pr @ self.v[li]).view(B, self.nh, T, self.D)
+            # Attention over the static cache with PyTorch's fused SDPA (GQA without copying K/V).
+            o = F.scaled_dot_product_attention(q, self.k[li], self.v[li], attn_mask=mask[None, None],
+                                               enable_gqa=True)
             x = x + o.transpose(1, 2).reshape(B, T, -1) @ l["wo"].t()
             h = F.rms_norm(x, (x.shape[-1],), l["n2"], self.eps)
             g, u = (h @ l["w13"].t()).chunk(2, -1)
