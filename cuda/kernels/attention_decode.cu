@@ -141,6 +141,22 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
   int ids[U];
   int base = range.start + warp * C::kKeysPerWarpIter;
   if (qlen > 0 && base < end) fetch_ids(base, ids);
+  // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
+  // (all of a short context's split). That kernel writes only this step's own key; L2 is the point
+  // of coherence, so a line prefetched before the write is updated by it, and the loads after
+  // pdl_wait() hit L2 instead of DRAM.
+  if (qlen > 0) {
+    constexpr int kLinesPerKey = D * 2 >= 128 ? D * 2 / 128 : 1;  // 128-byte lines
+    const int first = max(range.start, lo);
+    const int last = min(end, range.start + 2 * C::kKeysPerIter);
+    for (int idx = tid; idx < (last - first) * kLinesPerKey; idx += C::kThreads) {
+      const int key = first + idx / kLinesPerKey;
+      const int64_t off = cache_offset(bt[key >> log2_bs], a.num_kv_heads, hk, key, log2_bs, D) +
+                          (idx % kLinesPerKey) * 64;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(a.k_cache + off));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(a.v_cache + off));
+    }
+  }
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();

@@ -41,7 +41,7 @@ tests)
   for t in test_gpu_kernels test_gpu_attention test_gpu_sampling test_gpu_engine; do
     exe="$(find_bin $t)"
     if "$exe" --gtest_brief=1 > "$LOG_DIR/$t.log" 2>&1; then
-      row "$t" "PASSED ($(grep -c '^\[       OK \]' "$LOG_DIR/$t.log" || true) ok, $(grep -Eo '[0-9]+ tests?, listed below' "$LOG_DIR/$t.log" | head -1))"
+      row "$t" "PASSED ($(grep -Eo '^\[  PASSED  \] [0-9]+ tests?' "$LOG_DIR/$t.log" | grep -Eo '[0-9]+ tests?'); $(grep -Eo '[0-9]+ tests?, listed below' "$LOG_DIR/$t.log" | head -1 | sed 's/, listed below/ skipped/'))"
     else
       status=1; row "$t" "FAILED (see $t.log)"; grep -E '^\[  FAILED  \]' "$LOG_DIR/$t.log" | head -20
     fi

@@ -108,7 +108,7 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits) {
 
   chain.reset();  // nothing runs during the capture; every replay below is reset first
   const CapturedGraph graph(stream, [&](cudaStream_t s) { chain.enqueue(s); });
-  // rope -> attention (and split -> combine) became programmatic edges where PDL is available.
+  // rope -> attention became a programmatic edge where PDL is available.
   if (cuda::pdl_enabled()) {
     EXPECT_GE(graph.programmatic_edges(), 1u);
   }
@@ -138,7 +138,7 @@ TEST(GpuAttentionPdl, PrefillAfterRopeKvWrite) {
 TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
   INFERDESK_REQUIRE_GPU();
   const std::vector<SeqSpec> seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
-  for (int32_t splits : {1, 5}) {  // 1: the split kernel writes out; 5: split + combine
+  for (int32_t splits : {1, 5}) {  // 1: one block per head writes out; 5: the last split merges
     check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits);
     AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
     w.sliding_window = 32;

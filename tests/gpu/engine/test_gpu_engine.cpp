@@ -77,6 +77,10 @@ TEST(CudaGraphs, GraphsOnAndOffAgree) {
   const auto reqs = random_requests(13, 21, 24);  // 13 decodes pad to the 16 bucket
   EngineOptions opts;
   opts.num_kv_blocks = 256;
+  // No prefix cache: the second pass below must run exactly the steps of the first (with the
+  // cache its prompts would hit the first pass's blocks, prefill fewer rows per step, and the
+  // different GEMM shapes may round differently; seen flipping a near-tie of the random model).
+  opts.enable_prefix_caching = false;
   Engine eager = make_cuda_engine("llama", opts, /*graphs=*/false);
   Engine graphs = make_cuda_engine("llama", opts, /*graphs=*/true);
   expect_equivalent(generate_all(eager, reqs), generate_all(graphs, reqs), "graphs");
