@@ -64,6 +64,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
              "querying the GPU");
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
   for (auto& e : staging_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+  check_cuda(cudaEventCreateWithFlags(&step_uploaded_, cudaEventDisableTiming), "event");
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
@@ -97,6 +98,7 @@ CudaBackend::~CudaBackend() {
   gemm_.reset();
   for (auto& e : staging_done_)
     if (e) cudaEventDestroy(e);
+  if (step_uploaded_) cudaEventDestroy(step_uploaded_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -345,6 +347,12 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
   const auto nblocks = static_cast<int32_t>(step.block_tables.size());
   ensure_step_capacity(rows_, num_seqs_, nblocks);
 
+  // The previous step's upload may still be reading step_host_ (a step that sampled nothing did
+  // not synchronise): wait for it before packing this one into the same pinned buffer.
+  if (step_upload_pending_) {
+    check_cuda(cudaEventSynchronize(step_uploaded_), "waiting for the previous step upload");
+    step_upload_pending_ = false;
+  }
   // Pack the host copy in the device layout: per-token arrays, per-sequence arrays, tables.
   const size_t head_ints = static_cast<size_t>(sb_.max_tokens) * 4 + static_cast<size_t>(sb_.max_seqs) * 4;
   auto* h = static_cast<int32_t*>(step_host_.get((head_ints + sb_.max_blocks) * 4));
@@ -386,6 +394,8 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
     check_cuda(cudaMemcpyAsync(sb_.block_tables, bt, static_cast<size_t>(nblocks) * 4,
                                cudaMemcpyHostToDevice, stream_),
                "uploading block tables");
+  check_cuda(cudaEventRecord(step_uploaded_, stream_), "recording the step upload");
+  step_upload_pending_ = true;
 
   if (decode_only_) splits_ = decode_splits(num_seqs_, kv_shape_.num_kv_heads);
   const int32_t logit_rows = decode_only_ ? rows_ : static_cast<int32_t>(step.logit_rows.size());

@@ -125,6 +125,10 @@ class CudaBackend : public Backend {
   std::unique_ptr<Gemm> gemm_;
   PinnedBuffer staging_[2];
   cudaEvent_t staging_done_[2] = {nullptr, nullptr};
+  // Recorded after each step's metadata upload from step_host_: the next begin_step waits for it
+  // before refilling the pinned buffer (a step without sampled rows ends without a synchronisation).
+  cudaEvent_t step_uploaded_ = nullptr;
+  bool step_upload_pending_ = false;
   void* convert_scratch_ = nullptr;  // device staging for F16/F32 weights
   size_t convert_scratch_bytes_ = 0;
 
