@@ -24,7 +24,12 @@ struct CudaBackendOptions {
   // Decode batch sizes graphs are captured for (a step is padded to the next one); larger decode
   // steps run eagerly. Empty: 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256.
   std::vector<int> graph_batch_sizes;
-  bool small_batch_gemv = true;  // our GEMV kernels for <= 8 rows instead of cuBLASLt
+  // Our GEMV kernels for <= 8 rows instead of cuBLASLt; for MoE layers, the small-batch expert
+  // kernels for <= 8 rows (off: every MoE step takes the large-batch path and none is captured).
+  bool small_batch_gemv = true;
+  // Upper bound of the large-batch MoE path's scratch: a step with more tokens than fit runs its
+  // experts in several chunks of tokens. Reserved in the KV-cache budget of a MoE model.
+  int64_t moe_scratch_bytes = 256LL << 20;
   // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
   // kernel's tail. Process-wide setting, applied when the backend is created.
   bool pdl = true;

@@ -49,19 +49,26 @@ DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hi
 }
 
 DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t hidden,
-                                int64_t inter) {
-  if (!w.stacks_weights()) return load_dense_ffn(w, p, hidden, inter);
+                                int64_t inter, const char* gate, const char* up, const char* down) {
+  if (!w.stacks_weights()) return load_dense_ffn(w, p, hidden, inter, gate, up, down);
   DenseFfnWeights f;
-  f.gate_up = w.stacked_matrix({p + ".gate_proj.weight", p + ".up_proj.weight"}, {inter, inter},
-                               hidden);
-  f.down = w.matrix(p + ".down_proj.weight", hidden, inter);
+  f.gate_up = w.stacked_matrix({p + "." + gate + ".weight", p + "." + up + ".weight"},
+                               {inter, inter}, hidden);
+  f.down = w.matrix(p + "." + down + ".weight", hidden, inter);
   return f;
 }
 
 void finish_moe(MoeWeights& moe) {
   moe.views.clear();
-  for (auto& e : moe.experts)
-    moe.views.push_back({e.gate.tensor(), e.up.tensor(), e.down.tensor()});
+  for (auto& e : moe.experts) {
+    if (e.gate_up.empty()) {
+      moe.views.push_back({e.gate.tensor(), e.up.tensor(), e.down.tensor()});
+    } else {  // stacked: gate and up are the two row halves of one weight
+      const int64_t inter = e.inter();
+      moe.views.push_back({e.gate_up.tensor().row_slice(0, inter),
+                           e.gate_up.tensor().row_slice(inter, inter), e.down.tensor()});
+    }
+  }
 }
 
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out) {
@@ -101,8 +108,8 @@ void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
   const std::string m = prefix + ".mlp";
   out.moe.router = w.matrix(m + ".gate.weight", c.num_experts, c.hidden_size);
   for (int64_t e = 0; e < c.num_experts; ++e)
-    out.moe.experts.push_back(load_dense_ffn(w, m + ".experts." + std::to_string(e), c.hidden_size,
-                                             c.moe_intermediate_size));
+    out.moe.experts.push_back(load_swiglu_mlp(w, m + ".experts." + std::to_string(e),
+                                              c.hidden_size, c.moe_intermediate_size));
   if (c.shared_expert_intermediate_size > 0) {
     out.moe.shared =
         load_swiglu_mlp(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
@@ -182,7 +189,7 @@ class DecoderModel : public Model {
 
   static int64_t ffn_width(const DecoderLayerWeights& l) {
     if (!l.is_moe) return l.dense.inter();
-    int64_t w = l.moe.experts.empty() ? 0 : l.moe.experts[0].gate.tensor().rows;
+    int64_t w = l.moe.experts.empty() ? 0 : l.moe.experts[0].inter();
     if (!l.moe.shared.down.empty()) w = std::max(w, l.moe.shared.inter());
     return w;
   }

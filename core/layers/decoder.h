@@ -58,14 +58,18 @@ struct AttentionNames {
 // Loading helpers for architecture files.
 AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std::string& layer_prefix,
                                 const AttentionNames& names);
-// Separate gate/up/down (experts: moe_experts takes them one by one).
+// Separate gate/up/down.
 DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64_t hidden,
                                int64_t inter, const char* gate = "gate_proj",
                                const char* up = "up_proj", const char* down = "down_proj");
-// `prefix`.{gate,up,down}_proj with gate and up stacked when the backend wants fused weights.
+// `prefix`.{gate,up,down}_proj with gate and up stacked when the backend wants fused weights
+// (dense MLPs, shared experts and each routed expert alike).
 DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& prefix, int64_t hidden,
-                                int64_t inter);
-void finish_moe(MoeWeights& moe);  // fills views from experts
+                                int64_t inter, const char* gate = "gate_proj",
+                                const char* up = "up_proj", const char* down = "down_proj");
+// Fills views from experts; a stacked expert's gate and up views are the row halves of its
+// gate_up weight (adjacent in memory, so a backend may run them as one GEMM).
+void finish_moe(MoeWeights& moe);
 // Embedding, final norm and lm_head (tied or not) under the standard "model." names.
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);
 

@@ -49,6 +49,17 @@ struct StepBuffers {
   }
 };
 
+// One MoE layer's experts as the kernels see them (cuda_moe.cpp): device arrays of the experts'
+// gate, up and down pointers, built from the ExpertWeights views on first use (outside any graph
+// capture) and rebuilt only when the views change.
+struct MoeLayerTable {
+  std::vector<const void*> host;  // gate[E], up[E], down[E] as last uploaded
+  void* dev = nullptr;            // the same on the device
+  int64_t hidden = 0, inter = 0;
+  bool stacked = false;   // every expert's up directly follows its gate: one GEMM for both
+  bool small_ok = false;  // sizes and alignment allow the small-batch kernels
+};
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(const CudaBackendOptions& options);
@@ -118,6 +129,13 @@ class CudaBackend : public Backend {
   int graph_bucket(int32_t n) const;  // 0: no graph for n rows
   void ensure_step_capacity(int32_t tokens, int32_t seqs, int32_t blocks);
   int32_t decode_splits(int32_t num_seqs, int32_t num_kv_heads) const;
+  // Mixture of experts (cuda_moe.cpp).
+  int32_t moe_small_max_rows() const;  // rows the capturable small-batch path serves (0: none)
+  const MoeLayerTable& moe_table(int32_t layer, const std::vector<ExpertWeights>& experts);
+  void moe_experts_large(const MoeLayerTable& table, int32_t num_experts, const Tensor& x,
+                         const Tensor& ids, const Tensor& weights, Tensor out,
+                         unsigned long long* counters, const int32_t* row_slots);
+  int64_t moe_reserved_bytes() const;  // scratch the MoE paths may still allocate
 
   CudaBackendOptions options_;
   int sm_count_ = 0;
@@ -177,6 +195,24 @@ class CudaBackend : public Backend {
   double gpu_ms_ = 0, wall_ms_ = 0;
   int64_t timed_steps_ = 0;
   std::chrono::steady_clock::time_point last_step_wall_{};
+
+  // Mixture of experts (cuda_moe.cpp). Everything here is used from the engine thread only, in
+  // stream order on stream_; the large-batch path synchronises stream_ once per chunk of tokens.
+  std::map<int32_t, MoeLayerTable> moe_tables_;
+  unsigned long long* expert_counters_ = nullptr;  // [counter_layers_ * counter_experts_]
+  int32_t counter_layers_ = 0, counter_experts_ = 0;
+  // Set by init_expert_counters for a model with more than one expert: decode steps of more rows
+  // than the small-batch path serves run eagerly (the large path synchronises, so it cannot be
+  // captured).
+  bool moe_model_ = false;
+  // Cleared when some layer's experts cannot use the small-batch kernels (sizes or alignment):
+  // then no MoE step is captured at all.
+  bool moe_small_ok_ = true;
+  void* moe_small_scratch_ = nullptr;  // act + slot outputs of the small path (graph-stable)
+  size_t moe_small_scratch_bytes_ = 0;
+  void* moe_large_scratch_ = nullptr;  // one chunk of the large path (moves only between steps)
+  size_t moe_large_scratch_bytes_ = 0;
+  PinnedBuffer moe_offsets_host_;
 
   // Accounting (bytes).
   int64_t weight_bytes_ = 0;

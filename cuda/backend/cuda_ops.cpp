@@ -1,5 +1,5 @@
 // CudaBackend ops: thin dispatch from core's Tensor views to the kernel launchers of
-// cuda/kernels/kernels.h (and cuBLASLt for large GEMMs).
+// cuda/kernels/kernels.h (and cuBLASLt for large GEMMs). The MoE ops are in cuda_moe.cpp.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -15,12 +15,6 @@ const bf16* bf16_ptr(const Tensor& t, const char* what) {
   if (t.dtype != DType::BF16)
     throw Error(ErrorCode::Internal, std::string(what) + " must be BF16 on the CUDA backend");
   return static_cast<const bf16*>(t.data);
-}
-
-[[noreturn]] void moe_unsupported() {
-  throw Error(ErrorCode::Unsupported,
-              "mixture-of-experts layers are not implemented on the CUDA backend yet; run this model "
-              "with --backend cpu");
 }
 
 }  // namespace
@@ -159,15 +153,6 @@ void CudaBackend::add(Tensor inout, const Tensor& x) { add_inplace(as_mat(inout)
 void CudaBackend::gather_rows(const Tensor& x, Tensor out) {
   cuda::gather_rows(as_mat(x), sb_.logit_rows, as_mat(out), stream_);
 }
-
-void CudaBackend::moe_route(const Tensor&, int32_t, bool, Tensor, Tensor) { moe_unsupported(); }
-void CudaBackend::moe_experts(int32_t, const Tensor&, const std::vector<ExpertWeights>&,
-                              const Tensor&, const Tensor&, Tensor) {
-  moe_unsupported();
-}
-void CudaBackend::sigmoid_gate_add(Tensor, const Tensor&, const Tensor&) { moe_unsupported(); }
-void CudaBackend::init_expert_counters(int32_t, int32_t) {}
-std::vector<int64_t> CudaBackend::expert_counts() { return {}; }
 
 void CudaBackend::to_host(const Tensor& t, float* dst) {
   const size_t es = t.element_size();

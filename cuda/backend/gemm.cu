@@ -1,5 +1,6 @@
 #include "cuda/backend/gemm.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,13 @@ namespace inferdesk::cuda {
 namespace {
 
 constexpr int64_t kTunedMaxRows = 256;
+
+// Largest power of two (at most 256) that divides the address.
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t low = a & (~a + 1);
+  return low == 0 || low > 256 ? 256u : static_cast<uint32_t>(low);
+}
 
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
@@ -54,7 +62,7 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
                        cudaStream_t stream) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
-  const auto [m, n, k, ldx, ldy, out_f32, has_bias] = key;
+  const auto [m, n, k, ldx, ldy, out_f32, has_bias, align, tune] = key;
   auto p = std::make_unique<Plan>();
   check(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -80,6 +88,12 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
                                        sizeof(schemes));
+  // cuBLASLt assumes 256-byte aligned operands unless told otherwise.
+  for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));
   constexpr int kCandidates = 12;
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
@@ -96,7 +110,7 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   // Autotune only the small-M shapes of decode steps (replayed in graphs thousands of times);
   // prefill and mixed steps have ever-changing M and take the heuristic's choice (timing every
   // new M cost more than it saved: offline throughput fell by a fifth).
-  if (found > 1 && capture == cudaStreamCaptureStatusNone && m <= kTunedMaxRows) {
+  if (tune && found > 1 && capture == cudaStreamCaptureStatusNone && m <= kTunedMaxRows) {
     // Time each candidate on the real operands (y is overwritten by the real run afterwards).
     if (bias)
       check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
@@ -138,8 +152,13 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
 }
 
 void Gemm::run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-               cudaStream_t stream) {
-  const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr};
+               cudaStream_t stream, bool autotune) {
+  uint32_t align = 256;
+  for (const void* p : {static_cast<const void*>(x.data), static_cast<const void*>(w),
+                        static_cast<const void*>(y.data), static_cast<const void*>(bias)})
+    if (p) align = std::min(align, alignment_of(p));
+  const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr, align,
+                autotune};
   Plan& p = plan(key, x, w, bias, y, stream);
   if (bias)
     check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),

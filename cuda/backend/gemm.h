@@ -26,13 +26,18 @@ class Gemm {
   Gemm& operator=(const Gemm&) = delete;
 
   // x BF16 [M, K] (row stride x.stride), w BF16 [N, K] contiguous, y BF16/F32 [M, N] (stride
-  // y.stride), bias BF16 [N] or null (only with a BF16 output).
+  // y.stride), bias BF16 [N] or null (only with a BF16 output). Operands need not be 256-byte
+  // aligned (row slices of a gathered buffer are not): the plan is chosen for the alignment they
+  // have. autotune false: take the heuristic's first choice even for a small M (shapes whose M
+  // changes every step, e.g. the per-expert GEMMs of a MoE layer, where timing each new M would
+  // cost more than it saves and would synchronise).
   void run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-           cudaStream_t stream);
+           cudaStream_t stream, bool autotune = true);
 
  private:
   struct Plan;
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool>;
+  // (m, n, k, ldx, ldy, F32 output, bias, alignment in bytes of the least aligned operand, tuned)
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool, uint32_t, bool>;
   Plan& plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
              cudaStream_t stream);
   cublasLtHandle_t handle_ = nullptr;

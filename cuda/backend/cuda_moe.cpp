@@ -1,0 +1,350 @@
+// CudaBackend: the mixture-of-experts ops (routing, expert evaluation, the shared expert's sigmoid
+// gate, per-layer expert counters).
+//
+// Threading and streams: like every op these are called from the engine thread only and enqueue
+// on stream_. moe_route, sigmoid_gate_add and the small-batch expert path only enqueue kernels, so
+// they run inside the captured decode graphs. The large-batch path copies each chunk's per-expert
+// offsets to the host and synchronises stream_ (once per chunk of tokens), so begin_step never
+// captures a step that takes it (graph_bucket: moe_small_max_rows). expert_counts() synchronises.
+// Device memory that captured graphs point at (the expert pointer tables, the counters, the
+// small-path scratch) only moves outside a capture, and moving it invalidates the graphs.
+//
+// Paths of moe_experts (same rounding points: gate and up accumulated in F32, the SwiGLU activations
+// rounded to BF16 as in the dense layers, expert outputs in F32, each token's slots summed in slot
+// order 0..k-1 by moe_combine; only the order of the dot products' additions differs):
+// - small: at most kMoeSmallMaxTokens rows (decode) and experts whose sizes and alignment allow
+//   16-byte loads: per (token, slot) pair a GEMV over the chosen expert (moe_experts_small).
+// - large: per chunk of tokens (scratch bounded by options_.moe_scratch_bytes), the pairs stably sorted
+//   by expert on the device, the offsets copied to the host, the rows gathered in that order, then
+//   for each expert that received pairs one cuBLASLt GEMM for gate and up into F32 (two when they
+//   are not stacked), one SiLU*up over all rows into BF16, one down GEMM into F32 rows, and the
+//   weighted combine.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+#include "cuda/backend/cuda_backend_impl.h"
+
+namespace inferdesk::cuda {
+
+namespace {
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Byte offsets of the large path's arrays in its scratch for `pairs` (token, slot) pairs.
+struct LargeLayout {
+  size_t counts = 0, offsets = 0, order = 0, position = 0, xs = 0, gu = 0, act = 0, y = 0, total = 0;
+};
+LargeLayout large_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
+  LargeLayout l;
+  size_t at = 0;
+  auto take = [&](size_t bytes) {
+    const size_t o = at;
+    at += align256(bytes);
+    return o;
+  };
+  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
+             I = static_cast<size_t>(inter);
+  l.counts = take(static_cast<size_t>(experts) * 4);
+  l.offsets = take((static_cast<size_t>(experts) + 1) * 4);
+  l.order = take(P * 4);
+  l.position = take(P * 4);
+  l.xs = take(P * H * 2);      // gathered token rows, BF16
+  l.gu = take(P * 2 * I * 4);  // gate | up per pair, F32 (as the small path's accumulators)
+  l.act = take(P * I * 2);     // silu(gate) * up, BF16
+  l.y = take(P * H * 4);       // expert outputs, F32
+  l.total = at;
+  return l;
+}
+
+// Tokens per chunk of the large path: as many as fit in `cap` bytes of scratch (at least one).
+int64_t large_chunk_tokens(size_t cap, int32_t top_k, int32_t experts, int64_t hidden,
+                           int64_t inter) {
+  const size_t fixed = large_layout(0, experts, hidden, inter).total + 6 * 256;  // + alignment slack
+  const auto per_pair = static_cast<size_t>(8 + 6 * hidden + 10 * inter);
+  const size_t room = cap > fixed ? cap - fixed : 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(room / per_pair) / top_k);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+[[noreturn]] void bad_experts(int32_t layer, const std::string& why) {
+  throw Error(ErrorCode::Unsupported,
+              "the CUDA backend cannot run the experts of layer " + std::to_string(layer) + ": " +
+                  why + "; run this model with --backend cpu");
+}
+
+}  // namespace
+
+int32_t CudaBackend::moe_small_max_rows() const {
+  return options_.small_batch_gemv && moe_small_ok_ ? kMoeSmallMaxTokens : 0;
+}
+
+int64_t CudaBackend::moe_reserved_bytes() const {
+  if (!moe_model_) return 0;
+  return std::max<int64_t>(0, options_.moe_scratch_bytes -
+                                  static_cast<int64_t>(moe_large_scratch_bytes_));
+}
+
+const MoeLayerTable& CudaBackend::moe_table(int32_t layer, const std::vector<ExpertWeights>& experts) {
+  const size_t E = experts.size();
+  MoeLayerTable& t = moe_tables_[layer];
+  bool same = t.dev != nullptr && t.host.size() == 3 * E;
+  for (size_t e = 0; same && e < E; ++e)
+    same = t.host[e] == experts[e].gate.data && t.host[E + e] == experts[e].up.data &&
+           t.host[2 * E + e] == experts[e].down.data;
+  if (same) return t;
+
+  if (E == 0) bad_experts(layer, "it has no experts");
+  const int64_t H = experts[0].gate.cols, I = experts[0].gate.rows;
+  bool stacked = true, aligned = true;
+  for (size_t e = 0; e < E; ++e) {
+    const ExpertWeights& w = experts[e];
+    for (const Tensor* m : {&w.gate, &w.up, &w.down}) {
+      if (m->dtype != DType::BF16 || m->stride != m->cols)
+        throw Error(ErrorCode::Internal, "moe_experts: expert weights must be contiguous BF16");
+      aligned = aligned && aligned16(m->data);
+    }
+    if (w.gate.rows != I || w.gate.cols != H || w.up.rows != I || w.up.cols != H ||
+        w.down.rows != H || w.down.cols != I)
+      bad_experts(layer, "expert " + std::to_string(e) + " has a different shape than expert 0 " +
+                             "(one intermediate size per layer is supported)");
+    stacked = stacked && static_cast<const char*>(w.up.data) ==
+                             static_cast<const char*>(w.gate.data) + I * H * 2;
+  }
+  if (capturing_)
+    throw Error(ErrorCode::Internal, "the expert table of layer " + std::to_string(layer) +
+                                         " was first needed inside a graph capture");
+  std::vector<const void*> host(3 * E);
+  for (size_t e = 0; e < E; ++e) {
+    host[e] = experts[e].gate.data;
+    host[E + e] = experts[e].up.data;
+    host[2 * E + e] = experts[e].down.data;
+  }
+  if (t.dev) {  // the views changed (a test, or another model on this backend): graphs are stale
+    synchronize();
+    cudaFree(t.dev);
+    activation_bytes_ -= static_cast<int64_t>(t.host.size() * sizeof(void*));
+    invalidate_graphs();
+  }
+  t.dev = device_alloc(host.size() * sizeof(void*), "MoE expert tables");
+  activation_bytes_ += static_cast<int64_t>(host.size() * sizeof(void*));
+  // Host-synchronous copy: done before any kernel that reads the table is enqueued.
+  check_cuda(cudaMemcpy(t.dev, host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice),
+             "uploading the expert table");
+  t.host = std::move(host);
+  t.hidden = H;
+  t.inter = I;
+  t.stacked = stacked;
+  t.small_ok = aligned && moe_small_supported(H, I);
+  if (!t.small_ok && moe_small_ok_) {
+    moe_small_ok_ = false;  // no MoE step is captured from now on
+    invalidate_graphs();
+  }
+  return t;
+}
+
+void CudaBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids,
+                            Tensor weights) {
+  const int64_t E = logits.cols;
+  if (logits.dtype != DType::F32 || ids.dtype != DType::I32 || weights.dtype != DType::F32 ||
+      top_k <= 0 || top_k > E || ids.cols != top_k || weights.cols != top_k ||
+      ids.rows < logits.rows || weights.rows < logits.rows)
+    throw Error(ErrorCode::Internal, "moe_route: top_k " + std::to_string(top_k) + " of " +
+                                         std::to_string(E) + " experts, or tensors of the wrong " +
+                                         "dtype/shape (logits F32, ids I32, weights F32)");
+  cuda::moe_route(static_cast<const float*>(logits.data), logits.stride,
+                  static_cast<int32_t>(logits.rows), static_cast<int32_t>(E), top_k, normalize,
+                  static_cast<int32_t*>(ids.data), ids.stride, static_cast<float*>(weights.data),
+                  weights.stride, stream_);
+}
+
+void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
+                              const Tensor& ids, const Tensor& weights, Tensor out) {
+  const int64_t T = x.rows;
+  const auto E = static_cast<int32_t>(experts.size());
+  if (x.dtype != DType::BF16 || ids.dtype != DType::I32 || weights.dtype != DType::F32 ||
+      ids.rows != T || weights.rows != T || weights.cols != ids.cols || ids.cols <= 0 ||
+      out.rows != T || out.cols != x.cols)
+    throw Error(ErrorCode::Internal, "moe_experts: shapes or dtypes do not match (x BF16, ids I32, "
+                                     "weights F32)");
+  const MoeLayerTable& tbl = moe_table(layer, experts);
+  if (x.cols != tbl.hidden)
+    throw Error(ErrorCode::Internal, "moe_experts: x has " + std::to_string(x.cols) +
+                                         " columns, the experts " + std::to_string(tbl.hidden));
+  if (T == 0) return;
+  unsigned long long* counters =
+      expert_counters_ && layer >= 0 && layer < counter_layers_ && E <= counter_experts_
+          ? expert_counters_ + static_cast<int64_t>(layer) * counter_experts_
+          : nullptr;
+  // Padding rows of a graph bucket have slot -1 and are not counted (only while x is the step's
+  // rows: ops called outside a step count every row).
+  const int32_t* row_slots = sb_.slots != nullptr && T == rows_ ? sb_.slots : nullptr;
+  const auto k = static_cast<int32_t>(ids.cols);
+
+  if (T <= moe_small_max_rows() && tbl.small_ok) {
+    const int64_t P = int64_t{kMoeSmallMaxTokens} * k;
+    const size_t act_bytes = align256(static_cast<size_t>(P * tbl.inter) * 2);
+    const size_t need = act_bytes + static_cast<size_t>(P * tbl.hidden) * 4;
+    if (need > moe_small_scratch_bytes_) {
+      if (capturing_)
+        throw Error(ErrorCode::Internal, "MoE scratch first needed inside a graph capture");
+      const auto before = static_cast<int64_t>(moe_small_scratch_bytes_);
+      grow_device(moe_small_scratch_, moe_small_scratch_bytes_, need, need, "MoE scratch");
+      activation_bytes_ += static_cast<int64_t>(moe_small_scratch_bytes_) - before;
+      invalidate_graphs();
+    }
+    MoeSmallArgs a;
+    a.x = as_mat(x);
+    a.ids = static_cast<const int32_t*>(ids.data);
+    a.ids_stride = ids.stride;
+    a.weights = static_cast<const float*>(weights.data);
+    a.weights_stride = weights.stride;
+    a.top_k = k;
+    a.experts.gate = static_cast<const bf16* const*>(tbl.dev);
+    a.experts.up = a.experts.gate + E;
+    a.experts.down = a.experts.gate + 2 * static_cast<int64_t>(E);
+    a.experts.num_experts = E;
+    a.experts.hidden = tbl.hidden;
+    a.experts.inter = tbl.inter;
+    a.act = static_cast<bf16*>(moe_small_scratch_);
+    a.slot_out = reinterpret_cast<float*>(static_cast<char*>(moe_small_scratch_) + act_bytes);
+    a.out = as_mat(out);
+    a.counters = counters;
+    a.row_slots = row_slots;
+    moe_experts_small(a, stream_);
+    return;
+  }
+  if (capturing_)
+    throw Error(ErrorCode::Internal,
+                "the large-batch MoE path synchronises and cannot run inside a graph capture");
+  moe_experts_large(tbl, E, x, ids, weights, out, counters, row_slots);
+}
+
+void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const Tensor& x,
+                                    const Tensor& ids, const Tensor& weights, Tensor out,
+                                    unsigned long long* counters, const int32_t* row_slots) {
+  const int64_t T = x.rows, H = tbl.hidden, I = tbl.inter;
+  const auto k = static_cast<int32_t>(ids.cols);
+  const int64_t chunk = large_chunk_tokens(
+      static_cast<size_t>(std::max<int64_t>(options_.moe_scratch_bytes, 0)), k, E, H, I);
+  const LargeLayout L = large_layout(std::min(T, chunk) * k, E, H, I);
+  const auto before = static_cast<int64_t>(moe_large_scratch_bytes_);
+  if (grow_device(moe_large_scratch_, moe_large_scratch_bytes_, L.total, L.total, "MoE scratch"))
+    activation_bytes_ += static_cast<int64_t>(moe_large_scratch_bytes_) - before;
+  char* base = static_cast<char*>(moe_large_scratch_);
+  auto* counts = reinterpret_cast<int32_t*>(base + L.counts);
+  auto* offsets = reinterpret_cast<int32_t*>(base + L.offsets);
+  auto* order = reinterpret_cast<int32_t*>(base + L.order);
+  auto* position = reinterpret_cast<int32_t*>(base + L.position);
+  auto* xs = reinterpret_cast<bf16*>(base + L.xs);
+  auto* gu = reinterpret_cast<float*>(base + L.gu);
+  auto* act = reinterpret_cast<bf16*>(base + L.act);
+  auto* y = reinterpret_cast<float*>(base + L.y);
+  auto* host_off = static_cast<int32_t*>(moe_offsets_host_.get((static_cast<size_t>(E) + 1) * 4));
+  const auto* ptr = reinterpret_cast<const bf16* const*>(tbl.host.data());
+  const bf16* const* gate = ptr;
+  const bf16* const* up = ptr + E;
+  const bf16* const* down = ptr + 2 * static_cast<int64_t>(E);
+
+  for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+    const int64_t n = std::min(chunk, T - t0);
+    const int32_t* chunk_ids = static_cast<const int32_t*>(ids.data) + t0 * ids.stride;
+    moe_sort_pairs(chunk_ids, ids.stride, static_cast<int32_t>(n), k, E, counts, offsets, order,
+                   position, stream_);
+    check_cuda(cudaMemcpyAsync(host_off, offsets, (static_cast<size_t>(E) + 1) * 4,
+                               cudaMemcpyDeviceToHost, stream_),
+               "copying the MoE expert offsets");
+    synchronize();  // the one host synchronisation of the chunk: which experts got how many pairs
+    const int32_t valid = host_off[E];  // pairs with a valid expert id (all, from moe_route)
+    if (valid > 0) {
+      moe_gather_pairs(as_mat(x.row_slice(t0, n)), order, valid, k, Mat{xs, Dt::BF16, valid, H, H},
+                       stream_);
+      for (int32_t e = 0; e < E; ++e) {
+        const int64_t rows = host_off[e + 1] - host_off[e];
+        if (rows == 0) continue;
+        const int64_t r0 = host_off[e];
+        const Mat xe{xs + r0 * H, Dt::BF16, rows, H, H};
+        if (tbl.stacked) {
+          gemm_->run(xe, gate[e], 2 * I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, 2 * I, 2 * I},
+                     stream_, /*autotune=*/false);
+        } else {
+          gemm_->run(xe, gate[e], I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, I, 2 * I},
+                     stream_, false);
+          gemm_->run(xe, up[e], I, H, nullptr, Mat{gu + r0 * 2 * I + I, Dt::F32, rows, I, 2 * I},
+                     stream_, false);
+        }
+      }
+      cuda::silu_mul(Mat{gu, Dt::F32, valid, I, 2 * I}, Mat{gu + I, Dt::F32, valid, I, 2 * I},
+                     Mat{act, Dt::BF16, valid, I, I}, stream_);
+      for (int32_t e = 0; e < E; ++e) {
+        const int64_t rows = host_off[e + 1] - host_off[e];
+        if (rows == 0) continue;
+        const int64_t r0 = host_off[e];
+        gemm_->run(Mat{act + r0 * I, Dt::BF16, rows, I, I}, down[e], H, I, nullptr,
+                   Mat{y + r0 * H, Dt::F32, rows, H, H}, stream_, false);
+      }
+    }
+    MoeCombineArgs c;
+    c.y = y;
+    c.position = position;
+    c.ids = chunk_ids;
+    c.ids_stride = ids.stride;
+    c.weights = static_cast<const float*>(weights.data) + t0 * weights.stride;
+    c.weights_stride = weights.stride;
+    c.tokens = static_cast<int32_t>(n);
+    c.top_k = k;
+    c.num_experts = E;
+    c.out = as_mat(out.row_slice(t0, n));
+    c.counters = counters;
+    c.row_slots = row_slots ? row_slots + t0 : nullptr;
+    moe_combine(c, stream_);
+  }
+}
+
+void CudaBackend::sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) {
+  cuda::sigmoid_gate_add(as_mat(out), as_mat(x), as_mat(gate), stream_);
+}
+
+void CudaBackend::init_expert_counters(int32_t num_layers, int32_t num_experts) {
+  if (num_layers < 0 || num_experts < 0)
+    throw Error(ErrorCode::InvalidArgument, "init_expert_counters: negative size");
+  if (capturing_) throw Error(ErrorCode::Internal, "init_expert_counters inside a graph capture");
+  const size_t n = static_cast<size_t>(num_layers) * static_cast<size_t>(num_experts);
+  if (n != static_cast<size_t>(counter_layers_) * static_cast<size_t>(counter_experts_) ||
+      expert_counters_ == nullptr) {
+    if (expert_counters_) {
+      synchronize();
+      cudaFree(expert_counters_);
+      activation_bytes_ -= int64_t{counter_layers_} * counter_experts_ * 8;
+      expert_counters_ = nullptr;
+    }
+    if (n > 0) {
+      expert_counters_ = static_cast<unsigned long long*>(device_alloc(n * 8, "expert counters"));
+      activation_bytes_ += static_cast<int64_t>(n * 8);
+    }
+    invalidate_graphs();  // captured combines hold the old counters' address
+  }
+  counter_layers_ = num_layers;
+  counter_experts_ = num_experts;
+  if (expert_counters_)
+    check_cuda(cudaMemsetAsync(expert_counters_, 0, n * 8, stream_), "clearing the expert counters");
+  const bool moe = num_experts > 1;
+  if (moe != moe_model_) invalidate_graphs();
+  moe_model_ = moe;
+}
+
+std::vector<int64_t> CudaBackend::expert_counts() {
+  const size_t n = static_cast<size_t>(counter_layers_) * static_cast<size_t>(counter_experts_);
+  if (!expert_counters_ || n == 0) return {};
+  std::vector<unsigned long long> raw(n);
+  // Ordered after every op enqueued so far; the legacy-stream copy below then reads final counts.
+  synchronize();
+  check_cuda(cudaMemcpy(raw.data(), expert_counters_, n * 8, cudaMemcpyDeviceToHost),
+             "reading the expert counters");
+  return std::vector<int64_t>(raw.begin(), raw.end());
+}
+
+}  // namespace inferdesk::cuda

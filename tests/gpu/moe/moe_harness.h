@@ -1,0 +1,172 @@
+// Shared by the MoE op tests: the CPU backend (the reference) and a CUDA backend side by side,
+// tensors holding the same values on both (BF16-rounded where the GPU tensor is BF16, so both see
+// exactly the same inputs), GPU outputs inside poisoned allocations (0xFF bytes: NaN for F32 and
+// BF16, -1 for I32) whose padding must stay poisoned, and expert weights loaded the way the
+// decoder loads them (gate and up stacked in one weight, or separate).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/util/error.h"
+#include "cuda/cuda_backend.h"
+#include "tests/gpu/gpu_test.h"
+
+namespace inferdesk::gputest {
+
+// Normalised error bound of a BF16 MoE output against the F32 CPU reference. The GPU rounds the
+// SwiGLU activations to BF16 (as the dense layers do; the CPU keeps them in F32: a relative error
+// of at most 2^-9 per element, RMS ~1.1e-3 after the down projection) and the output to BF16 (RMS
+// ~1.1e-3); the order of F32 additions differs (~1e-6). Together ~1.6e-3; 8e-3 leaves a 5x margin,
+// while a wrong expert, slot, weight or token gives errors of order 0.3 and more.
+constexpr double kTolMoe = 8e-3;
+
+// A GPU tensor `view` inside its own allocation `whole` (extra rows below, extra columns right).
+struct GpuMat {
+  Tensor whole, view;
+};
+
+class MoePair {
+ public:
+  explicit MoePair(const CudaBackendOptions& o = {})
+      : cpu_(make_cpu_backend(0)), gpu_(make_cuda_backend(o)) {}
+  Backend& cpu() { return *cpu_; }
+  Backend& gpu() { return *gpu_; }
+
+  Tensor cpu_f32(int64_t rows, int64_t cols, const std::vector<float>& v) {
+    bufs_.push_back(cpu_->alloc(DType::F32, rows, cols));
+    Tensor t = bufs_.back().tensor();
+    std::memcpy(t.data, v.data(), static_cast<size_t>(rows * cols) * 4);
+    return t;
+  }
+  Tensor cpu_i32(int64_t rows, int64_t cols, const std::vector<int32_t>& v) {
+    bufs_.push_back(cpu_->alloc(DType::I32, rows, cols));
+    Tensor t = bufs_.back().tensor();
+    std::memcpy(t.data, v.data(), static_cast<size_t>(rows * cols) * 4);
+    return t;
+  }
+
+  // rows x cols of `dt` in an allocation of (rows + extra_rows) x (cols + pad_cols), all poisoned,
+  // then `v` (rows*cols values, dense; empty: left poisoned) written into the view.
+  GpuMat gpu_mat(DType dt, int64_t rows, int64_t cols, const std::vector<float>& v = {},
+                 int64_t pad_cols = 0, int64_t extra_rows = 0) {
+    bufs_.push_back(gpu_->alloc(dt, rows + extra_rows, cols + pad_cols));
+    GpuMat m;
+    m.whole = bufs_.back().tensor();
+    m.view = m.whole.row_slice(0, rows).col_slice(0, cols);
+    std::vector<uint8_t> raw(bytes(m.whole), 0xFF);
+    const size_t es = dtype_size(dt);
+    for (int64_t r = 0; r < rows && !v.empty(); ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        uint8_t* p = raw.data() + (r * m.whole.stride + c) * es;
+        const float f = v[static_cast<size_t>(r * cols + c)];
+        if (dt == DType::F32) {
+          std::memcpy(p, &f, 4);
+        } else if (dt == DType::BF16) {
+          const uint16_t b = static_cast<__nv_bfloat16_raw>(float_to_bf16(f)).x;
+          std::memcpy(p, &b, 2);
+        } else if (dt == DType::I32) {
+          const auto i = static_cast<int32_t>(f);
+          std::memcpy(p, &i, 4);
+        } else {
+          throw std::runtime_error("gpu_mat: unsupported dtype");
+        }
+      }
+    gpu_->synchronize();
+    if (cudaMemcpy(m.whole.data, raw.data(), raw.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+      throw std::runtime_error("gpu_mat upload failed");
+    return m;
+  }
+
+  // The values of a tensor on either backend as floats (to_host; synchronises).
+  static std::vector<float> host(Backend& b, const Tensor& t) {
+    std::vector<float> v(static_cast<size_t>(t.rows * t.cols));
+    b.to_host(t, v.data());
+    return v;
+  }
+
+  // Bytes of m.whole outside m.view that no longer hold the poison pattern.
+  int64_t damaged(const GpuMat& m) {
+    gpu_->synchronize();
+    std::vector<uint8_t> raw(bytes(m.whole));
+    if (cudaMemcpy(raw.data(), m.whole.data, raw.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+      throw std::runtime_error("download failed");
+    const size_t es = dtype_size(m.whole.dtype);
+    int64_t n = 0;
+    for (int64_t r = 0; r < m.whole.rows; ++r)
+      for (int64_t c = 0; c < m.whole.cols; ++c) {
+        if (r < m.view.rows && c < m.view.cols) continue;
+        for (size_t b = 0; b < es; ++b) n += raw[(r * m.whole.stride + c) * es + b] != 0xFF;
+      }
+    return n;
+  }
+
+  // E experts of gate/up [I, H] and down [H, I] with BF16 values (uniform, scaled so activations
+  // stay O(1)) on both backends. stacked: on the GPU each expert's gate and up are one weight (as
+  // the decoder loads them for a backend that stacks weights), else separate weights.
+  struct Experts {
+    std::vector<ExpertWeights> cpu, gpu;
+  };
+  Experts experts(int E, int64_t H, int64_t I, uint64_t seed, bool stacked) {
+    Experts out;
+    const float sg = std::sqrt(3.0f / static_cast<float>(H)), sd = std::sqrt(3.0f / static_cast<float>(I));
+    for (int e = 0; e < E; ++e) {
+      const uint64_t s = seed * 1000 + static_cast<uint64_t>(e) * 3;
+      const HostTensor g = host_bf16(I, H, random_vector(static_cast<size_t>(I * H), s, -sg, sg));
+      const HostTensor u = host_bf16(I, H, random_vector(static_cast<size_t>(I * H), s + 1, -sg, sg));
+      const HostTensor d = host_bf16(H, I, random_vector(static_cast<size_t>(H * I), s + 2, -sd, sd));
+      ExpertWeights c;
+      c.gate = keep(cpu_->load_weight(g, I, H));
+      c.up = keep(cpu_->load_weight(u, I, H));
+      c.down = keep(cpu_->load_weight(d, H, I));
+      out.cpu.push_back(c);
+      ExpertWeights w;
+      if (stacked) {
+        const Tensor gu = keep(gpu_->load_weight_rows({g, u}, H));
+        w.gate = gu.row_slice(0, I);
+        w.up = gu.row_slice(I, I);
+      } else {
+        w.gate = keep(gpu_->load_weight(g, I, H));
+        w.up = keep(gpu_->load_weight(u, I, H));
+      }
+      w.down = keep(gpu_->load_weight(d, H, I));
+      out.gpu.push_back(w);
+    }
+    gpu_->synchronize();
+    return out;
+  }
+
+ private:
+  static size_t bytes(const Tensor& t) {
+    return static_cast<size_t>(t.rows * t.stride) * dtype_size(t.dtype);
+  }
+  Tensor keep(Buffer b) {
+    bufs_.push_back(std::move(b));
+    return bufs_.back().tensor();
+  }
+  // A BF16 host tensor of v (kept alive here: the CPU backend reads weights in place).
+  HostTensor host_bf16(int64_t rows, int64_t cols, const std::vector<float>& v) {
+    auto bits = std::make_shared<std::vector<uint16_t>>(v.size());
+    for (size_t i = 0; i < v.size(); ++i) (*bits)[i] = f32_to_bf16(v[i]);
+    host_.push_back(bits);
+    HostTensor h;
+    h.name = "moe_test_weight";
+    h.dtype = DType::BF16;
+    h.shape = {rows, cols};
+    h.data = reinterpret_cast<const std::byte*>(bits->data());
+    h.nbytes = bits->size() * 2;
+    return h;
+  }
+
+  // Declared first: destroyed last (buffers' deleters reach into their backend).
+  std::unique_ptr<Backend> cpu_, gpu_;
+  std::vector<std::shared_ptr<std::vector<uint16_t>>> host_;
+  std::vector<Buffer> bufs_;
+};
+
+}  // namespace inferdesk::gputest
