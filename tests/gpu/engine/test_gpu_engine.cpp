@@ -71,6 +71,38 @@ TEST_P(CudaBatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
 INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance,
                          ::testing::Values("llama", "qwen2", "qwen3", "mistral"),
                          [](const auto& info) { return info.param; });
+// Alone, decode steps take the small-batch expert path (in graphs); batched, the large-batch path.
+INSTANTIATE_TEST_SUITE_P(Moe, CudaBatchInvariance, ::testing::Values("qwen3_moe"),
+                         [](const auto& info) { return info.param; });
+
+// Every token the model runs is routed to k experts in each MoE layer and counted once: padding
+// rows of the graph buckets (3 decodes padded to 4) and dense layers are not counted. Greedy
+// requests of P prompt tokens and N outputs feed P + N - 1 tokens (no prefix cache, no preemption).
+TEST(CudaMoe, ExpertCountersCountEveryFedTokenOncePerMoeLayer) {
+  INFERDESK_REQUIRE_GPU();
+  const auto reqs = random_requests(3, 17, 12);
+  EngineOptions opts;
+  opts.num_kv_blocks = 128;
+  opts.enable_prefix_caching = false;
+  Engine e = make_cuda_engine("qwen2_moe", opts);  // layer 1 is dense (mlp_only_layers)
+  const auto results = generate_all(e, reqs);
+  int64_t fed = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_EQ(results[i].reason, FinishReason::Length) << results[i].error;
+    fed += static_cast<int64_t>(reqs[i].prompt_ids.size() + results[i].tokens.size()) - 1;
+  }
+  const EngineStats st = e.stats();
+  const ModelConfig& c = e.model_config();
+  ASSERT_EQ(st.num_layers, c.num_hidden_layers);
+  ASSERT_EQ(st.num_experts, c.num_experts);
+  ASSERT_EQ(st.expert_counts.size(), static_cast<size_t>(c.num_hidden_layers * c.num_experts));
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    int64_t sum = 0;
+    for (int64_t x = 0; x < c.num_experts; ++x)
+      sum += st.expert_counts[static_cast<size_t>(l * c.num_experts + x)];
+    EXPECT_EQ(sum, c.is_moe_layer(l) ? fed * c.num_experts_per_tok : 0) << "layer " << l;
+  }
+}
 
 TEST(CudaGraphs, GraphsOnAndOffAgree) {
   INFERDESK_REQUIRE_GPU();
