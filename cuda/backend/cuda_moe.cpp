@@ -131,8 +131,11 @@ const MoeLayerTable& CudaBackend::moe_table(int32_t layer, const std::vector<Exp
   }
   t.dev = device_alloc(host.size() * sizeof(void*), "MoE expert tables");
   activation_bytes_ += static_cast<int64_t>(host.size() * sizeof(void*));
-  // Host-synchronous copy: done before any kernel that reads the table is enqueued.
-  check_cuda(cudaMemcpy(t.dev, host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice),
+  // On stream_, so ordered before every kernel that reads the table (a plain cudaMemcpy from
+  // pageable memory may return before its DMA lands, and stream_ does not wait for the legacy
+  // stream); the pageable source has been staged when the call returns.
+  check_cuda(cudaMemcpyAsync(t.dev, host.data(), host.size() * sizeof(void*),
+                             cudaMemcpyHostToDevice, stream_),
              "uploading the expert table");
   t.host = std::move(host);
   t.hidden = H;
@@ -184,7 +187,9 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
   const int32_t* row_slots = sb_.slots != nullptr && T == rows_ ? sb_.slots : nullptr;
   const auto k = static_cast<int32_t>(ids.cols);
 
-  if (T <= moe_small_max_rows() && tbl.small_ok) {
+  // (x is the decoder's activation buffer, always aligned; a misaligned view takes the large path.)
+  const bool x_vec = aligned16(x.data) && (T == 1 || x.stride % 8 == 0);
+  if (T <= moe_small_max_rows() && tbl.small_ok && x_vec) {
     const int64_t P = int64_t{kMoeSmallMaxTokens} * k;
     const size_t act_bytes = align256(static_cast<size_t>(P * tbl.inter) * 2);
     const size_t need = act_bytes + static_cast<size_t>(P * tbl.hidden) * 4;

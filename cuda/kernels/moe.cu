@@ -280,9 +280,11 @@ __global__ void __launch_bounds__(kCombineThreads) moe_combine_kernel(MoeCombine
     }
     store_from_float(a.out.data, a.out.dt, t * a.out.stride + h, acc);
   }
-  if (a.counters && threadIdx.x < a.top_k && (!a.row_slots || a.row_slots[t] >= 0)) {
-    const int32_t e = id_row[threadIdx.x];
-    if (e >= 0 && e < a.num_experts) atomicAdd(a.counters + e, 1ull);
+  if (a.counters && (!a.row_slots || a.row_slots[t] >= 0)) {
+    for (int32_t j = threadIdx.x; j < a.top_k; j += kCombineThreads) {
+      const int32_t e = id_row[j];
+      if (e >= 0 && e < a.num_experts) atomicAdd(a.counters + e, 1ull);
+    }
   }
 }
 

@@ -78,7 +78,10 @@ class MoePair {
         }
       }
     gpu_->synchronize();
-    if (cudaMemcpy(m.whole.data, raw.data(), raw.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+    // (A pageable upload may return before its DMA lands; the backend's stream does not wait for
+    // the legacy stream: let it finish.)
+    if (cudaMemcpy(m.whole.data, raw.data(), raw.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
       throw std::runtime_error("gpu_mat upload failed");
     return m;
   }

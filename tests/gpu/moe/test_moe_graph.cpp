@@ -75,6 +75,7 @@ void run_capture(bool pdl) {
   };
 
   Stream stream;
+  CUDA_OK(cudaDeviceSynchronize());  // the uploads above ran on the legacy stream
   enqueue(stream.get());
   CUDA_OK(cudaStreamSynchronize(stream.get()));
   const std::vector<bf16> eager = out.download();
@@ -88,6 +89,7 @@ void run_capture(bool pdl) {
   for (int replay = 1; replay <= 2; ++replay) {
     out.poison();
     ids.poison();
+    CUDA_OK(cudaDeviceSynchronize());
     graph.launch(stream.get());
     CUDA_OK(cudaStreamSynchronize(stream.get()));
     const std::vector<bf16> got = out.download();
