@@ -23,7 +23,7 @@ if [[ -z "${BIN:-}" ]]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERDESK_WITH_GUI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCH" > "$LOG_DIR/configure.log" 2>&1 || { row configure FAILED; exit 1; }
   cmake --build "$BUILD" -j "$(nproc)" --target inferdesk-cli test_gpu_engine test_gpu_attention \
-    test_gpu_kernels test_gpu_sampling bench_gpu_attention bench_gpu_kernels bench_gpu_sampling \
+    test_gpu_kernels test_gpu_sampling test_gpu_moe bench_gpu_attention bench_gpu_kernels bench_gpu_sampling \
     > "$LOG_DIR/build.log" 2>&1 || { row build FAILED; tail -30 "$LOG_DIR/build.log"; exit 1; }
   find_bin() { find "$BUILD" -type f -name "$1" -perm -u+x | head -1; }
 else
@@ -38,7 +38,7 @@ status=0
 for part in $PARTS; do
 case "$part" in
 tests)
-  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling test_gpu_engine; do
+  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling test_gpu_moe test_gpu_engine; do
     exe="$(find_bin $t)"
     if "$exe" --gtest_brief=1 > "$LOG_DIR/$t.log" 2>&1; then
       row "$t" "PASSED ($(grep -Eo '^\[  PASSED  \] [0-9]+ tests?' "$LOG_DIR/$t.log" | grep -Eo '[0-9]+ tests?'); $(grep -Eo '[0-9]+ tests?, listed below' "$LOG_DIR/$t.log" | head -1 | sed 's/, listed below/ skipped/'))"
@@ -53,7 +53,7 @@ sanitizer)
   # without the long chi-square distribution checks. MEMCHECK_ALL=1 runs everything.
   attn_filter='GpuPagedDecode.*:GpuAttentionPdl.*:GpuPagedPrefill.*:GpuWindowMistral.*:*DecodeShapes.MatchesCpu/D128_G4*:*DecodeShapes.MatchesCpu/D64_G3*:*PrefillShapes*/*128*'
   samp_filter='-GpuSamplingDistribution.*'
-  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling; do
+  for t in test_gpu_kernels test_gpu_attention test_gpu_sampling test_gpu_moe; do
     filter='*'
     [[ $t == test_gpu_attention ]] && filter="$attn_filter"
     [[ $t == test_gpu_sampling ]] && filter="$samp_filter"
@@ -83,6 +83,13 @@ bench)
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
+    --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
+  # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
+  # and prefill the large-batch path (eager, one host sync per MoE layer).
+  bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
+  bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  bench mixtral_offline --dummy mixtral-8x7b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1 ;;
 baseline)
   for spec in "llama-3.1-8b 1" "llama-3.2-1b 1" "llama-3.1-8b 64"; do
