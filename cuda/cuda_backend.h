@@ -25,10 +25,23 @@ struct CudaBackendOptions {
   // steps run eagerly. Empty: 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256.
   std::vector<int> graph_batch_sizes;
   // Our GEMV kernels for <= 8 rows instead of cuBLASLt; for MoE layers, the small-batch expert
-  // kernels for <= 8 rows (off: every MoE step takes the large-batch path and none is captured).
+  // kernels for <= 8 rows and the grouped expert kernels above (off: every MoE step takes the
+  // large-batch path and none is captured).
   bool small_batch_gemv = true;
-  // Upper bound of the large-batch MoE path's scratch: a step with more tokens than fit runs its
-  // experts in several chunks of tokens. Reserved in the KV-cache budget of a MoE model.
+  // The grouped MoE path (sync-free, so such decode steps are captured as graphs) serves a step of
+  // T rows of a layer with E experts and top-k routing when T * k <= min(moe_grouped_max_pairs,
+  // moe_grouped_pairs_per_expert * E); larger steps take the large-batch path (cuBLASLt GEMMs
+  // per expert after one host sync per chunk). The grouped kernels stream an expert's weights
+  // once per 32 of its pairs, the GEMMs once per chunk: the per-expert bound keeps the average
+  // count per used expert well below 32 (Mixtral, 8 experts: 128 pairs, 64 rows at top-2), the pair
+  // bound caps the path's fixed scratch (Qwen3-30B-A3B, 128 experts at top-8: 1024 pairs, 128
+  // rows, ~10 MB). 0 in either: no grouped path.
+  int32_t moe_grouped_max_pairs = 1024;
+  int32_t moe_grouped_pairs_per_expert = 16;
+  // Upper bound of the MoE scratch: the grouped path's fixed scratch (sized for its pair bound)
+  // and, in what remains, the large-batch path's, which runs a step with more tokens than fit in
+  // several chunks of tokens (at least one token per chunk, whatever this says). Reserved in the
+  // KV-cache budget of a MoE model.
   int64_t moe_scratch_bytes = 256LL << 20;
   // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
   // kernel's tail. Process-wide setting, applied when the backend is created.
@@ -40,5 +53,12 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options = {
 
 // Whether a CUDA device is usable; *reason says why not.
 bool cuda_backend_available(std::string* reason);
+
+// How many moe_experts calls each expert path of a CUDA backend served since it was created
+// (host-side counts, for tests and profiling). Throws Error(InvalidArgument) for another backend.
+struct CudaMoePathCounts {
+  int64_t small = 0, grouped = 0, large = 0;
+};
+CudaMoePathCounts cuda_moe_path_counts(const Backend& backend);
 
 }  // namespace inferdesk

@@ -94,7 +94,7 @@ CudaBackend::~CudaBackend() {
   for (auto& [k, p] : inv_freq_) cudaFree(p);
   for (void* p : {static_cast<void*>(kv_), static_cast<void*>(sb_.base), attn_workspace_, split_counters_,
                   sample_workspace_, sample_io_, convert_scratch_, static_cast<void*>(expert_counters_),
-                  moe_small_scratch_, moe_large_scratch_})
+                  moe_small_scratch_, moe_large_scratch_, moe_grouped_scratch_})
     if (p) cudaFree(p);
   for (auto& [layer, t] : moe_tables_)
     if (t.dev) cudaFree(t.dev);
@@ -244,7 +244,8 @@ int64_t CudaBackend::kv_cache_budget(double utilization) const {
   size_t free_b = 0, total_b = 0;
   check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");
   // Headroom for what is allocated after the cache: sampling buffers, graphs, cuBLASLt; and the
-  // MoE scratch the large-batch expert path may still allocate (a bounded chunk, cuda_moe.cpp).
+  // MoE scratch the grouped and large-batch expert paths may still allocate (together bounded by
+  // options_.moe_scratch_bytes, cuda_moe.cpp).
   constexpr int64_t kHeadroom = 768LL << 20;
   const int64_t used = static_cast<int64_t>(total_b - free_b);
   const int64_t allowed = static_cast<int64_t>(utilization * static_cast<double>(total_b));
@@ -273,9 +274,9 @@ int CudaBackend::graph_bucket(int32_t n) const {
   if (!options_.cuda_graphs) return 0;
   for (int b : options_.graph_batch_sizes) {
     if (b < n) continue;
-    // A MoE model's step is captured only when the small-batch expert path serves all its (padded)
-    // rows: the large-batch path synchronises with the host.
-    if (moe_model_ && b > moe_small_max_rows()) return 0;
+    // A MoE model's step is captured only when the small-batch or the grouped expert path serves
+    // all its (padded) rows in every MoE layer: the large-batch path synchronises with the host.
+    if (moe_model_ && b > std::max(moe_small_max_rows(), moe_grouped_max_rows())) return 0;
     return b;
   }
   return 0;

@@ -108,6 +108,7 @@ class CudaBackend : public Backend {
   void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) override;
   void init_expert_counters(int32_t num_layers, int32_t num_experts) override;
   std::vector<int64_t> expert_counts() override;
+  CudaMoePathCounts moe_path_counts() const { return moe_path_counts_; }
 
   bool can_sample() const override { return true; }
   void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
@@ -131,7 +132,15 @@ class CudaBackend : public Backend {
   int32_t decode_splits(int32_t num_seqs, int32_t num_kv_heads) const;
   // Mixture of experts (cuda_moe.cpp).
   int32_t moe_small_max_rows() const;  // rows the capturable small-batch path serves (0: none)
+  // Rows the capturable grouped path serves in every MoE layer seen so far (0: none, or no layer
+  // seen yet); a MoE step of more rows takes the large path and is not captured.
+  int32_t moe_grouped_max_rows() const;
+  // The grouped path's pair bound for a layer of `num_experts` experts (0: no grouped path).
+  int64_t moe_grouped_pairs(int32_t num_experts) const;
   const MoeLayerTable& moe_table(int32_t layer, const std::vector<ExpertWeights>& experts);
+  void moe_experts_grouped(const MoeLayerTable& table, int32_t num_experts, int64_t max_pairs,
+                           const Tensor& x, const Tensor& ids, const Tensor& weights, Tensor out,
+                           unsigned long long* counters, const int32_t* row_slots);
   void moe_experts_large(const MoeLayerTable& table, int32_t num_experts, const Tensor& x,
                          const Tensor& ids, const Tensor& weights, Tensor out,
                          unsigned long long* counters, const int32_t* row_slots);
@@ -202,17 +211,24 @@ class CudaBackend : public Backend {
   unsigned long long* expert_counters_ = nullptr;  // [counter_layers_ * counter_experts_]
   int32_t counter_layers_ = 0, counter_experts_ = 0;
   // Set by init_expert_counters for a model with more than one expert: decode steps of more rows
-  // than the small-batch path serves run eagerly (the large path synchronises, so it cannot be
-  // captured).
+  // than the small-batch and grouped paths serve run eagerly (the large path synchronises, so it
+  // cannot be captured).
   bool moe_model_ = false;
-  // Cleared when some layer's experts cannot use the small-batch kernels (sizes or alignment):
-  // then no MoE step is captured at all.
+  // Cleared when some layer's experts cannot use the small-batch and grouped kernels (sizes or
+  // alignment): then no MoE step is captured at all.
   bool moe_small_ok_ = true;
   void* moe_small_scratch_ = nullptr;  // act + slot outputs of the small path (graph-stable)
   size_t moe_small_scratch_bytes_ = 0;
   void* moe_large_scratch_ = nullptr;  // one chunk of the large path (moves only between steps)
   size_t moe_large_scratch_bytes_ = 0;
+  // The grouped path's sort arrays, activations and expert outputs, sized for its pair bound
+  // (graph-stable: allocated outside captures; growing it invalidates the graphs).
+  void* moe_grouped_scratch_ = nullptr;
+  size_t moe_grouped_scratch_bytes_ = 0;
+  // Min over the MoE layers seen of (the layer's grouped pair bound / its top_k); -1: none seen.
+  int32_t moe_grouped_rows_ = -1;
   PinnedBuffer moe_offsets_host_;
+  CudaMoePathCounts moe_path_counts_;
 
   // Accounting (bytes).
   int64_t weight_bytes_ = 0;

@@ -2,18 +2,24 @@
 // gate, per-layer expert counters).
 //
 // Threading and streams: like every op these are called from the engine thread only and enqueue
-// on stream_. moe_route, sigmoid_gate_add and the small-batch expert path only enqueue kernels, so
-// they run inside the captured decode graphs. The large-batch path copies each chunk's per-expert
-// offsets to the host and synchronises stream_ (once per chunk of tokens), so begin_step never
-// captures a step that takes it (graph_bucket: moe_small_max_rows). expert_counts() synchronises.
-// Device memory that captured graphs point at (the expert pointer tables, the counters, the
-// small-path scratch) only moves outside a capture, and moving it invalidates the graphs.
+// on stream_. moe_route, sigmoid_gate_add and the small-batch and grouped expert paths only enqueue
+// kernels, so they run inside the captured decode graphs. The large-batch path copies each chunk's
+// per-expert offsets to the host and synchronises stream_ (once per chunk of tokens), so begin_step
+// never captures a step that takes it (graph_bucket: moe_small_max_rows, moe_grouped_max_rows).
+// expert_counts() synchronises. Device memory that captured graphs point at (the expert pointer
+// tables, the counters, the small-path and grouped-path scratch) only moves outside a capture, and
+// moving it invalidates the graphs.
 //
 // Paths of moe_experts (same rounding points: gate and up accumulated in F32, the SwiGLU activations
 // rounded to BF16 as in the dense layers, expert outputs in F32, each token's slots summed in slot
 // order 0..k-1 by moe_combine; only the order of the dot products' additions differs):
 // - small: at most kMoeSmallMaxTokens rows (decode) and experts whose sizes and alignment allow
 //   16-byte loads: per (token, slot) pair a GEMV over the chosen expert (moe_experts_small).
+// - grouped: more rows, up to the pair bound (moe_grouped_pairs: options_.moe_grouped_max_pairs
+//   and moe_grouped_pairs_per_expert), same size/alignment conditions: the pairs sorted by expert
+//   on the device, then tensor-core kernels over (row tile, expert) blocks that read each expert's
+//   pair range from device memory (moe_experts_grouped). Its scratch is sized for the bound once,
+//   so every step it serves, captured or not, uses the same addresses.
 // - large: per chunk of tokens (scratch bounded by options_.moe_scratch_bytes), the pairs stably sorted
 //   by expert on the device, the offsets copied to the host, the rows gathered in that order, then
 //   for each expert that received pairs one cuBLASLt GEMM for gate and up into F32 (two when they
@@ -27,7 +33,8 @@
 #include "core/util/error.h"
 #include "cuda/backend/cuda_backend_impl.h"
 
-namespace inferdesk::cuda {
+namespace inferdesk {
+namespace cuda {
 
 namespace {
 
@@ -59,6 +66,30 @@ LargeLayout large_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t
   return l;
 }
 
+// Byte offsets of the grouped path's arrays in its scratch for up to `pairs` pairs.
+struct GroupedLayout {
+  size_t counts = 0, offsets = 0, order = 0, position = 0, act = 0, y = 0, total = 0;
+};
+GroupedLayout grouped_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
+  GroupedLayout l;
+  size_t at = 0;
+  auto take = [&](size_t bytes) {
+    const size_t o = at;
+    at += align256(bytes);
+    return o;
+  };
+  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
+             I = static_cast<size_t>(inter);
+  l.counts = take(static_cast<size_t>(experts) * 4);
+  l.offsets = take((static_cast<size_t>(experts) + 1) * 4);
+  l.order = take(P * 4);
+  l.position = take(P * 4);
+  l.act = take(P * I * 2);  // silu(gate) * up, BF16, sorted order
+  l.y = take(P * H * 4);    // expert outputs, F32, sorted order
+  l.total = at;
+  return l;
+}
+
 // Tokens per chunk of the large path: as many as fit in `cap` bytes of scratch (at least one).
 int64_t large_chunk_tokens(size_t cap, int32_t top_k, int32_t experts, int64_t hidden,
                            int64_t inter) {
@@ -82,10 +113,23 @@ int32_t CudaBackend::moe_small_max_rows() const {
   return options_.small_batch_gemv && moe_small_ok_ ? kMoeSmallMaxTokens : 0;
 }
 
+int64_t CudaBackend::moe_grouped_pairs(int32_t num_experts) const {
+  if (!options_.small_batch_gemv || options_.moe_grouped_max_pairs <= 0 ||
+      options_.moe_grouped_pairs_per_expert <= 0)
+    return 0;
+  return std::min<int64_t>(options_.moe_grouped_max_pairs,
+                           int64_t{options_.moe_grouped_pairs_per_expert} * num_experts);
+}
+
+int32_t CudaBackend::moe_grouped_max_rows() const {
+  return options_.small_batch_gemv && moe_small_ok_ ? std::max(moe_grouped_rows_, 0) : 0;
+}
+
 int64_t CudaBackend::moe_reserved_bytes() const {
   if (!moe_model_) return 0;
   return std::max<int64_t>(0, options_.moe_scratch_bytes -
-                                  static_cast<int64_t>(moe_large_scratch_bytes_));
+                                  static_cast<int64_t>(moe_large_scratch_bytes_) -
+                                  static_cast<int64_t>(moe_grouped_scratch_bytes_));
 }
 
 const MoeLayerTable& CudaBackend::moe_table(int32_t layer, const std::vector<ExpertWeights>& experts) {
@@ -187,6 +231,13 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
   const int32_t* row_slots = sb_.slots != nullptr && T == rows_ ? sb_.slots : nullptr;
   const auto k = static_cast<int32_t>(ids.cols);
 
+  // The grouped path's bound for this layer, in pairs and in rows (graph_bucket reads the min over
+  // the layers; every layer runs in the eager step that precedes a bucket's capture).
+  const int64_t grouped_pairs = tbl.small_ok ? moe_grouped_pairs(E) : 0;
+  moe_grouped_rows_ = moe_grouped_rows_ < 0
+                          ? static_cast<int32_t>(grouped_pairs / k)
+                          : std::min(moe_grouped_rows_, static_cast<int32_t>(grouped_pairs / k));
+
   // (x is the decoder's activation buffer, always aligned; a misaligned view takes the large path.)
   const bool x_vec = aligned16(x.data) && (T == 1 || x.stride % 8 == 0);
   if (T <= moe_small_max_rows() && tbl.small_ok && x_vec) {
@@ -220,12 +271,61 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
     a.counters = counters;
     a.row_slots = row_slots;
     moe_experts_small(a, stream_);
+    ++moe_path_counts_.small;
+    return;
+  }
+  if (T * k <= grouped_pairs && x_vec) {
+    moe_experts_grouped(tbl, E, grouped_pairs, x, ids, weights, out, counters, row_slots);
+    ++moe_path_counts_.grouped;
     return;
   }
   if (capturing_)
     throw Error(ErrorCode::Internal,
                 "the large-batch MoE path synchronises and cannot run inside a graph capture");
   moe_experts_large(tbl, E, x, ids, weights, out, counters, row_slots);
+  ++moe_path_counts_.large;
+}
+
+void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int32_t E, int64_t max_pairs,
+                                      const Tensor& x, const Tensor& ids, const Tensor& weights,
+                                      Tensor out, unsigned long long* counters,
+                                      const int32_t* row_slots) {
+  // Sized for the bound, not for this step: one allocation serves every step the path takes.
+  const GroupedLayout L = grouped_layout(max_pairs, E, tbl.hidden, tbl.inter);
+  if (L.total > moe_grouped_scratch_bytes_) {
+    if (capturing_)
+      throw Error(ErrorCode::Internal, "MoE grouped scratch first needed inside a graph capture");
+    const auto before = static_cast<int64_t>(moe_grouped_scratch_bytes_);
+    grow_device(moe_grouped_scratch_, moe_grouped_scratch_bytes_, L.total, L.total,
+                "MoE grouped scratch");
+    activation_bytes_ += static_cast<int64_t>(moe_grouped_scratch_bytes_) - before;
+    invalidate_graphs();
+  }
+  char* base = static_cast<char*>(moe_grouped_scratch_);
+  MoeGroupedArgs a;
+  a.x = as_mat(x);
+  a.ids = static_cast<const int32_t*>(ids.data);
+  a.ids_stride = ids.stride;
+  a.weights = static_cast<const float*>(weights.data);
+  a.weights_stride = weights.stride;
+  a.top_k = static_cast<int32_t>(ids.cols);
+  a.experts.gate = static_cast<const bf16* const*>(tbl.dev);
+  a.experts.up = a.experts.gate + E;
+  a.experts.down = a.experts.gate + 2 * static_cast<int64_t>(E);
+  a.experts.num_experts = E;
+  a.experts.hidden = tbl.hidden;
+  a.experts.inter = tbl.inter;
+  a.counts = reinterpret_cast<int32_t*>(base + L.counts);
+  a.offsets = reinterpret_cast<int32_t*>(base + L.offsets);
+  a.order = reinterpret_cast<int32_t*>(base + L.order);
+  a.position = reinterpret_cast<int32_t*>(base + L.position);
+  a.act = reinterpret_cast<bf16*>(base + L.act);
+  a.y = reinterpret_cast<float*>(base + L.y);
+  a.max_pairs = max_pairs;
+  a.out = as_mat(out);
+  a.counters = counters;
+  a.row_slots = row_slots;
+  cuda::moe_experts_grouped(a, stream_);
 }
 
 void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const Tensor& x,
@@ -233,8 +333,13 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const T
                                     unsigned long long* counters, const int32_t* row_slots) {
   const int64_t T = x.rows, H = tbl.hidden, I = tbl.inter;
   const auto k = static_cast<int32_t>(ids.cols);
+  // The grouped path's scratch (allocated or still to come) is taken from the budget first.
+  const int64_t grouped_pairs = tbl.small_ok ? moe_grouped_pairs(E) : 0;
+  const auto grouped_bytes = static_cast<int64_t>(std::max(
+      moe_grouped_scratch_bytes_, grouped_pairs > 0 ? grouped_layout(grouped_pairs, E, H, I).total : 0));
   const int64_t chunk = large_chunk_tokens(
-      static_cast<size_t>(std::max<int64_t>(options_.moe_scratch_bytes, 0)), k, E, H, I);
+      static_cast<size_t>(std::max<int64_t>(options_.moe_scratch_bytes - grouped_bytes, 0)), k, E,
+      H, I);
   const LargeLayout L = large_layout(std::min(T, chunk) * k, E, H, I);
   const auto before = static_cast<int64_t>(moe_large_scratch_bytes_);
   if (grow_device(moe_large_scratch_, moe_large_scratch_bytes_, L.total, L.total, "MoE scratch"))
@@ -352,4 +457,12 @@ std::vector<int64_t> CudaBackend::expert_counts() {
   return std::vector<int64_t>(raw.begin(), raw.end());
 }
 
-}  // namespace inferdesk::cuda
+}  // namespace cuda
+
+CudaMoePathCounts cuda_moe_path_counts(const Backend& backend) {
+  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
+  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_moe_path_counts: not a CUDA backend");
+  return b->moe_path_counts();
+}
+
+}  // namespace inferdesk

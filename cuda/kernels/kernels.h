@@ -239,6 +239,38 @@ struct MoeSmallArgs {
 };
 void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream);
 
+// The grouped expert path (medium batches, moe_grouped.cu): the T * top_k pairs stably sorted by
+// expert on the device (moe_sort_pairs, into counts/offsets/order/position), then a gate/up kernel
+// with the SwiGLU epilogue into act (BF16 [pairs, inter] in sorted order, rounded like the other
+// paths) and a down kernel into y (F32 [pairs, hidden], sorted order), both over a fixed grid of
+// (16-row tile, expert) blocks: a block reads its expert's [offsets[e], offsets[e + 1]) from device
+// memory, exits when that is empty, and multiplies the expert's rows in passes of 32 tokens (four
+// tensor-core groups of 8) so an expert's weights are streamed once per 32 of its pairs; then
+// moe_combine (slot order) through `position` into out. Same size and alignment requirements as the
+// small path (moe_small_supported; x, act, y 16-byte aligned, x.stride % 8 == 0), and T * top_k <=
+// max_pairs, the capacity of order, position, act and y. No host synchronisation, no allocation,
+// a grid that depends only on the shapes: capturable, and a captured graph serves any routing.
+struct MoeGroupedArgs {
+  Mat x;  // BF16 [T, hidden]
+  const int32_t* ids = nullptr;
+  int64_t ids_stride = 0;
+  const float* weights = nullptr;
+  int64_t weights_stride = 0;
+  int32_t top_k = 0;
+  MoeExpertTable experts;
+  int32_t* counts = nullptr;    // scratch [num_experts]
+  int32_t* offsets = nullptr;   // scratch [num_experts + 1]
+  int32_t* order = nullptr;     // scratch [max_pairs]
+  int32_t* position = nullptr;  // scratch [max_pairs]
+  bf16* act = nullptr;          // scratch [max_pairs, inter], contiguous
+  float* y = nullptr;           // scratch [max_pairs, hidden], contiguous
+  int64_t max_pairs = 0;
+  Mat out;                      // F32 or BF16 [T, hidden]
+  unsigned long long* counters = nullptr;  // see MoeCombineArgs
+  const int32_t* row_slots = nullptr;
+};
+void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream);
+
 // Large batches (the backend runs the expert GEMMs itself between these):
 // Stable sort of the T * top_k pairs by expert: counts[e], offsets[e] (exclusive prefix sum,
 // offsets[E] = pairs with a valid id), order[i] = the pair at sorted position i (pairs of one

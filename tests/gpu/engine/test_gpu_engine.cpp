@@ -71,7 +71,8 @@ TEST_P(CudaBatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
 INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance,
                          ::testing::Values("llama", "qwen2", "qwen3", "mistral"),
                          [](const auto& info) { return info.param; });
-// Alone, decode steps take the small-batch expert path (in graphs); batched, the large-batch path.
+// Alone, decode steps take the small-batch expert path (in graphs); batched (steps of at most 48
+// rows, 96 pairs of 8 experts at top-2), the grouped path, captured for decode-only steps.
 INSTANTIATE_TEST_SUITE_P(Moe, CudaBatchInvariance, ::testing::Values("qwen3_moe"),
                          [](const auto& info) { return info.param; });
 
@@ -117,6 +118,30 @@ TEST(CudaGraphs, GraphsOnAndOffAgree) {
   Engine graphs = make_cuda_engine("llama", opts, /*graphs=*/true);
   expect_equivalent(generate_all(eager, reqs), generate_all(graphs, reqs), "graphs");
   // And a second pass replays the captured graphs: the same tokens again, exactly.
+  const auto first = generate_all(graphs, reqs);
+  const auto second = generate_all(graphs, reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(first[i].token_ids(), second[i].token_ids());
+}
+
+// MoE decode steps above 8 rows take the grouped expert path and are captured: 13 decodes pad to
+// the 16 bucket (32 pairs of qwen3_moe's 8 experts at top-2, within the bound of 16 * 8 = 128
+// pairs), and every replay routes its tokens anew.
+TEST(CudaGraphs, MoeDecodeStepsAboveEightRowsAreCapturedAndAgree) {
+  INFERDESK_REQUIRE_GPU();
+  const auto reqs = random_requests(13, 23, 24);
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  opts.enable_prefix_caching = false;  // (as in GraphsOnAndOffAgree)
+  Engine eager = make_cuda_engine("qwen3_moe", opts, /*graphs=*/false);
+  Engine graphs = make_cuda_engine("qwen3_moe", opts, /*graphs=*/true);
+  expect_equivalent(generate_all(eager, reqs), generate_all(graphs, reqs), "qwen3_moe graphs");
+  const CudaMoePathCounts e = cuda_moe_path_counts(*eager.model().backend);
+  const CudaMoePathCounts g = cuda_moe_path_counts(*graphs.model().backend);
+  EXPECT_GT(e.grouped, 0);
+  // A replayed step calls no op: only the first two steps of the bucket (eager, captured) and the
+  // steps that are not decode-only call moe_experts on the graph engine.
+  EXPECT_LT(g.grouped * 2, e.grouped) << "eager " << e.grouped << ", with graphs " << g.grouped;
+  EXPECT_EQ(g.large, e.large) << "the same (prefill) steps take the large path";
   const auto first = generate_all(graphs, reqs);
   const auto second = generate_all(graphs, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(first[i].token_ids(), second[i].token_ids());

@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <ostream>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -171,5 +174,87 @@ class MoePair {
   std::vector<std::shared_ptr<std::vector<uint16_t>>> host_;
   std::vector<Buffer> bufs_;
 };
+
+// ------------------------------------------------------------ moe_experts cases (both backends)
+
+enum class Route { Random, AllToSame, FewExperts };
+
+struct ExpertCase {
+  int T, E, k;
+  int64_t H, I;
+  bool stacked;
+  Route route;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const ExpertCase& c) {
+  const char* r = c.route == Route::Random ? "random" : c.route == Route::AllToSame ? "all-to-same" : "few-experts";
+  return os << "T " << c.T << " E " << c.E << " k " << c.k << " H " << c.H << " I " << c.I
+            << (c.stacked ? " stacked" : " separate") << " route " << r;
+}
+
+// Distinct experts per token. AllToSame: every token picks experts 3, 0, 1, 2, 4, ... (so expert 3
+// gets every token in slot 0). FewExperts: only experts {1, 3, E-1} and, for k > 3, the next ones
+// after E-1 downwards (most experts get nothing).
+inline std::vector<int32_t> make_ids(const ExpertCase& c, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<int32_t> ids;
+  for (int t = 0; t < c.T; ++t) {
+    std::vector<int32_t> pool;
+    if (c.route == Route::Random) {
+      for (int e = 0; e < c.E; ++e) pool.push_back(e);
+      std::shuffle(pool.begin(), pool.end(), g);
+    } else if (c.route == Route::AllToSame) {
+      pool.push_back(3 % c.E);
+      for (int e = 0; e < c.E; ++e)
+        if (e != 3 % c.E) pool.push_back(e);
+    } else {
+      pool = {1, 3, c.E - 1};
+      for (int e = c.E - 2; static_cast<int>(pool.size()) < c.k; --e)
+        if (e != 1 && e != 3) pool.push_back(e);
+      std::shuffle(pool.begin(), pool.end(), g);
+    }
+    for (int j = 0; j < c.k; ++j) ids.push_back(pool[static_cast<size_t>(j)]);
+  }
+  return ids;
+}
+
+inline std::vector<float> as_float(const std::vector<int32_t>& v) { return {v.begin(), v.end()}; }
+
+// Which expert path of the CUDA backend a call must take (Any: not checked).
+enum class Path { Any, Small, Grouped, Large };
+
+// Runs one case on both backends; returns the GPU output (to compare runs bit for bit).
+inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, const ExpertCase& c,
+                                      int layer = 0, Path path = Path::Any) {
+  SCOPED_TRACE(testing::Message() << c);
+  const uint64_t seed = static_cast<uint64_t>(c.T * 1009 + c.E * 17 + c.k);
+  const std::vector<int32_t> ids = make_ids(c, seed);
+  const std::vector<float> w = random_vector(static_cast<size_t>(c.T * c.k), seed + 1, 0.05f, 1.0f);
+  const std::vector<float> x = round_bf16(random_vector(static_cast<size_t>(c.T * c.H), seed + 2));
+
+  const Tensor cout = p.cpu_f32(c.T, c.H, std::vector<float>(static_cast<size_t>(c.T * c.H), NAN));
+  p.cpu().moe_experts(layer, p.cpu_f32(c.T, c.H, x), ex.cpu, p.cpu_i32(c.T, c.k, ids),
+                      p.cpu_f32(c.T, c.k, w), cout);
+  const std::vector<float> want = MoePair::host(p.cpu(), cout);
+
+  const GpuMat gx = p.gpu_mat(DType::BF16, c.T, c.H, x);
+  const GpuMat gids = p.gpu_mat(DType::I32, c.T, c.k, as_float(ids));
+  const GpuMat gw = p.gpu_mat(DType::F32, c.T, c.k, w);
+  const GpuMat gout = p.gpu_mat(DType::BF16, c.T, c.H, {}, 8, 2);
+  const CudaMoePathCounts before = cuda_moe_path_counts(p.gpu());
+  p.gpu().moe_experts(layer, gx.view, ex.gpu, gids.view, gw.view, gout.view);
+  const CudaMoePathCounts after = cuda_moe_path_counts(p.gpu());
+  if (path != Path::Any) {
+    const int64_t small = after.small - before.small, grouped = after.grouped - before.grouped,
+                  large = after.large - before.large;
+    EXPECT_EQ(small, path == Path::Small ? 1 : 0) << "small-batch path calls";
+    EXPECT_EQ(grouped, path == Path::Grouped ? 1 : 0) << "grouped path calls";
+    EXPECT_EQ(large, path == Path::Large ? 1 : 0) << "large-batch path calls";
+  }
+  const std::vector<float> got = MoePair::host(p.gpu(), gout.view);
+  EXPECT_LT(normalised_error(got, want), kTolMoe);
+  EXPECT_EQ(p.damaged(gout), 0) << "wrote outside the output";
+  return got;
+}
 
 }  // namespace inferdesk::gputest
