@@ -91,7 +91,7 @@ Engine::~Engine() {
   if (thread_.joinable()) thread_.join();
 }
 
-int64_t Engine::submit(Request request, StreamCallback callback) {
+uint64_t Engine::validate(Request& request) const {
   request.params.validate();
   const auto& c = model_.config;
   if (request.prompt_ids.empty())
@@ -109,7 +109,11 @@ int64_t Engine::submit(Request request, StreamCallback callback) {
   // Never generate past the context window.
   request.params.max_tokens = static_cast<int32_t>(
       std::min<int64_t>(request.params.max_tokens, max_model_len_ - len));
-  const uint64_t seed = request.params.seed ? *request.params.seed : std::random_device{}();
+  return request.params.seed ? *request.params.seed : std::random_device{}();
+}
+
+int64_t Engine::submit(Request request, StreamCallback callback) {
+  const uint64_t seed = validate(request);
   const int64_t id = next_id_.fetch_add(1);
   {
     std::lock_guard lock(mutex_);
@@ -117,6 +121,28 @@ int64_t Engine::submit(Request request, StreamCallback callback) {
   }
   wake_.notify_all();
   return id;
+}
+
+std::vector<int64_t> Engine::submit_batch(std::vector<Request> requests,
+                                          std::vector<StreamCallback> callbacks) {
+  if (requests.size() != callbacks.size())
+    throw Error(ErrorCode::InvalidArgument, "submit_batch: " + std::to_string(requests.size()) +
+                                                " requests but " + std::to_string(callbacks.size()) +
+                                                " callbacks");
+  std::vector<uint64_t> seeds;
+  seeds.reserve(requests.size());
+  for (Request& r : requests) seeds.push_back(validate(r));  // all or nothing
+  std::vector<int64_t> ids;
+  ids.reserve(requests.size());
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      ids.push_back(next_id_.fetch_add(1));
+      inbox_->submits.push_back({ids.back(), std::move(requests[i]), std::move(callbacks[i]), seeds[i]});
+    }
+  }
+  wake_.notify_all();
+  return ids;
 }
 
 bool Engine::cancel(int64_t request_id) {

@@ -74,6 +74,12 @@ class Engine {
   // Validates the request (sampling params, token ids < vocab, prompt length) and queues it.
   // Throws Error(InvalidArgument) on a bad request. Thread-safe.
   int64_t submit(Request request, StreamCallback callback);
+  // Validates every request first (throws Error(InvalidArgument) for the first bad one, and then
+  // queues none), then queues them all at once: the engine thread sees them together, so the
+  // steps they run in do not depend on how fast the caller submits (reproducible batches, e.g.
+  // generate_all). Returns the ids in order. Thread-safe. requests.size() == callbacks.size().
+  std::vector<int64_t> submit_batch(std::vector<Request> requests,
+                                    std::vector<StreamCallback> callbacks);
   // Cancels a queued or running request; its callback then gets its final event (Cancelled).
   // Cancelling a request that already finished does nothing. Returns false for an id this engine
   // never issued. Thread-safe, never blocks on a step.
@@ -89,6 +95,8 @@ class Engine {
  private:
   struct RequestState;
   struct Inbox;
+  // submit()'s validation; clamps max_tokens to the context. Returns the request's seed.
+  uint64_t validate(Request& request) const;
   void run();
   void drain_inbox(bool& stop);
   void step();

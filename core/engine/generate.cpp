@@ -18,9 +18,9 @@ std::vector<GenerationResult> generate_all(Engine& engine, std::vector<Request> 
   std::vector<GenerationResult> results(requests.size());
   std::mutex m;
   std::condition_variable done_cv;
-  size_t pending = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    auto on_event = [&, i](const StreamEvent& ev) {
+  size_t pending = requests.size();
+  auto callback = [&](size_t i) {
+    return [&, i](const StreamEvent& ev) {
       std::lock_guard lock(m);
       GenerationResult& r = results[i];
       for (const auto& t : ev.tokens) {
@@ -36,12 +36,20 @@ std::vector<GenerationResult> generate_all(Engine& engine, std::vector<Request> 
         done_cv.notify_all();
       }
     };
-    {
-      std::lock_guard lock(m);
-      ++pending;
-    }
+  };
+  // All at once when every request is valid (the batches then do not depend on timing);
+  // otherwise one by one, so a bad request fails alone.
+  bool queued = false;
+  try {
+    std::vector<StreamCallback> callbacks;
+    for (size_t i = 0; i < requests.size(); ++i) callbacks.push_back(callback(i));
+    engine.submit_batch(requests, std::move(callbacks));
+    queued = true;
+  } catch (const Error&) {
+  }
+  for (size_t i = 0; !queued && i < requests.size(); ++i) {
     try {
-      engine.submit(std::move(requests[i]), on_event);
+      engine.submit(std::move(requests[i]), callback(i));
     } catch (const Error& e) {
       std::lock_guard lock(m);
       results[i].reason = FinishReason::Error;

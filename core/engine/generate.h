@@ -19,7 +19,9 @@ struct GenerationResult {
   std::vector<int32_t> token_ids() const;
 };
 
-// Results in the order of `requests`. A request the engine rejects at submit has reason Error.
+// Results in the order of `requests`. When every request is valid they are queued together
+// (Engine::submit_batch), so the batches they run in do not depend on submission timing; otherwise
+// one by one, and a request the engine rejects at submit has reason Error.
 std::vector<GenerationResult> generate_all(Engine& engine, std::vector<Request> requests);
 
 }  // namespace inferdesk

@@ -399,12 +399,14 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
     bts[i] = 0;
   }
   std::copy(step.block_tables.begin(), step.block_tables.end(), bt);
-  check_cuda(cudaMemcpyAsync(sb_.base, h, head_ints * 4, cudaMemcpyHostToDevice, stream_),
+  // One copy: the host buffer mirrors the device layout, block tables right after the
+  // per-sequence arrays (StepBuffers).
+  static_assert(sizeof(int32_t) == 4);
+  if (sb_.block_tables != sb_.base + head_ints || bt != h + head_ints)
+    throw Error(ErrorCode::Internal, "step metadata layout: block tables must follow the head");
+  check_cuda(cudaMemcpyAsync(sb_.base, h, (head_ints + static_cast<size_t>(nblocks)) * 4,
+                             cudaMemcpyHostToDevice, stream_),
              "uploading the step");
-  if (nblocks > 0)
-    check_cuda(cudaMemcpyAsync(sb_.block_tables, bt, static_cast<size_t>(nblocks) * 4,
-                               cudaMemcpyHostToDevice, stream_),
-               "uploading block tables");
   check_cuda(cudaEventRecord(step_uploaded_, stream_), "recording the step upload");
   step_upload_pending_ = true;
 

@@ -64,7 +64,11 @@ const float* CudaBackend::inv_freq_device(const RopeConfig& rope) {
   if (it != inv_freq_.end()) return it->second;
   if (capturing_) throw Error(ErrorCode::Internal, "rope table first used inside a graph capture");
   auto* p = static_cast<float*>(device_alloc(rope.inv_freq.size() * 4, "rope table"));
-  check_cuda(cudaMemcpy(p, rope.inv_freq.data(), rope.inv_freq.size() * 4, cudaMemcpyHostToDevice),
+  // On the backend's stream: a plain cudaMemcpy runs on the legacy default stream, which a
+  // non-blocking stream does not wait for, and from pageable memory it may return before the copy
+  // lands. (The host table lives in the model's RopeConfig.)
+  check_cuda(cudaMemcpyAsync(p, rope.inv_freq.data(), rope.inv_freq.size() * 4,
+                             cudaMemcpyHostToDevice, stream_),
              "uploading the rope table");
   inv_freq_[key] = p;
   return p;

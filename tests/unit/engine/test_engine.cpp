@@ -168,6 +168,46 @@ TEST(Submit, RejectsInvalidRequestsWithTypedErrors) {
   expect_invalid(bad);
 }
 
+// generate_all queues its requests together (Engine::submit_batch): the engine thread takes all of
+// them into the first step, however slowly the caller would have submitted one by one, so runs of
+// the same requests execute the same steps (the GPU tests compare such runs token for token).
+TEST(Submit, BatchGoesIntoTheSameSteps) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("qwen2", opts);
+  for (int run = 0; run < 3; ++run) {
+    const uint64_t before = e.stats().steps;
+    std::vector<Request> reqs;
+    for (int i = 0; i < 8; ++i) reqs.push_back(greedy({3, 4, 5, int32_t(6 + i), 7}, 6));
+    const auto results = generate_all(e, reqs);
+    for (const auto& r : results) ASSERT_EQ(r.reason, FinishReason::Length) << r.error;
+    // One step prefills all 8 prompts (and samples their first tokens), five more decode them.
+    EXPECT_EQ(e.stats().steps - before, 6u) << "run " << run;
+  }
+}
+
+TEST(Submit, BatchWithABadRequestQueuesNothing) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 64;
+  Engine e = make_engine("qwen2", opts);
+  std::vector<Request> reqs = {greedy({1, 2, 3}, 3), greedy({1, 2, 512}, 3), greedy({4, 5}, 3)};
+  std::vector<StreamCallback> cbs(3, [](const StreamEvent&) { ADD_FAILURE() << "a request ran"; });
+  try {
+    e.submit_batch(reqs, cbs);
+    ADD_FAILURE() << "accepted a batch with an invalid request";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+  }
+  EXPECT_THROW(e.submit_batch(reqs, std::vector<StreamCallback>(2)), Error);  // sizes differ
+  // generate_all then submits one by one: the bad request fails alone.
+  const auto results = generate_all(e, reqs);
+  EXPECT_EQ(results[0].reason, FinishReason::Length);
+  EXPECT_EQ(results[1].reason, FinishReason::Error);
+  EXPECT_NE(results[1].error.find("vocabulary"), std::string::npos) << results[1].error;
+  EXPECT_EQ(results[2].reason, FinishReason::Length);
+  EXPECT_EQ(results[0].tokens.size(), 3u);
+}
+
 TEST(Stop, StopTokenEndsGenerationWithReasonStop) {
   EngineOptions opts;
   opts.num_kv_blocks = 64;
