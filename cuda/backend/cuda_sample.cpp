@@ -9,6 +9,7 @@
 
 #include "core/util/error.h"
 #include "cuda/backend/cuda_backend_impl.h"
+#include "cuda/kernels/sample_row.h"
 
 namespace inferdesk::cuda {
 
@@ -38,16 +39,7 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
   for (int32_t i = 0; i < R; ++i) {
     const SamplingParams& p = *rows[i].params;
     SampleRowDev& d = params[i];
-    d.temperature = p.temperature;
-    d.top_p = p.top_p;
-    d.min_p = p.min_p;
-    d.repetition_penalty = p.repetition_penalty;
-    d.presence_penalty = p.presence_penalty;
-    d.frequency_penalty = p.frequency_penalty;
-    d.top_k = p.top_k;
-    d.num_logprobs = std::min(p.logprobs, kMaxTopLogprobs);
-    d.seed = rows[i].seed;
-    d.counter = rows[i].counter;
+    d = make_sample_row(p, rows[i].seed, rows[i].counter);
     d.penalty_start = static_cast<int32_t>(pen_tokens.size());
     if (!has_penalty(p)) continue;
     counts.clear();

@@ -55,8 +55,6 @@ struct DecodeParams {
   int32_t* counters = nullptr;   // [num_seqs][gridDim.x] arrival counters (args.split_counters)
 };
 
-
-
 // The key range [start, end) of `split` and the first visible key `lo` of a sequence whose query
 // sits at position ctx - 1. Empty when start >= end.
 struct SplitRange {
@@ -267,6 +265,9 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
 
   // Merge the warps: thread e handles (head e / D, dim e % D).
   const int64_t pidx0 = (static_cast<int64_t>(seq) * a.num_heads + head0) * a.num_splits;
+  auto out_at = [&](int h, int d) -> bf16& {
+    return a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head0 + h) * D + d];
+  };
   for (int e = tid; e < GC * D; e += C::kThreads) {
     const int h = e / D, d = e % D;
     if (h >= nh) break;  // e grows, so every later e is past nh too
@@ -283,8 +284,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
     }
     const float res = sum > 0.0f ? val / sum : 0.0f;
     if (!partial) {
-      a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head0 + h) * D + d] =
-          __float2bfloat16(res);
+      out_at(h, d) = __float2bfloat16(res);
     } else {
       const int64_t idx = pidx0 + static_cast<int64_t>(h) * a.num_splits + split;
       p.partial_out[idx * D + d] = res;
@@ -323,8 +323,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
         val += w * x;
       }
     }
-    a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head0 + h) * D + d] =
-        __float2bfloat16(sum > 0.0f ? val / sum : 0.0f);
+    out_at(h, d) = __float2bfloat16(sum > 0.0f ? val / sum : 0.0f);
   }
 }
 
@@ -362,7 +361,6 @@ size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_
   const size_t lse = static_cast<size_t>(int64_t{num_seqs} * num_heads * num_splits) * sizeof(float);
   return partial_out_bytes(num_seqs, num_heads, head_dim, num_splits) + lse;
 }
-
 
 void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   check_attention_args(a, "paged_attention_decode");

@@ -102,6 +102,10 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
 
+// Default fewest keys per split of a decode context (PagedAttentionArgs::min_keys_per_split);
+// H200 sweep 2026-11-30: 64 beat 16, 32 and 128 at batch 1 (docs/PERF.md).
+constexpr int32_t kDecodeMinKeysPerSplit = 64;
+
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
   int64_t q_stride = 0;
@@ -129,7 +133,8 @@ struct PagedAttentionArgs {
   // before a launch and are zero again after it (so one zeroed array serves every launch and
   // graph replay, whatever its num_seqs).
   int32_t num_splits = 1;
-  int32_t min_keys_per_split = 64;  // a context of n visible keys uses min(num_splits, ceil(n / this))
+  // a context of n visible keys uses min(num_splits, ceil(n / this)) splits
+  int32_t min_keys_per_split = kDecodeMinKeysPerSplit;
   void* workspace = nullptr;
   int32_t* split_counters = nullptr;
 };

@@ -112,7 +112,7 @@ enum class Kernel { Prefill, Decode };
 // output with output_matches (gtest failures, traced with the case).
 // min_keys_per_split: PagedAttentionArgs' (decode: fewest keys a split of a context gets).
 void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits = 1,
-                   int32_t min_keys_per_split = 64);
+                   int32_t min_keys_per_split = cuda::kDecodeMinKeysPerSplit);
 
 // bf16 output rounding (2^-9 relative) plus, in the prefill kernel, P rounded to bf16 before the
 // P.V product: normalised errors of 2e-3..5e-3; a wrong key, row or head gives errors of 0.1..1.

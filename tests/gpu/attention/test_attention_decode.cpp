@@ -12,7 +12,7 @@
 namespace inferdesk::gputest::attn {
 namespace {
 
-void run_decode(const AttnCase& c, int32_t num_splits, int32_t min_keys = 64) {
+void run_decode(const AttnCase& c, int32_t num_splits, int32_t min_keys = cuda::kDecodeMinKeysPerSplit) {
   run_and_check(c, Kernel::Decode, num_splits, min_keys);
 }
 
@@ -29,10 +29,10 @@ TEST_P(DecodeShapes, MatchesCpu) {
   const int block_sizes[] = {16, 8, 32, 64};
   // With 200 splits every key may start a split (min keys 1): more splits than blocks, so many
   // splits of a sequence are empty yet still take part in the arrival count. Otherwise a context
-  // uses ceil(keys / 64) of the splits at most.
+  // uses ceil(keys / kDecodeMinKeysPerSplit) of the splits at most.
   run_decode(make_case(decode_seqs(), 2 * group, 2, head_dim, block_sizes[(head_dim / 32 + group + splits) % 4],
                        1000 + head_dim * 100 + group * 10 + splits),
-             splits, splits == 200 ? 1 : 64);
+             splits, splits == 200 ? 1 : cuda::kDecodeMinKeysPerSplit);
 }
 
 INSTANTIATE_TEST_SUITE_P(

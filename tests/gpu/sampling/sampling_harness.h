@@ -15,6 +15,7 @@
 
 #include "core/sample/sampler.h"
 #include "cuda/kernels/kernels.h"
+#include "cuda/kernels/sample_row.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {
@@ -51,18 +52,7 @@ inline void penalty_entries(const RowRequest& r, std::vector<int32_t>& tokens,
 }
 
 inline cuda::SampleRowDev to_device_params(const RowRequest& r) {
-  cuda::SampleRowDev d;
-  d.temperature = r.params.temperature;
-  d.top_p = r.params.top_p;
-  d.min_p = r.params.min_p;
-  d.repetition_penalty = r.params.repetition_penalty;
-  d.presence_penalty = r.params.presence_penalty;
-  d.frequency_penalty = r.params.frequency_penalty;
-  d.top_k = r.params.top_k;
-  d.num_logprobs = r.params.logprobs;
-  d.seed = r.seed;
-  d.counter = r.counter;
-  return d;
+  return cuda::make_sample_row(r.params, r.seed, r.counter);
 }
 
 // A batch of rows of logits resident on the GPU (uploaded once), sampled many times with

@@ -131,31 +131,43 @@ void bench_sweep(Backend& be) {
   }
 }
 
+// A step of one sequence that writes slots 0 .. ctx-1: the cache's first ctx / bs blocks.
+StepInput fill_step(int32_t ctx, int32_t bs) {
+  StepInput s;
+  s.block_size = bs;
+  for (int32_t t = 0; t < ctx; ++t) s.slot_mapping.push_back(t);
+  s.token_ids.assign(static_cast<size_t>(ctx), 1);
+  s.positions = s.slot_mapping;
+  return s;
+}
+
+// The last `rows` tokens of one sequence of ctx tokens whose block table is `table`.
+StepInput query_step(int32_t ctx, int32_t rows, int32_t bs, const std::vector<int32_t>& table) {
+  StepInput q;
+  q.block_size = bs;
+  for (int32_t t = 0; t < rows; ++t) {
+    q.token_ids.push_back(1);
+    q.positions.push_back(ctx - rows + t);
+    q.slot_mapping.push_back(ctx - rows + t);
+  }
+  q.seqs.push_back(StepSeq{0, rows, ctx, 0, static_cast<int32_t>(table.size())});
+  q.block_tables = table;
+  return q;
+}
+
 // Paged attention of one layer (32 query heads, 8 kv heads of 64): one decode row at a long
 // context, and a 256-row prefill chunk.
 void bench_attention(Backend& be) {
   const int32_t Hq = 32, Hk = 8, D = 64, bs = 16;
   for (auto [ctx, T] : {std::pair<int32_t, int32_t>{4096, 1}, {256, 256}, {4096, 256}}) {
     be.init_kv_cache(KvCacheShape{1, ctx / bs, bs, Hk, D});
-    StepInput s;
-    s.block_size = bs;
-    for (int32_t t = 0; t < ctx; ++t) s.slot_mapping.push_back(t);
-    s.token_ids.assign(static_cast<size_t>(ctx), 1);
-    s.positions = s.slot_mapping;
-    be.begin_step(s);
+    be.begin_step(fill_step(ctx, bs));
     Buffer kv = be.alloc(DType::F32, ctx, Hk * D);
     be.fill_random(kv.tensor(), 3, 1.0f);
     be.write_kv(0, kv.tensor(), kv.tensor());
-    StepInput q;
-    q.block_size = bs;
-    for (int32_t t = 0; t < T; ++t) {
-      q.token_ids.push_back(1);
-      q.positions.push_back(ctx - T + t);
-      q.slot_mapping.push_back(ctx - T + t);
-    }
-    q.seqs.push_back(StepSeq{0, T, ctx, 0, ctx / bs});
-    for (int32_t b = 0; b < ctx / bs; ++b) q.block_tables.push_back(b);
-    be.begin_step(q);
+    std::vector<int32_t> table;
+    for (int32_t b = 0; b < ctx / bs; ++b) table.push_back(b);
+    be.begin_step(query_step(ctx, T, bs, table));
     Buffer qb = be.alloc(DType::F32, T, Hq * D), out = be.alloc(DType::F32, T, Hq * D);
     be.fill_random(qb.tensor(), 4, 1.0f);
     AttentionParams p{Hq, Hk, D, 0.125f, 0};
@@ -171,26 +183,16 @@ void bench_attention(Backend& be) {
 void bench_attention_decode_layers(Backend& be, bool shuffled) {
   const int32_t Hq = 32, Hk = 8, D = 64, bs = 16, ctx = 4096, L = 16;
   be.init_kv_cache(KvCacheShape{L, ctx / bs, bs, Hk, D});
-  StepInput s;
-  s.block_size = bs;
-  for (int32_t t = 0; t < ctx; ++t) s.slot_mapping.push_back(t);
-  s.token_ids.assign(static_cast<size_t>(ctx), 1);
-  s.positions = s.slot_mapping;
-  be.begin_step(s);
+  be.begin_step(fill_step(ctx, bs));
   Buffer kv = be.alloc(DType::F32, ctx, Hk * D);
   for (int32_t l = 0; l < L; ++l) {
     be.fill_random(kv.tensor(), 10 + l, 1.0f);
     be.write_kv(l, kv.tensor(), kv.tensor());
   }
-  StepInput q;
-  q.block_size = bs;
-  q.token_ids.push_back(1);
-  q.positions.push_back(ctx - 1);
-  q.slot_mapping.push_back(ctx - 1);
-  q.seqs.push_back(StepSeq{0, 1, ctx, 0, ctx / bs});
+  std::vector<int32_t> table;
   for (int32_t b = 0; b < ctx / bs; ++b)  // 97 is odd: b * 97 mod 256 is a permutation
-    q.block_tables.push_back(shuffled ? b * 97 % (ctx / bs) : b);
-  be.begin_step(q);
+    table.push_back(shuffled ? b * 97 % (ctx / bs) : b);
+  be.begin_step(query_step(ctx, 1, bs, table));
   Buffer qb = be.alloc(DType::F32, 1, Hq * D), out = be.alloc(DType::F32, 1, Hq * D);
   be.fill_random(qb.tensor(), 4, 1.0f);
   AttentionParams p{Hq, Hk, D, 0.125f, 0};
