@@ -52,9 +52,11 @@ inline void check_attention_args(const PagedAttentionArgs& a, const char* who) {
 // template for different head dims share a function type, and a record keyed by that type let the
 // first instantiation's call (D 128) mark the others (D 256) as done, leaving their launches to
 // fail with "invalid argument".
+// static_bytes: an upper bound of the kernel's static shared memory (the 48 KB without the
+// attribute cover static and dynamic together).
 template <auto Kernel>
-void allow_dynamic_smem(size_t bytes, const char* who) {
-  if (bytes <= 48 * 1024) return;
+void allow_dynamic_smem(size_t bytes, const char* who, size_t static_bytes = 0) {
+  if (bytes + static_bytes <= 48 * 1024) return;
   static std::mutex mu;
   static uint64_t done_mask = 0;  // bit d: done on device d (devices >= 64 redo it every call)
   int dev = 0;

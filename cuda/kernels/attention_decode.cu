@@ -18,6 +18,11 @@
 // ns partials with log-sum-exp weights, writes `out` and sets the counter back to zero (so the
 // caller's split_counters, zero before the first launch, stay zero between launches and replays).
 //
+// K/V loading (PagedAttentionArgs::decode_load, launch_split): for grids of many blocks each warp
+// streams its iterations through a 3-stage cp.async pipeline in shared memory (two iterations in
+// flight while one is scored, no registers held); for a few blocks (batch 1) each iteration's K/V
+// go straight into registers, which leaves the SM's shared memory to the neighbouring kernels.
+//
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of its first
 // keys, then waits for the previous kernel (q, K/V) before reading anything else or writing.
 #include <cuda_bf16.h>
@@ -32,16 +37,35 @@ namespace {
 
 using namespace attn;
 
-template <int D, int GC>
+template <int D, int GC, int S>
 struct DecodeTile {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kLanesPerKey = D / 8;             // 4, 8, 16, 32
   static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
-  static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // loads in flight per thread: 2 * kUnroll
+  static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // 16-byte K and V chunks per thread and iteration
   static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
+  // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
+  // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
+  static constexpr int kStages = S;
+  // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
+  // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
+  static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * 16;
+  static constexpr size_t kAccBytes = size_t{kWarps} * GC * D * sizeof(float);
+  static constexpr size_t kSmemBytes = kPipeBytes > kAccBytes ? kPipeBytes : kAccBytes;
 };
+
+// Upper bound of the kernel's static shared memory (s_m, s_l, s_last).
+constexpr size_t kDecodeStaticSmemBound = 1024;
+
+// cp.async of one 16-byte chunk (zero-filled when !valid) with a memory clobber: a thread rewrites
+// a stage it has just read, and the compiler must not move those shared-memory reads past it.
+__device__ __forceinline__ void cp_async_16_ordered(void* smem, const void* gmem, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(valid ? 16 : 0)
+               : "memory");
+}
 
 struct DecodeParams {
   PagedAttentionArgs a;
@@ -79,13 +103,14 @@ __device__ __forceinline__ SplitRange split_range(int ctx, int window, int num_s
   return r;
 }
 
-template <int D, int GC>
-__global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
+template <int D, int GC, int ST>
+__global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
     paged_decode_split_kernel(const DecodeParams p) {
-  using C = DecodeTile<D, GC>;
+  using C = DecodeTile<D, GC, ST>;
   constexpr int LPK = C::kLanesPerKey;
   constexpr int U = C::kUnroll;
-  __shared__ float s_acc[C::kWarps][GC][D];
+  constexpr int S = C::kStages;
+  extern __shared__ uint4 s_dyn[];  // C::kSmemBytes: the K/V pipeline, then the accumulators
   __shared__ float s_m[C::kWarps][GC];
   __shared__ float s_l[C::kWarps][GC];
   __shared__ int s_last;
@@ -123,22 +148,31 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
       ids[u] = key >= lo && key < end ? bt[key >> log2_bs] : -1;
     }
   };
-  auto load_kv = [&](int base, const int (&ids)[U], uint4 (&kr)[U], uint4 (&vr)[U]) {
+  // Stage st's slot of this thread's u-th K (kv 0) or V (kv 1) chunk: every thread reads back only
+  // what it copied itself, so cp.async.wait_group alone orders the copy before the read.
+  auto slot = [&](int st, int kv, int u) -> uint4* {
+    return s_dyn + ((st * 2 + kv) * U + u) * C::kThreads + threadIdx.x;
+  };
+  // Starts the copies of the K/V chunks of this lane's U keys of the warp iteration at `base` into
+  // stage st (masked keys: zeros, nothing read).
+  auto issue = [&](int st, int base, const int (&ids)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (ids[u] >= 0) {
-        const int key = base + u * C::kKeysPerLoad + lg;
-        const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
-        kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
-        vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
-      } else {
-        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+      const int key = base + u * C::kKeysPerLoad + lg;
+      const bool valid = ids[u] >= 0;
+      const int64_t off =
+          valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
+      if (p.kv_vec) {
+        cp_async_16_ordered(slot(st, 0, u), a.k_cache + off, valid);
+        cp_async_16_ordered(slot(st, 1, u), a.v_cache + off, valid);
+      } else {  // unaligned cache: plain copies, complete before the stage is read
+        const uint4 zero = make_uint4(0, 0, 0, 0);
+        *slot(st, 0, u) = valid ? load8_bf16(a.k_cache + off, false) : zero;
+        *slot(st, 1, u) = valid ? load8_bf16(a.v_cache + off, false) : zero;
       }
     }
   };
-  int ids[U];
-  int base = range.start + warp * C::kKeysPerWarpIter;
-  if (qlen > 0 && base < end) fetch_ids(base, ids);
+  const int base = range.start + warp * C::kKeysPerWarpIter;
   // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
   // (all of a short context's split). That kernel writes only this step's own key; L2 is the point
   // of coherence, so a line prefetched before the write is updated by it, and the loads after
@@ -178,10 +212,12 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
   }
 
   // One iteration's scoring and accumulation of the keys in kr/vr (ids: which are visible).
-  auto consume = [&](const int (&cid)[U], const uint4 (&kr)[U], const uint4 (&vr)[U]) {
+  auto consume = [&](int it_base, const uint4 (&kr)[U], const uint4 (&vr)[U]) {
     float sc[U][GC];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
+      const int key = it_base + u * C::kKeysPerLoad + lg;
+      const bool valid = key >= lo && key < end;
       float k[8];
       unpack8(kr[u], k);
 #pragma unroll
@@ -191,7 +227,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
         for (int i = 0; i < 8; ++i) d = fmaf(q[h][i], k[i], d);
 #pragma unroll
         for (int o = LPK / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
-        sc[u][h] = cid[u] >= 0 ? d : -INFINITY;
+        sc[u][h] = valid ? d : -INFINITY;
       }
     }
 #pragma unroll
@@ -217,21 +253,65 @@ __global__ void __launch_bounds__(DecodeTile<D, GC>::kThreads)
     }
   };
 
-  // The block ids of the next iteration are fetched while this one is scored. (Double-buffering
-  // the K/V registers as well was measured slower on the H200, 2026-11-30: 64 x 1,024 keys of
-  // Llama-8B 170 us against 127 us; the extra registers cost a resident block per SM.)
-  for (; base < end; base += C::kKeysPerIter) {
-    uint4 kr[U], vr[U];
-    load_kv(base, ids, kr, vr);
-    int next_ids[U];
-    const bool more = base + C::kKeysPerIter < end;
-    if (more) fetch_ids(base + C::kKeysPerIter, next_ids);
-    consume(ids, kr, vr);
-    if (more) {
+  const int iters = base < end ? (end - base + C::kKeysPerIter - 1) / C::kKeysPerIter : 0;
+  if constexpr (S > 0) {
+    // The warp's iterations go through an S-deep cp.async pipeline in shared memory: while
+    // iteration j is scored, the K/V of iterations j + 1 .. j + S - 1 are in flight without holding
+    // registers. For grids of many blocks (bandwidth-bound); see launch_split for the choice.
+    auto issue_iter = [&](int j) {
+      if (j < iters) {
+        int ids[U];
+        fetch_ids(base + j * C::kKeysPerIter, ids);
+        issue(j % S, base + j * C::kKeysPerIter, ids);
+      }
+      cp_async_commit();  // an empty group past the end keeps the wait count uniform
+    };
 #pragma unroll
-      for (int u = 0; u < U; ++u) ids[u] = next_ids[u];
+    for (int j = 0; j < S - 1; ++j) issue_iter(j);
+    for (int j = 0; j < iters; ++j) {
+      issue_iter(j + S - 1);   // into the stage iteration j - 1 was read from
+      cp_async_wait<S - 1>();  // iteration j has landed
+      uint4 kr[U], vr[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        kr[u] = *slot(j % S, 0, u);
+        vr[u] = *slot(j % S, 1, u);
+      }
+      consume(base + j * C::kKeysPerIter, kr, vr);
+    }
+    cp_async_wait<0>();
+  } else {
+    // Registers only, one iteration's K/V at a time; the block ids of the next iteration are
+    // fetched while this one is scored. Few blocks (latency-bound): no shared memory to carve out.
+    // (Double-buffering the K/V registers was measured slower on the H200, 2026-11-30: 64 x 1,024
+    // keys 170 us against 127 us; the extra registers cost a resident block per SM.)
+    int ids[U];
+    if (iters > 0) fetch_ids(base, ids);
+    for (int j = 0; j < iters; ++j) {
+      const int it_base = base + j * C::kKeysPerIter;
+      uint4 kr[U], vr[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int key = it_base + u * C::kKeysPerLoad + lg;
+        if (ids[u] >= 0) {
+          const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
+          kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
+          vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
+        } else {
+          kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+        }
+      }
+      int next_ids[U];
+      if (j + 1 < iters) fetch_ids(it_base + C::kKeysPerIter, next_ids);
+      consume(it_base, kr, vr);
+      if (j + 1 < iters) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) ids[u] = next_ids[u];
+      }
     }
   }
+  __syncthreads();  // every warp is done with the pipeline: its memory holds the accumulators next
+  float(*s_acc)[GC][D] = reinterpret_cast<float(*)[GC][D]>(s_dyn);
 
   // Merge the lane groups of the warp (lanes li, li + LPK, ... hold the same dims).
 #pragma unroll
@@ -337,10 +417,33 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
   return (b + kLseAlign - 1) / kLseAlign * kLseAlign;
 }
 
+template <int D, int GC, int S>
+void launch_split_s(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+  constexpr size_t smem = DecodeTile<D, GC, S>::kSmemBytes;
+  allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode",
+                                                          kDecodeStaticSmemBound);
+  launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC, S>, grid,
+                dim3(DecodeTile<D, GC, S>::kThreads), smem, stream, p);
+}
+// The shared-memory pipeline (3 stages: 48 KB for D 128 with 4 heads per block, 4 blocks of 128
+// registers per SM) pays once the grid has many blocks; for a few blocks (batch 1) the register
+// path is as fast alone and faster inside the engine: the pipeline's shared memory competes with
+// the neighbouring GEMVs' L1 and residency under PDL (Llama-8B batch 1: 214 against 228 tok/s with
+// the pipeline for every batch). Measured on the H200, 2026-11-30, bench_gpu_attention:
+// 64 x 1,024 keys 128 -> 83 us, 64 x 256 37.7 -> 26.1 us, 256 x 192 83.7 -> 68.2 us; 3 stages
+// against 4 (3 blocks per SM): 83 / 26 / 68 against 107 / 35 / 77 us.
+constexpr int kDecodeStages = 3;
+constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head chunks
+
 template <int D, int GC>
 void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
-  launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC>, grid,
-                dim3(DecodeTile<D, GC>::kThreads), 0, stream, p);
+  const bool pipelined = p.a.decode_load == DecodeLoad::Auto
+                             ? int64_t{grid.x} * grid.z >= kDecodePipeMinBlocks
+                             : p.a.decode_load == DecodeLoad::Pipelined;
+  if (!pipelined)
+    launch_split_s<D, GC, 0>(p, grid, stream);
+  else
+    launch_split_s<D, GC, kDecodeStages>(p, grid, stream);
 }
 
 template <int D>

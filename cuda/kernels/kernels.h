@@ -106,6 +106,10 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 // H200 sweep 2026-11-30: 64 beat 16, 32 and 128 at batch 1 (docs/PERF.md).
 constexpr int32_t kDecodeMinKeysPerSplit = 64;
 
+// Decode kernel K/V loading: straight into registers, one iteration at a time (few blocks,
+// latency-bound), or through a cp.async pipeline in shared memory (many blocks, bandwidth-bound).
+enum class DecodeLoad { Auto, Registers, Pipelined };
+
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
   int64_t q_stride = 0;
@@ -137,6 +141,9 @@ struct PagedAttentionArgs {
   int32_t min_keys_per_split = kDecodeMinKeysPerSplit;
   void* workspace = nullptr;
   int32_t* split_counters = nullptr;
+  // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size; the tests
+  // force each.
+  DecodeLoad decode_load = DecodeLoad::Auto;
 };
 // Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
 // blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.

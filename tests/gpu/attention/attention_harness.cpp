@@ -371,21 +371,30 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
                                                               ", min keys " + std::to_string(min_keys_per_split)
                                                         : std::string(" prefill")));
   const AttnData d = make_data(c);
-  DeviceAttn dev;
-  make_device(d, dev);
-  set_splits(dev, num_splits);
-  dev.args.min_keys_per_split = min_keys_per_split;
-  if (kernel == Kernel::Decode)
-    cuda::paged_attention_decode(dev.args, nullptr);
-  else
-    cuda::paged_attention_prefill(dev.args, nullptr);
-  const cudaError_t sync = cudaDeviceSynchronize();
-  ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
-  const cudaError_t last = cudaGetLastError();
-  ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
-  EXPECT_TRUE(output_matches(d, dev, kTol));
-  if (kernel == Kernel::Decode) {
-    EXPECT_TRUE(counters_are_zero(dev));
+  // Decode: both ways of loading K/V, each on a freshly poisoned output.
+  std::vector<cuda::DecodeLoad> loads = {cuda::DecodeLoad::Auto};
+  if (kernel == Kernel::Decode) loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined};
+  for (cuda::DecodeLoad load : loads) {
+    SCOPED_TRACE(load == cuda::DecodeLoad::Registers   ? "K/V into registers"
+                 : load == cuda::DecodeLoad::Pipelined ? "K/V through the shared-memory pipeline"
+                                                       : "");
+    DeviceAttn dev;
+    make_device(d, dev);
+    set_splits(dev, num_splits);
+    dev.args.min_keys_per_split = min_keys_per_split;
+    dev.args.decode_load = load;
+    if (kernel == Kernel::Decode)
+      cuda::paged_attention_decode(dev.args, nullptr);
+    else
+      cuda::paged_attention_prefill(dev.args, nullptr);
+    const cudaError_t sync = cudaDeviceSynchronize();
+    ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
+    const cudaError_t last = cudaGetLastError();
+    ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
+    EXPECT_TRUE(output_matches(d, dev, kTol));
+    if (kernel == Kernel::Decode) {
+      EXPECT_TRUE(counters_are_zero(dev));
+    }
   }
 }
 

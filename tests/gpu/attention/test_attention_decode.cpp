@@ -92,18 +92,21 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
-  dev.out.poison();
-  cuda::paged_attention_decode(dev.args, nullptr);
-  CUDA_OK(cudaDeviceSynchronize());
-  EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel";
-  // Both are F32 inside (prefill rounds P to bf16 too) and round the output once to bf16.
-  EXPECT_LT(normalised_error(to_float(dev.out.download()), by_prefill), kTol);
+  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined}) {
+    dev.out.poison();
+    dev.args.decode_load = load;
+    cuda::paged_attention_decode(dev.args, nullptr);
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel";
+    // Both are F32 inside (prefill rounds P to bf16 too) and round the output once to bf16.
+    EXPECT_LT(normalised_error(to_float(dev.out.download()), by_prefill), kTol);
+  }
 }
 
 // A decode captured once replays correctly after the context lengths (and block tables, cache and
 // queries) change in place: each split derives its key range from context_len on the device.
-TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
-  INFERDESK_REQUIRE_GPU();
+void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
+  SCOPED_TRACE(load == cuda::DecodeLoad::Pipelined ? "K/V pipelined" : "K/V into registers");
   AttnCase a = make_case({{1, 20}, {1, 700}, {1, 0}, {1, 64}, {1, 300}}, 16, 4, 128, 16, 11);
   a.min_blocks = 200;  // same cache size for both steps
   AttnCase b = a;
@@ -114,6 +117,7 @@ TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   DeviceAttn dev;
   make_device(da, dev, db.block_tables.size());
   set_splits(dev, 8);
+  dev.args.decode_load = load;
   dev.workspace.poison();
 
   cudaStream_t stream;
@@ -142,6 +146,12 @@ TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
+  INFERDESK_REQUIRE_GPU();
+  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Registers);
+  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Pipelined);
 }
 
 TEST(GpuPagedDecode, WorkspaceSizes) {

@@ -20,10 +20,11 @@ namespace {
 
 class AttentionChain {
  public:
-  AttentionChain(const AttnCase& c, Kernel kernel, int32_t splits)
+  AttentionChain(const AttnCase& c, Kernel kernel, int32_t splits, cuda::DecodeLoad load)
       : d_(make_data(c)), pending_(make_pending(d_)), kernel_(kernel) {
     make_device(d_, dev_);
     set_splits(dev_, splits);
+    dev_.args.decode_load = load;
     k_ = DeviceBuffer<bf16>(to_bf16(pending_.k));
     v_ = DeviceBuffer<bf16>(to_bf16(pending_.v));
     positions_ = DeviceBuffer<int32_t>(pending_.positions);
@@ -82,10 +83,12 @@ bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
 }
 
-void check_chain(const AttnCase& c, Kernel kernel, int32_t splits) {
+void check_chain(const AttnCase& c, Kernel kernel, int32_t splits,
+                 cuda::DecodeLoad load = cuda::DecodeLoad::Auto) {
   SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits)
-                                                        : std::string(" prefill")));
-  AttentionChain chain(c, kernel, splits);
+                                                        : std::string(" prefill")) +
+               (load == cuda::DecodeLoad::Pipelined ? ", K/V pipelined" : ""));
+  AttentionChain chain(c, kernel, splits, load);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
@@ -138,12 +141,13 @@ TEST(GpuAttentionPdl, PrefillAfterRopeKvWrite) {
 TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
   INFERDESK_REQUIRE_GPU();
   const std::vector<SeqSpec> seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
-  for (int32_t splits : {1, 5}) {  // 1: one block per head writes out; 5: the last split merges
-    check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits);
-    AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
-    w.sliding_window = 32;
-    check_chain(w, Kernel::Decode, splits);
-  }
+  for (int32_t splits : {1, 5})  // 1: one block per head writes out; 5: the last split merges
+    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined}) {
+      check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits, load);
+      AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
+      w.sliding_window = 32;
+      check_chain(w, Kernel::Decode, splits, load);
+    }
 }
 
 }  // namespace
