@@ -33,7 +33,7 @@ inline Request greedy(std::vector<int32_t> prompt, int32_t max_tokens) {
 // `tie`), and there each run's token must be in the other's top 5 (vLLM's rule). Returns "" when
 // that holds; *same counts the identical leading tokens.
 inline std::string compare_runs(const GenerationResult& want, const GenerationResult& got,
-                                double tie, int* same) {
+                                double tie, int* same, double logprob_tol = 0.05) {
   *same = 0;
   const size_t n = std::min(want.tokens.size(), got.tokens.size());
   if (want.tokens.size() != got.tokens.size()) return "different lengths";
@@ -41,7 +41,7 @@ inline std::string compare_runs(const GenerationResult& want, const GenerationRe
     const GeneratedToken& a = want.tokens[i];
     const GeneratedToken& b = got.tokens[i];
     if (a.id == b.id) {
-      if (std::abs(a.logprob - b.logprob) > 0.05)
+      if (std::abs(a.logprob - b.logprob) > logprob_tol)
         return "step " + std::to_string(i) + ": log-probability " + std::to_string(b.logprob) +
                " vs " + std::to_string(a.logprob);
       ++*same;
@@ -59,6 +59,29 @@ inline std::string compare_runs(const GenerationResult& want, const GenerationRe
     return "";
   }
   return "";
+}
+
+// How closely two GPU runs of the same requests through different kernels (batched or alone, GEMV
+// or GEMM, another expert path) must agree. Dense models: identical tokens log-probs within 0.05
+// and at least 90% of the tokens identical. Mixture-of-experts models route each token to its
+// top-k experts, a discrete choice: where two experts' router scores are within the rounding
+// difference of the two kernel paths (BF16 activations), the runs pick different experts and the
+// token's hidden state changes by a fraction of an expert's output, not by rounding. The tiny
+// random fixture models route almost uniformly, so such near ties occur in a few of a few thousand
+// routing decisions per test, and CudaPaths.SingleRequestsAgreeAcrossKernelPaths shows them
+// without any batching (one request, expert kernels switched). For MoE models identical tokens'
+// log-probs must agree within 1.0 (a wrong expert mapping or a batching error moves them by
+// several nats and changes most tokens) and 75% of the tokens must be identical; the token rule
+// (vLLM's) is the same for both.
+struct AgreementRule {
+  double logprob_tol = 0.05;
+  int min_same_percent = 90;
+};
+inline bool is_moe_fixture(const std::string& name) {
+  return name == "mixtral" || name == "qwen2_moe" || name == "qwen3_moe";
+}
+inline AgreementRule agreement_rule(const std::string& fixture) {
+  return is_moe_fixture(fixture) ? AgreementRule{1.0, 75} : AgreementRule{};
 }
 
 }  // namespace inferdesk::gputest

@@ -8,14 +8,10 @@
 namespace inferdesk {
 namespace {
 
-bool is_moe_fixture(const std::string& name) {
-  return name == "mixtral" || name == "qwen2_moe" || name == "qwen3_moe";
-}
-
 std::vector<std::string> fixtures(bool moe) {
   std::vector<std::string> out;
   for (const auto& n : test::golden_model_names())
-    if (is_moe_fixture(n) == moe) out.push_back(n);
+    if (gputest::is_moe_fixture(n) == moe) out.push_back(n);
   return out;
 }
 
@@ -41,9 +37,14 @@ TEST_P(GoldenCuda, MatchesTransformers) {
     total_steps += steps;
   }
   EXPECT_GE(total_steps, static_cast<int>(g.cases.size()) * g.max_new_tokens * 3 / 4);
+  // All together: prefill chunks and decode rows share steps, so other kernels run than alone. For
+  // MoE models routing near ties may then choose other experts (gputest::agreement_rule): the
+  // token rule is the same, the log-prob tolerance the MoE one.
   const auto batched = generate_all(engine, all);
   for (size_t i = 0; i < g.cases.size(); ++i)
-    EXPECT_EQ(test::compare_with_golden(g.cases[i], batched[i], 0.05), "")
+    EXPECT_EQ(test::compare_with_golden(g.cases[i], batched[i],
+                                        gputest::agreement_rule(GetParam()).logprob_tol),
+              "")
         << GetParam() << " case " << i << " batched";
 }
 
