@@ -245,6 +245,13 @@ class Backend {
                                      const Tensor* q_norm, const Tensor* k_norm, float eps,
                                      int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
                                      const RopeConfig& rope);
+  // The fused q|k|v projection followed by qk_norm_rope_write_kv: qkv = x @ w_qkv^T (+ bias), its
+  // q | k | v column slices [Hq D | Hk D | Hk D] then as above. A backend may do both in one
+  // kernel (the CUDA backend for decode rows); the default composes linear and the op above.
+  virtual void qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv,
+                                 const Tensor* bias, Tensor qkv, const Tensor* q_norm,
+                                 const Tensor* k_norm, float eps, int32_t num_q_heads,
+                                 int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope);
 
   // ---- mixture of experts ----
   // Softmax over router logits [T, E], pick top_k (ties: lower expert id first), renormalise the

@@ -200,13 +200,14 @@ class DecoderModel : public Model {
     const auto Hq = static_cast<int32_t>(config_.num_attention_heads);
     const auto Hk = static_cast<int32_t>(config_.num_key_value_heads);
     Tensor h = ws_.h.tensor().row_slice(0, T);
+    const Tensor* q_norm = a.q_norm.empty() ? nullptr : &a.q_norm.tensor();
+    const Tensor* k_norm = a.k_norm.empty() ? nullptr : &a.k_norm.tensor();
     Tensor q, k, v;
     if (!a.qkv.empty()) {
       Tensor qkv = ws_.qkv.tensor().row_slice(0, T);
-      b.linear(h, a.qkv.tensor(), a.qkv_bias.empty() ? nullptr : &a.qkv_bias.tensor(), qkv);
+      b.qkv_rope_write_kv(layer, h, a.qkv.tensor(), a.qkv_bias.empty() ? nullptr : &a.qkv_bias.tensor(),
+                          qkv, q_norm, k_norm, eps(), Hq, Hk, D, rope_);
       q = qkv.col_slice(0, int64_t{Hq} * D);
-      k = qkv.col_slice(int64_t{Hq} * D, int64_t{Hk} * D);
-      v = qkv.col_slice(int64_t{Hq + Hk} * D, int64_t{Hk} * D);
     } else {
       q = ws_.q.tensor().row_slice(0, T);
       k = ws_.k.tensor().row_slice(0, T);
@@ -214,10 +215,8 @@ class DecoderModel : public Model {
       b.linear(h, a.q.tensor(), a.q_bias.empty() ? nullptr : &a.q_bias.tensor(), q);
       b.linear(h, a.k.tensor(), a.k_bias.empty() ? nullptr : &a.k_bias.tensor(), k);
       b.linear(h, a.v.tensor(), a.v_bias.empty() ? nullptr : &a.v_bias.tensor(), v);
+      b.qk_norm_rope_write_kv(layer, q, k, v, q_norm, k_norm, eps(), Hq, Hk, D, rope_);
     }
-    b.qk_norm_rope_write_kv(layer, q, k, v, a.q_norm.empty() ? nullptr : &a.q_norm.tensor(),
-                            a.k_norm.empty() ? nullptr : &a.k_norm.tensor(), eps(), Hq, Hk, D,
-                            rope_);
     AttentionParams p;
     p.num_heads = Hq;
     p.num_kv_heads = Hk;

@@ -96,6 +96,10 @@ class CudaBackend : public Backend {
   void add(Tensor inout, const Tensor& x) override;
   void gather_rows(const Tensor& x, Tensor out) override;
   void linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) override;
+  void qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias,
+                         Tensor qkv, const Tensor* q_norm, const Tensor* k_norm, float eps,
+                         int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                         const RopeConfig& rope) override;
   void qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
                              const Tensor* q_norm, const Tensor* k_norm, float eps,
                              int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,

@@ -105,6 +105,36 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
   cuda::qk_norm_rope_write_kv(a, stream_);
 }
 
+void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv,
+                                    const Tensor* bias, Tensor qkv, const Tensor* q_norm,
+                                    const Tensor* k_norm, float eps, int32_t num_q_heads,
+                                    int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope) {
+  // Decode rows without per-head norms and with the whole head rotated: one kernel (the GEMV's
+  // epilogue rotates and writes the cache). Otherwise the projection and the op separately.
+  if (options_.small_batch_gemv && !q_norm && !k_norm && rope.rotary_dim == head_dim &&
+      x.rows <= kGemvMaxRows && w_qkv.stride == w_qkv.cols) {
+    GemvRope r;
+    r.inv_freq = inv_freq_device(rope);
+    r.attention_scaling = rope.attention_scaling;
+    r.positions = sb_.positions;
+    r.slot_mapping = sb_.slots;
+    r.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
+    r.v_cache = r.k_cache + kv_layer_elems_;
+    r.num_q_heads = num_q_heads;
+    r.num_kv_heads = num_kv_heads;
+    r.head_dim = head_dim;
+    r.block_size = kv_shape_.block_size;
+    const bf16* wp = bf16_ptr(w_qkv, "weight");
+    const Mat xm = as_mat(x), ym = as_mat(qkv);
+    if (gemv_qkv_rope_supported(xm, wp, w_qkv.cols, ym, r)) {
+      gemv_qkv_rope(xm, wp, w_qkv.cols, bias ? bf16_ptr(*bias, "bias") : nullptr, ym, r, stream_);
+      return;
+    }
+  }
+  Backend::qkv_rope_write_kv(layer, x, w_qkv, bias, qkv, q_norm, k_norm, eps, num_q_heads,
+                             num_kv_heads, head_dim, rope);
+}
+
 void CudaBackend::rope(Tensor, Tensor, int32_t, int32_t, int32_t, const RopeConfig&) {
   throw Error(ErrorCode::Internal, "the CUDA backend only runs rope fused with the KV write");
 }

@@ -159,11 +159,18 @@ __device__ __forceinline__ void store_y(TY* p, float v) {
 // kMats = 1: y = x W^T (+ bias), W [mat_rows, K]. kMats = 2: W stacks gate [mat_rows, K] over up
 // [mat_rows, K] and y = silu(x gate^T) * (x up^T), y [M, mat_rows].
 // <= 128 registers whatever kW: 2 blocks of 8 warps or 4 of 4 per SM.
-template <int kMats, bool kXVec, typename TY, int kW>
+// kRope (kMats 1, BF16 y, gemv_qkv_rope): W is the fused q|k|v projection and the epilogue
+// applies the rotary embedding to q and k and writes k and v into the KV cache. A block of the q|k
+// part serves 8 rotation pairs of one head: its mma rows g are the head's dims 8c + g of the first
+// half and rows g + 8 the same dims of the second half, so both values of a pair end in the
+// accumulators of one lane. The values are rounded to BF16 before the rotation, as the separate
+// GEMV + qk_norm_rope_write_kv do.
+template <int kMats, bool kXVec, typename TY, int kW, bool kRope = false>
 __global__ void __launch_bounds__(kW * 32, 16 / kW)
     gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M,
                     const bf16* __restrict__ w, int64_t mat_rows, int64_t K,
-                    const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride) {
+                    const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride,
+                    GemvRope rope) {
   constexpr int U = kMats == 1 ? kUnrollGemv : kUnrollSwiglu;
   static_assert(kW == 4 || kW == 8, "the epilogue needs 128 threads, the registers <= 128");
   __shared__ float red[kW][kMats * 4][32];
@@ -171,6 +178,16 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
   const int g = lane >> 2, t = lane & 3;
   const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRows;
   const int64_t steps = (K + kStepK - 1) / kStepK;
+  // The output row of mma row g + 8 hh. kRope: blocks below qk_blocks hold rotation pairs.
+  const int64_t pairs_per_head = kRope ? rope.head_dim / 16 : 1;  // blocks per head
+  const int64_t qk_blocks = kRope ? int64_t{rope.num_q_heads + rope.num_kv_heads} * pairs_per_head : 0;
+  const bool pair_block = kRope && blockIdx.x < qk_blocks;
+  const int64_t head = pair_block ? blockIdx.x / pairs_per_head : 0;
+  const int64_t pair0 = pair_block ? (blockIdx.x % pairs_per_head) * 8 : 0;
+  auto out_row = [&](int gg, int hh) -> int64_t {
+    if (pair_block) return head * rope.head_dim + hh * (rope.head_dim / 2) + pair0 + gg;
+    return r0 + gg + 8 * hh;
+  };
 
   // Rows past the end (last block) and x rows past M are clamped to valid ones and loaded anyway:
   // C rows and columns are independent, and results for them are never stored. So the main loop
@@ -184,7 +201,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
   for (int m = 0; m < kMats; ++m)
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh)
-      wp[m][hh] = w + (m * mat_rows + min(r0 + g + 8 * hh, mat_rows - 1)) * K + col0;
+      wp[m][hh] = w + (m * mat_rows + min(out_row(g, hh), mat_rows - 1)) * K + col0;
   const bf16* xp = x + min(g, M - 1) * x_stride + col0;
 
   float c[kMats][4];
@@ -198,6 +215,26 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
   const int64_t room = full_steps - warp - static_cast<int64_t>(U - 1) * kW;
   const int64_t batches = room > 0 ? (room + kBatch - 1) / kBatch : 0;
   Batch<U, kMats> p, q;
+  // kRope: the epilogue thread's slot, bias values and cos/sin (step metadata and immutable data,
+  // readable before pdl_wait()) computed now, so they are ready when the sums are.
+  [[maybe_unused]] int32_t rope_slot = -1;
+  [[maybe_unused]] float rope_c = 1.0f, rope_s = 0.0f, bias_v = 0.0f, bias_p = 0.0f;
+  if constexpr (kRope) {
+    const int ei = threadIdx.x >> 5, el = threadIdx.x & 31;
+    const int etok = 2 * (el & 3) + (ei & 1);
+    if (threadIdx.x < 128 && etok < M) {
+      rope_slot = rope.slot_mapping ? rope.slot_mapping[etok] : -1;
+      const int64_t erow = out_row(el >> 2, ei >= 2 ? 1 : 0);
+      if (bias && erow < mat_rows) bias_v = __bfloat162float(bias[erow]);
+      if (pair_block) {
+        if (bias) bias_p = __bfloat162float(bias[out_row(el >> 2, ei >= 2 ? 0 : 1)]);
+        const float pos = rope.positions ? static_cast<float>(rope.positions[etok]) : 0.0f;
+        sincosf(__fmul_rn(rope.inv_freq[pair0 + (el >> 2)], pos), &rope_s, &rope_c);
+        rope_c = __fmul_rn(rope_c, rope.attention_scaling);
+        rope_s = __fmul_rn(rope_s, rope.attention_scaling);
+      }
+    }
+  }
   // W of the first batch before waiting for the kernel that produced x; x after.
   if (batches > 0) load_batch_w<kW, true>(p, wp, 0);
   if (kPrefetchSecondBatch && batches > 1) prefetch_batch_w<kW, U, kMats>(wp, kBatch);
@@ -238,24 +275,54 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
   // i >= 2) = output row, C column 2t + (i & 1) = x row.
   if (threadIdx.x >= 128) return;
   const int i = threadIdx.x >> 5, l = threadIdx.x & 31;
-  const int64_t row = r0 + (l >> 2) + (i >= 2 ? 8 : 0);
+  const int64_t row = out_row(l >> 2, i >= 2 ? 1 : 0);
   const int tok = 2 * (l & 3) + (i & 1);
   if (row >= mat_rows || tok >= M) return;
-  float acc[kMats];
+  if constexpr (kRope) {
+    static_assert(kMats == 1 && sizeof(TY) == 2, "the rope epilogue is for the BF16 qkv GEMV");
+    auto value = [&](int ii, float b) {  // (acc + bias) of entry ii, rounded to BF16
+      float sum = 0.0f;
 #pragma unroll
-  for (int m = 0; m < kMats; ++m) {
-    float sum = 0.0f;
-#pragma unroll
-    for (int wi = 0; wi < kW; ++wi) sum += red[wi][m * 4 + i][l];
-    acc[m] = sum;
-  }
-  float v;
-  if constexpr (kMats == 1) {
-    v = acc[0] + (bias ? __bfloat162float(bias[row]) : 0.0f);
+      for (int wi = 0; wi < kW; ++wi) sum += red[wi][ii][l];
+      return __bfloat162float(__float2bfloat16(sum + b));
+    };
+    const float v = value(i, bias_v);
+    const int D = rope.head_dim;
+    const int32_t slot = rope_slot;
+    auto cache_at = [&](int64_t kv_head, int64_t d) {  // [blocks][kv heads][block_size][D]
+      return ((slot / rope.block_size * rope.num_kv_heads + kv_head) * rope.block_size +
+              slot % rope.block_size) * D + d;
+    };
+    if (pair_block) {
+      const float pv = value(i ^ 2, bias_p);
+      const float cn = rope_c, sn = rope_s;
+      // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]
+      const bf16 o = __float2bfloat16(i < 2 ? v * cn - pv * sn : v * cn + pv * sn);
+      y[tok * y_stride + row] = o;
+      if (head >= rope.num_q_heads && slot >= 0)
+        rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;
+    } else {
+      y[tok * y_stride + row] = __float2bfloat16(v);
+      const int64_t vrow = row - qk_blocks * kRows;  // within the v part
+      if (slot >= 0) rope.v_cache[cache_at(vrow / D, vrow % D)] = __float2bfloat16(v);
+    }
   } else {
-    v = silu(acc[0]) * acc[1];
+    float acc[kMats];
+#pragma unroll
+    for (int m = 0; m < kMats; ++m) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int wi = 0; wi < kW; ++wi) sum += red[wi][m * 4 + i][l];
+      acc[m] = sum;
+    }
+    float v;
+    if constexpr (kMats == 1) {
+      v = acc[0] + (bias ? __bfloat162float(bias[row]) : 0.0f);
+    } else {
+      v = silu(acc[0]) * acc[1];
+    }
+    store_y(y + tok * y_stride + row, v);
   }
-  store_y(y + tok * y_stride + row, v);
 }
 
 // Fallback: one warp per output row, any alignment and K.
@@ -304,7 +371,7 @@ void launch_mma(const char* what, bool x_vec, unsigned blocks, cudaStream_t stre
                 const bf16* bias, TY* yp, int64_t y_stride) {
   launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY, kW> : gemv_mma_kernel<kMats, false, TY, kW>,
                 dim3(blocks), dim3(kW * 32), 0, stream, xp, x_stride, M, w, mat_rows, k, bias, yp,
-                y_stride);
+                y_stride, GemvRope{});
 }
 
 // warps: of the tensor-core kernel, 4 or 8 (0: by shape).
@@ -378,6 +445,32 @@ void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t 
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
                  cudaStream_t stream) {
   run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, stream);
+}
+
+bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y,
+                             const GemvRope& r) {
+  const int64_t n = int64_t{r.num_q_heads + 2 * r.num_kv_heads} * r.head_dim;
+  const bool aligned = reinterpret_cast<uintptr_t>(w) % 16 == 0 && k % 8 == 0 &&
+                       reinterpret_cast<uintptr_t>(x.data) % 16 == 0 &&
+                       (x.rows == 1 || x.stride % 8 == 0);
+  return aligned && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
+         x.rows <= kGemvMaxRows && x.cols == k && y.cols == n && y.rows >= x.rows &&
+         r.head_dim >= 16 && r.head_dim % 16 == 0 && r.num_q_heads > 0 && r.num_kv_heads > 0 &&
+         r.inv_freq != nullptr && r.k_cache != nullptr && r.v_cache != nullptr && r.block_size > 0;
+}
+
+void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
+                   const GemvRope& r, cudaStream_t stream) {
+  if (!gemv_qkv_rope_supported(x, w, k, y, r))
+    unsupported_config("gemv_qkv_rope: shapes, alignment or head_dim " + std::to_string(r.head_dim) +
+                       " not supported");
+  const int64_t n = y.cols;
+  const auto blocks = static_cast<unsigned>(n / kRows);  // head_dim % 16 == 0: exact
+  const auto* xp = static_cast<const bf16*>(x.data);
+  auto* yp = static_cast<bf16*>(y.data);
+  // x rows 16-byte aligned (checked): the vector x loads.
+  launch_kernel("gemv_qkv_rope", gemv_mma_kernel<1, true, bf16, 8, true>, dim3(blocks), dim3(8 * 32),
+                0, stream, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
 }
 
 }  // namespace inferdesk::cuda

@@ -51,7 +51,7 @@ double expect_equivalent(const std::vector<GenerationResult>& want,
     EXPECT_EQ(got[i].reason, FinishReason::Length) << what << " request " << i << ": " << got[i].error;
     if (got[i].reason != FinishReason::Length) continue;
     int s = 0;
-    EXPECT_EQ(compare_runs(want[i], got[i], 0.05, &s, rule.logprob_tol), "") << what << " request " << i;
+    EXPECT_EQ(compare_runs(want[i], got[i], rule, &s), "") << what << " request " << i;
     for (int j = 0; j < s; ++j)
       max_diff = std::max(max_diff, static_cast<double>(std::abs(want[i].tokens[j].logprob -
                                                                   got[i].tokens[j].logprob)));
@@ -109,6 +109,46 @@ TEST_P(CudaPaths, SingleRequestsAgreeAcrossKernelPaths) {
     EXPECT_GT(cuda_moe_path_counts(*cublas.model().backend).large, 0);
     EXPECT_EQ(cuda_moe_path_counts(*cublas.model().backend).small, 0);
   }
+}
+
+// The MoE expert paths one at a time. Alone, prefill steps (up to 90 rows, 180 pairs) take the
+// large path by default; with the grouped path's bounds raised they take the grouped one.
+TEST(CudaMoePaths, GroupedPrefillAgreesWithLargePrefill) {
+  INFERDESK_REQUIRE_GPU();
+  const auto reqs = random_requests(16, 7, 16);
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  opts.enable_prefix_caching = false;
+  Engine dflt = make_cuda_engine("qwen3_moe", opts);
+  CudaBackendOptions o;
+  o.moe_grouped_max_pairs = 4096;
+  o.moe_grouped_pairs_per_expert = 4096;
+  Engine grouped = make_cuda_engine("qwen3_moe", opts, o);
+  expect_equivalent(run_alone(dflt, reqs), run_alone(grouped, reqs), "qwen3_moe grouped prefill",
+                    agreement_rule("qwen3_moe"));
+  EXPECT_EQ(cuda_moe_path_counts(*grouped.model().backend).large, 0);
+  EXPECT_GT(cuda_moe_path_counts(*dflt.model().backend).large, 0);
+}
+
+// Batched as in CudaBatchInvariance, without the grouped path: steps above 8 rows take the large
+// path (eager).
+TEST(CudaMoePaths, BatchInvarianceWithTheLargePathOnly) {
+  INFERDESK_REQUIRE_GPU();
+  const auto reqs = random_requests(16, 7, 16);
+  EngineOptions alone_opts;
+  alone_opts.num_kv_blocks = 256;
+  Engine alone = make_cuda_engine("qwen3_moe", alone_opts);
+  const auto expected = run_alone(alone, reqs);
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  opts.scheduler.max_num_batched_tokens = 48;
+  opts.scheduler.max_num_seqs = 16;
+  CudaBackendOptions o;
+  o.moe_grouped_max_pairs = 0;
+  Engine batched = make_cuda_engine("qwen3_moe", opts, o);
+  expect_equivalent(expected, generate_all(batched, reqs), "qwen3_moe batched, large path",
+                    agreement_rule("qwen3_moe"));
+  EXPECT_EQ(cuda_moe_path_counts(*batched.model().backend).grouped, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(DenseAndMoe, CudaPaths, ::testing::Values("qwen3", "qwen3_moe"),

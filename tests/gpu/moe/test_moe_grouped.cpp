@@ -2,7 +2,8 @@
 // gate/up and down kernels over (row tile, expert) blocks, combine in slot order) against the CPU
 // backend.
 // - Through CudaBackend::moe_experts with the path's bounds raised so it serves every case: T = 9,
-//   16, 32, 33, 64 (not multiples of 8; 33: a second pass of one token), E = 8, 60, 128 at k = 2
+//   16, 32, 33, 64, 96 (not multiples of 8; 33: a second pass of one token; 96 at k = 2: three
+//   passes over one expert), E = 8, 60, 128 at k = 2
 //   and 8, every token on the same experts (up to 64 tokens on one expert: several groups and
 //   passes), experts without tokens, hidden/intermediate sizes that are multiples of 8 but not of
 //   16 or 32 (partial row tiles, a tail step in K), stacked and separate gate/up; every call must
@@ -48,9 +49,11 @@ TEST(GpuMoeGrouped, MatchesCpuAcrossShapesAndRoutings) {
                         Shape{128, 2, 128, 40, true}, Shape{128, 8, 200, 56, false}}) {
     const MoePair::Experts ex =
         p.experts(s.E, s.H, s.I, static_cast<uint64_t>(s.E * 10 + s.k), s.stacked);
-    for (int T : {9, 16, 32, 33, 64})
+    for (int T : {9, 16, 32, 33, 64, 96}) {
+      if (T * s.k > 512) continue;  // 96 rows at k = 2: up to 96 pairs of one expert, three passes
       for (Route r : {Route::Random, Route::AllToSame, Route::FewExperts})
         run_experts(p, ex, {T, s.E, s.k, s.H, s.I, s.stacked, r}, 0, Path::Grouped);
+    }
   }
 }
 
