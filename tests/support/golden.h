@@ -14,7 +14,17 @@ struct GoldenCase {
   std::vector<int32_t> prompt_ids;
   std::vector<int32_t> tokens;
   std::vector<std::vector<std::pair<int32_t, float>>> top5;  // per step, best first
+  // MoE fixtures (tools/golden/router_margins.py): per step, the smallest gap over the MoE layers
+  // between the k-th and (k+1)-th router logit at the compared position. Empty for dense models.
+  std::vector<double> router_margin;
 };
+
+// A step whose router margin is below this is a routing near tie: BF16 rounding of the router's
+// input can choose the other expert there (the reference runs in F32), which moves the step's
+// log-probabilities by more than rounding. Measured: qwen2_moe's only log-prob outlier on the
+// H200 (0.10 at a 320-token prompt's step 7) has margin 0.0031; 11 of the MoE fixtures' 288 steps
+// are below 0.01.
+constexpr double kRouterNearTie = 0.01;
 
 struct GoldenModel {
   std::string name;
@@ -29,8 +39,12 @@ GoldenModel read_golden(const std::string& name);
 
 // vLLM's rule: tokens equal until the first difference, where each side's token must be in the
 // other side's top-5; then stop. On equal steps the chosen token's log-probability must be within
-// `logprob_tol` of the reference. Returns "" when it holds, else a description of the failure.
+// `logprob_tol` of the reference, except on steps of MoE fixtures whose router_margin is below
+// `near_tie_margin` (BF16 backends: kRouterNearTie; 0, the F32 CPU backend: every step), where
+// only the token is compared. Returns "" when it holds, else a description of the failure;
+// *near_ties (if given) counts the equal steps not log-prob-checked.
 std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got,
-                                double logprob_tol, int* compared_steps = nullptr);
+                                double logprob_tol, int* compared_steps = nullptr,
+                                double near_tie_margin = 0, int* near_ties = nullptr);
 
 }  // namespace inferdesk::test
