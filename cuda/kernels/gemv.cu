@@ -23,6 +23,7 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/gemv_tuning.h"
+#include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
 namespace {
@@ -48,21 +49,6 @@ constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks  // 512 bloc
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;
 
-// kPinned: volatile, so the compiler keeps the load where it is written (before pdl_wait()).
-template <bool kPinned = false>
-__device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
-  uint4 r;
-  if constexpr (kPinned)
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(p));
-  return r;
-}
-
 template <bool kVec>
 __device__ __forceinline__ uint4 load_x(const bf16* p) {
   if constexpr (kVec) {
@@ -73,23 +59,6 @@ __device__ __forceinline__ uint4 load_x(const bf16* p) {
     for (int i = 0; i < 8; ++i) e[i] = p[i];
     return *reinterpret_cast<const uint4*>(e);
   }
-}
-
-// c += A(16x16, row) * B(16x8, col), BF16 inputs, F32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// One 8-element chunk per lane: lo = W row g, hi = W row g + 8, b = x row g, all at the same k's.
-// Elements 0-3 and 4-7 of the chunk are the logical k's {2t, 2t+1, 2t+8, 2t+9} of two mmas.
-__device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const uint4& hi,
-                                          const uint4& b) {
-  mma_bf16(c, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
-  mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
 }
 
 // U steps of one warp (kW apart) for kMats stacked matrices: per step and matrix the chunks

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
 namespace {
@@ -221,14 +222,7 @@ constexpr int kUnrollGateUp = 2;       // 256-element steps per batch of loads (
 constexpr int kUnrollDown = 4;
 constexpr int kStep = 32 * 8;          // elements a warp covers with one 16-byte load per lane
 
-// Expert weights: streamed (no L1 allocation, 256-byte L2 prefetch); each row is read once.
-__device__ __forceinline__ uint4 load_weight16(const bf16* p) {
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
-}
+// Expert weights are streamed (load_w_stream, mma_stream.cuh): each row is read once.
 
 // acc + the dot product of 8 BF16 weights and 8 BF16 activations, in F32.
 __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
@@ -258,7 +252,7 @@ __device__ __forceinline__ void warp_dots(const bf16* const (&w)[kDots], const b
       const int64_t c = base + static_cast<int64_t>(u) * kStep;
       const bool in = c < K;
 #pragma unroll
-      for (int d = 0; d < kDots; ++d) wv[u][d] = in ? load_weight16(w[d] + c) : zero;
+      for (int d = 0; d < kDots; ++d) wv[u][d] = in ? load_w_stream(w[d] + c) : zero;
       xv[u] = in ? *reinterpret_cast<const uint4*>(x + c) : zero;
     }
 #pragma unroll

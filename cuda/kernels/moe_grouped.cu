@@ -34,6 +34,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
 namespace {
@@ -50,33 +51,9 @@ constexpr int kWarps = 4;       // warps per block; 128 threads also finish the 
 constexpr int kUnrollGateUp = 1;
 constexpr int kUnrollDown = 2;
 
-__device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
-}
-
 // Token rows (x, or the activations written by the previous kernel): plain loads, cached in L1
 // (several blocks of one expert read the same rows).
 __device__ __forceinline__ uint4 load_row16(const bf16* p) { return *reinterpret_cast<const uint4*>(p); }
-
-// c += A(16x16, row) * B(16x8, col), BF16 inputs, F32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// One 8-element chunk per lane: lo = W row g, hi = W row g + 8, b = token row g, same k's.
-__device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const uint4& hi,
-                                          const uint4& b) {
-  mma_bf16(c, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
-  mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
-}
 
 // The W chunks of U steps (kWarps apart) for kMats matrices: rows g (hh 0) and g + 8 (hh 1).
 template <int U, int kMats>

@@ -65,94 +65,49 @@ double expect_equivalent(const std::vector<GenerationResult>& want,
   return max_diff;
 }
 
-class CudaBatchInvariance : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CudaBatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
-  INFERDESK_REQUIRE_GPU();
+// The 16 requests of random_requests(16, 7, 16), each alone on a default engine, against all of
+// them on an engine (backend options `o`) whose steps of at most 48 rows split the prompts across
+// steps and mix them with decodes. Returns the batched engine's expert path counts.
+CudaMoePathCounts check_batch_invariance(const std::string& fixture, const CudaBackendOptions& o,
+                                         const std::string& what) {
   const auto reqs = random_requests(16, 7, 16);
   EngineOptions alone_opts;
   alone_opts.num_kv_blocks = 256;
-  Engine alone = make_cuda_engine(GetParam(), alone_opts);
+  Engine alone = make_cuda_engine(fixture, alone_opts);
   const auto expected = run_alone(alone, reqs);
-
   EngineOptions opts;
   opts.num_kv_blocks = 256;
   opts.scheduler.max_num_batched_tokens = 48;  // prompts split across steps, mixed with decodes
   opts.scheduler.max_num_seqs = 16;
-  Engine batched = make_cuda_engine(GetParam(), opts);
-  expect_equivalent(expected, generate_all(batched, reqs), GetParam() + " batched",
-                    agreement_rule(GetParam()));
+  Engine batched = make_cuda_engine(fixture, opts, o);
+  expect_equivalent(expected, generate_all(batched, reqs), what, agreement_rule(fixture));
   EXPECT_GT(batched.stats().steps, 16u);
+  return is_moe_fixture(fixture) ? cuda_moe_path_counts(*batched.model().backend) : CudaMoePathCounts{};
 }
 
-// The same requests, each alone, through two sets of kernels: our GEMV and small-batch / grouped
-// expert kernels (default) against cuBLASLt GEMMs and the large-batch expert path
-// (small_batch_gemv off). No batching is involved, so what differs is only the kernels' rounding:
-// the dense model must agree by the dense rule; for the MoE model this measures how far routing
-// near ties alone move a run (see agreement_rule), the figure the batched tests' MoE rule rests on.
-class CudaPaths : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CudaPaths, SingleRequestsAgreeAcrossKernelPaths) {
-  INFERDESK_REQUIRE_GPU();
-  const auto reqs = random_requests(16, 7, 16);  // the batch-invariance requests
-  EngineOptions opts;
-  opts.num_kv_blocks = 256;
-  opts.enable_prefix_caching = false;
-  Engine ours = make_cuda_engine(GetParam(), opts);
-  CudaBackendOptions lt;
-  lt.small_batch_gemv = false;
-  lt.cuda_graphs = false;
-  Engine cublas(load_model_folder(test::golden_models_dir() / GetParam(), make_cuda_backend(lt)), opts);
-  expect_equivalent(run_alone(ours, reqs), run_alone(cublas, reqs), GetParam() + " kernel paths",
-                    agreement_rule(GetParam()));
-  if (is_moe_fixture(GetParam())) {
-    EXPECT_GT(cuda_moe_path_counts(*cublas.model().backend).large, 0);
-    EXPECT_EQ(cuda_moe_path_counts(*cublas.model().backend).small, 0);
-  }
-}
-
-// The MoE expert paths one at a time. Alone, prefill steps (up to 90 rows, 180 pairs) take the
-// large path by default; with the grouped path's bounds raised they take the grouped one.
-TEST(CudaMoePaths, GroupedPrefillAgreesWithLargePrefill) {
-  INFERDESK_REQUIRE_GPU();
+// The same requests, each alone, on two engines that differ only in their backend options (no
+// prefix cache). Returns the expert path counts of both.
+std::pair<CudaMoePathCounts, CudaMoePathCounts> check_alone_on_both(const std::string& fixture,
+                                                                    const CudaBackendOptions& a,
+                                                                    const CudaBackendOptions& b,
+                                                                    const std::string& what) {
   const auto reqs = random_requests(16, 7, 16);
   EngineOptions opts;
   opts.num_kv_blocks = 256;
   opts.enable_prefix_caching = false;
-  Engine dflt = make_cuda_engine("qwen3_moe", opts);
-  CudaBackendOptions o;
-  o.moe_grouped_max_pairs = 4096;
-  o.moe_grouped_pairs_per_expert = 4096;
-  Engine grouped = make_cuda_engine("qwen3_moe", opts, o);
-  expect_equivalent(run_alone(dflt, reqs), run_alone(grouped, reqs), "qwen3_moe grouped prefill",
-                    agreement_rule("qwen3_moe"));
-  EXPECT_EQ(cuda_moe_path_counts(*grouped.model().backend).large, 0);
-  EXPECT_GT(cuda_moe_path_counts(*dflt.model().backend).large, 0);
+  Engine ea = make_cuda_engine(fixture, opts, a);
+  Engine eb = make_cuda_engine(fixture, opts, b);
+  expect_equivalent(run_alone(ea, reqs), run_alone(eb, reqs), what, agreement_rule(fixture));
+  if (!is_moe_fixture(fixture)) return {};
+  return {cuda_moe_path_counts(*ea.model().backend), cuda_moe_path_counts(*eb.model().backend)};
 }
 
-// Batched as in CudaBatchInvariance, without the grouped path: steps above 8 rows take the large
-// path (eager).
-TEST(CudaMoePaths, BatchInvarianceWithTheLargePathOnly) {
+class CudaBatchInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaBatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
   INFERDESK_REQUIRE_GPU();
-  const auto reqs = random_requests(16, 7, 16);
-  EngineOptions alone_opts;
-  alone_opts.num_kv_blocks = 256;
-  Engine alone = make_cuda_engine("qwen3_moe", alone_opts);
-  const auto expected = run_alone(alone, reqs);
-  EngineOptions opts;
-  opts.num_kv_blocks = 256;
-  opts.scheduler.max_num_batched_tokens = 48;
-  opts.scheduler.max_num_seqs = 16;
-  CudaBackendOptions o;
-  o.moe_grouped_max_pairs = 0;
-  Engine batched = make_cuda_engine("qwen3_moe", opts, o);
-  expect_equivalent(expected, generate_all(batched, reqs), "qwen3_moe batched, large path",
-                    agreement_rule("qwen3_moe"));
-  EXPECT_EQ(cuda_moe_path_counts(*batched.model().backend).grouped, 0);
+  check_batch_invariance(GetParam(), CudaBackendOptions{}, GetParam() + " batched");
 }
-
-INSTANTIATE_TEST_SUITE_P(DenseAndMoe, CudaPaths, ::testing::Values("qwen3", "qwen3_moe"),
-                         [](const auto& info) { return info.param; });
 
 INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance,
                          ::testing::Values("llama", "qwen2", "qwen3", "mistral"),
@@ -160,6 +115,53 @@ INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance,
 // Alone, decode steps take the small-batch expert path (in graphs); batched (steps of at most 48
 // rows, 96 pairs of 8 experts at top-2), the grouped path, captured for decode-only steps.
 INSTANTIATE_TEST_SUITE_P(Moe, CudaBatchInvariance, ::testing::Values("qwen3_moe"),
+                         [](const auto& info) { return info.param; });
+
+// The same requests, each alone, through two sets of kernels: our GEMV and small-batch / grouped
+// expert kernels (default) against cuBLASLt GEMMs and the large-batch expert path
+// (small_batch_gemv off, eager). No batching is involved, so what differs is only the kernels'
+// rounding: both models must agree by their rule (agreement_rule).
+class CudaPaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaPaths, SingleRequestsAgreeAcrossKernelPaths) {
+  INFERDESK_REQUIRE_GPU();
+  CudaBackendOptions lt;
+  lt.small_batch_gemv = false;
+  lt.cuda_graphs = false;
+  const auto [ours, cublas] = check_alone_on_both(GetParam(), CudaBackendOptions{}, lt,
+                                                  GetParam() + " kernel paths");
+  if (is_moe_fixture(GetParam())) {
+    EXPECT_GT(cublas.large, 0);
+    EXPECT_EQ(cublas.small, 0);
+    EXPECT_GT(ours.small, 0);
+  }
+}
+
+// The MoE expert paths one at a time. Alone, prefill steps (up to 90 rows, 180 pairs) take the
+// large path by default; with the grouped path's bounds raised they take the grouped one.
+TEST(CudaMoePaths, GroupedPrefillAgreesWithLargePrefill) {
+  INFERDESK_REQUIRE_GPU();
+  CudaBackendOptions o;
+  o.moe_grouped_max_pairs = 4096;
+  o.moe_grouped_pairs_per_expert = 4096;
+  const auto [dflt, grouped] =
+      check_alone_on_both("qwen3_moe", CudaBackendOptions{}, o, "qwen3_moe grouped prefill");
+  EXPECT_EQ(grouped.large, 0);
+  EXPECT_GT(dflt.large, 0);
+}
+
+// Batched as in CudaBatchInvariance without the grouped path: steps above 8 rows take the large
+// path (eager).
+TEST(CudaMoePaths, BatchInvarianceWithTheLargePathOnly) {
+  INFERDESK_REQUIRE_GPU();
+  CudaBackendOptions o;
+  o.moe_grouped_max_pairs = 0;
+  const CudaMoePathCounts c = check_batch_invariance("qwen3_moe", o, "qwen3_moe batched, large path");
+  EXPECT_EQ(c.grouped, 0);
+  EXPECT_GT(c.large, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(DenseAndMoe, CudaPaths, ::testing::Values("qwen3", "qwen3_moe"),
                          [](const auto& info) { return info.param; });
 
 // Every token the model runs is routed to k experts in each MoE layer and counted once: padding

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/layers/rope.h"
+#include "core/model/config.h"
 #include "cuda/kernels/kernels.h"
 #include "tests/gpu/gpu_test.h"
 
@@ -181,6 +183,21 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
     m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
   }
   return m;
+}
+
+// Llama-3.1 frequencies (theta 500000, llama3 scaling factor 8) over rotary_dim dims.
+inline RopeConfig llama3_rope(int32_t rotary_dim, float attention_scaling) {
+  ModelConfig c;
+  c.head_dim = rotary_dim;
+  c.rope_theta = 500000.0;
+  c.rope_scaling.type = "llama3";
+  c.rope_scaling.factor = 8.0;
+  c.rope_scaling.low_freq_factor = 1.0;
+  c.rope_scaling.high_freq_factor = 4.0;
+  c.rope_scaling.original_max_position_embeddings = 8192;
+  RopeConfig r = make_rope_config(c);
+  r.attention_scaling = attention_scaling;
+  return r;
 }
 
 // RopeKvArgs for q, k and v as consecutive column blocks of one fused [T, stride] qkv tensor,

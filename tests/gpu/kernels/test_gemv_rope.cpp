@@ -29,18 +29,6 @@ std::ostream& operator<<(std::ostream& os, const QkvRopeCase& c) {
             << (c.bias ? " bias" : "");
 }
 
-RopeConfig llama31_rope(int32_t head_dim) {
-  ModelConfig c;
-  c.head_dim = head_dim;
-  c.rope_theta = 500000.0;
-  c.rope_scaling.type = "llama3";
-  c.rope_scaling.factor = 8.0;
-  c.rope_scaling.low_freq_factor = 1.0;
-  c.rope_scaling.high_freq_factor = 4.0;
-  c.rope_scaling.original_max_position_embeddings = 8192;
-  return make_rope_config(c);
-}
-
 std::vector<uint16_t> bits(const DeviceBuffer<bf16>& b) {
   const std::vector<bf16> h = b.download();
   std::vector<uint16_t> out(h.size());
@@ -55,7 +43,7 @@ void run_case(const QkvRopeCase& c) {
   const std::vector<float> x = random_bf16(static_cast<size_t>(M * K), 3 * M + D, -1.f, 1.f);
   const std::vector<float> w = random_bf16(static_cast<size_t>(N * K), N + K, -0.1f, 0.1f);
   const std::vector<float> bias = random_bf16(static_cast<size_t>(N), N, -0.5f, 0.5f);
-  const RopeConfig rope = llama31_rope(D);
+  const RopeConfig rope = llama3_rope(D, 1.0f);
   std::mt19937 g(static_cast<uint32_t>(M * 7 + D));
   std::vector<int32_t> positions(static_cast<size_t>(M));
   for (int32_t& p : positions) p = std::uniform_int_distribution<int32_t>(0, 100000)(g);

@@ -29,21 +29,6 @@ std::ostream& operator<<(std::ostream& os, const RopeCase& c) {
             << c.stride_pad;
 }
 
-// Llama-3.1 frequencies (theta 500000, llama3 scaling factor 8) over rotary_dim dims.
-RopeConfig llama3_rope(int32_t rotary_dim, float attention_scaling) {
-  ModelConfig c;
-  c.head_dim = rotary_dim;
-  c.rope_theta = 500000.0;
-  c.rope_scaling.type = "llama3";
-  c.rope_scaling.factor = 8.0;
-  c.rope_scaling.low_freq_factor = 1.0;
-  c.rope_scaling.high_freq_factor = 4.0;
-  c.rope_scaling.original_max_position_embeddings = 8192;
-  RopeConfig r = make_rope_config(c);
-  r.attention_scaling = attention_scaling;
-  return r;
-}
-
 // Columns [c0, c0 + n) of a dense [rows, width] matrix.
 std::vector<float> columns(const std::vector<float>& m, int64_t rows, int64_t width, int64_t c0,
                            int64_t n) {
