@@ -230,6 +230,54 @@ TEST_P(CpuAttentionTest, RopeRotatesHalvesWithScaling) {
   for (int i = rot; i < D; ++i) EXPECT_EQ(got[D + i], qv[D + i]);
 }
 
+// Backend::qkv_rope_write_kv's default (the fused q|k|v projection, then qk_norm_rope_write_kv on
+// its q | k | v column slices) gives what the decoder computed with the two calls before: the same
+// qkv values and the same K/V in the cache (read back through attention), bit for bit.
+TEST_P(CpuAttentionTest, FusedQkvRopeWriteKvComposesTheOps) {
+  const int T = 4, K = 40, Hq = 4, Hk = 2, D = 16, bs = 16;
+  const int N = (Hq + 2 * Hk) * D;
+  RopeConfig rc;
+  rc.rotary_dim = D;
+  for (int d = 0; d < D / 2; ++d)
+    rc.inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * d / D)));
+  be->init_kv_cache(KvCacheShape{2, 2, bs, Hk, D});
+  StepInput s;
+  s.block_size = bs;
+  s.token_ids.assign(T, 1);
+  s.positions = {0, 1, 2, 3};
+  s.slot_mapping = {bs + 0, bs + 1, bs + 2, bs + 3};  // block 1
+  StepSeq q;
+  q.query_start = 0;
+  q.query_len = T;
+  q.context_len = T;
+  q.block_table_start = 0;
+  q.num_blocks = 1;
+  s.seqs.push_back(q);
+  s.block_tables = {1};
+  be->begin_step(s);
+  auto w = make_weight(*be, DType::BF16, N, K, random_values(rng, static_cast<size_t>(N) * K, 0.3));
+  auto bias = make_weight(*be, DType::BF16, 1, N, random_values(rng, N));
+  Buffer x = be->alloc(DType::F32, T, K);
+  set_f32(x.tensor(), random_values(rng, static_cast<size_t>(T) * K));
+  Buffer qkv_a = be->alloc(DType::F32, T, N), qkv_b = be->alloc(DType::F32, T, N);
+  const Tensor b = bias->buf.tensor();
+  // Layer 0: the fused call; layer 1: the two calls.
+  be->qkv_rope_write_kv(0, x.tensor(), w->buf.tensor(), &b, qkv_a.tensor(), nullptr, nullptr, 1e-6f,
+                        Hq, Hk, D, rc);
+  be->linear(x.tensor(), w->buf.tensor(), &b, qkv_b.tensor());
+  Tensor tb = qkv_b.tensor();
+  be->qk_norm_rope_write_kv(1, tb.col_slice(0, Hq * D), tb.col_slice(Hq * D, Hk * D),
+                            tb.col_slice((Hq + Hk) * D, Hk * D), nullptr, nullptr, 1e-6f, Hq, Hk, D, rc);
+  EXPECT_EQ(get_f32(*be, qkv_a.tensor()), get_f32(*be, qkv_b.tensor()));
+  Buffer out_a = be->alloc(DType::F32, T, Hq * D), out_b = be->alloc(DType::F32, T, Hq * D);
+  const AttentionParams p{Hq, Hk, D, 0.25f, 0};
+  be->attention(0, qkv_a.tensor().col_slice(0, Hq * D), p, out_a.tensor());
+  be->attention(1, qkv_b.tensor().col_slice(0, Hq * D), p, out_b.tensor());
+  const std::vector<double> ga = get_f32(*be, out_a.tensor());
+  EXPECT_EQ(ga, get_f32(*be, out_b.tensor()));
+  for (double v : ga) ASSERT_TRUE(std::isfinite(v));
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
