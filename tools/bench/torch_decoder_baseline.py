@@ -12,6 +12,13 @@ at batch 64, not representative.) Prints one JSON line: decode tokens/s at the g
 (batch * steps / time of the decode steps, prefill excluded) and the roofline it implies.
 
     python3 tools/bench/torch_decoder_baseline.py --shape llama-3.1-8b --batch 1 --steps 256
+
+Mixture-of-experts shapes (mixtral-8x7b, qwen3-30b-a3b): the router picks top-k experts per token
+(softmax, renormalised where the model does) and the step gathers the chosen experts' gate/up and
+down matrices (`w13[ids]`, `w2[ids]`) and multiplies them per token: static shapes, so it is
+compiled and captured like the dense decoder; this is the compiled-PyTorch MoE baseline of the
+MoE issue (its weights are read once per (token, slot), plus the gathered copies). Qwen3 shapes
+apply the per-head q/k RMSNorm. (Written after the session's GPU time was spent: not yet run.)
 """
 import argparse
 import json
@@ -46,15 +53,25 @@ class Layer(torch.nn.Module):
     buffers, as in gpt-fast: torch.compile treats both as static inputs, so the in-place cache
     writes do not make it skip CUDA graphs and nothing is copied into the graph per step."""
 
-    def __init__(self, H, nh, nkv, D, I, batch, max_len, w, dev, dt):
+    def __init__(self, H, nh, nkv, D, I, batch, max_len, w, dev, dt, experts=0, qk_norm=False):
         super().__init__()
         P = lambda t: torch.nn.Parameter(t, requires_grad=False)
         self.n1 = P(torch.ones(H, device=dev, dtype=dt))
         self.n2 = P(torch.ones(H, device=dev, dtype=dt))
         self.wqkv = P(w((nh + 2 * nkv) * D, H))
         self.wo = P(w(H, nh * D))
-        self.w13 = P(w(2 * I, H))
-        self.w2 = P(w(H, I))
+        self.qk_norm = qk_norm
+        if qk_norm:
+            self.qn = P(torch.ones(D, device=dev, dtype=dt))
+            self.kn = P(torch.ones(D, device=dev, dtype=dt))
+        self.experts = experts
+        if experts:  # I is the expert width here
+            self.router = P(w(experts, H))
+            self.w13 = P(w(experts, 2 * I, H))
+            self.w2 = P(w(experts, H, I))
+        else:
+            self.w13 = P(w(2 * I, H))
+            self.w2 = P(w(H, I))
         self.register_buffer("k_cache", torch.zeros(batch, nkv, max_len, D, device=dev, dtype=dt))
         self.register_buffer("v_cache", torch.zeros(batch, nkv, max_len, D, device=dev, dtype=dt))
 
@@ -66,7 +83,12 @@ class Decoder(torch.nn.Module):
         self.nh = cfg["num_attention_heads"]
         self.nkv = cfg["num_key_value_heads"]
         self.D = cfg.get("head_dim") or H // self.nh
-        I = cfg["intermediate_size"]
+        self.experts = cfg.get("num_experts") or cfg.get("num_local_experts") or 0
+        I = cfg["moe_intermediate_size"] if "moe_intermediate_size" in cfg else cfg["intermediate_size"]
+        self.top_k = cfg.get("num_experts_per_tok", 0)
+        # Mixtral always renormalises the chosen weights; Qwen-MoE where norm_topk_prob says so.
+        self.norm_topk = cfg.get("norm_topk_prob", cfg["model_type"] == "mixtral")
+        qk_norm = cfg["model_type"].startswith("qwen3")
         L = cfg["num_hidden_layers"]
         V = cfg["vocab_size"]
         self.eps = cfg.get("rms_norm_eps", 1e-5)
@@ -78,7 +100,8 @@ class Decoder(torch.nn.Module):
         P = lambda t: torch.nn.Parameter(t, requires_grad=False)
         self.embed = P(w(V, H))
         self.layers = torch.nn.ModuleList(
-            Layer(H, self.nh, self.nkv, self.D, I, batch, max_len, w, dev, dt) for _ in range(L))
+            Layer(H, self.nh, self.nkv, self.D, I, batch, max_len, w, dev, dt, self.experts, qk_norm)
+            for _ in range(L))
         self.norm = P(torch.ones(H, device=dev, dtype=dt))
         self.tied = bool(cfg.get("tie_word_embeddings"))
         if not self.tied:
@@ -99,6 +122,17 @@ class Decoder(torch.nn.Module):
         x1, x2 = x.chunk(2, -1)
         return x * c + torch.cat([-x2, x1], -1) * s
 
+    def moe(self, l, h):  # h [B, T, H]
+        hf = h.reshape(-1, h.shape[-1])
+        p = (hf @ l.router.t()).float().softmax(-1)
+        wts, ids = p.topk(self.top_k, -1)
+        if self.norm_topk:
+            wts = wts / wts.sum(-1, keepdim=True)
+        gu = torch.einsum("nh,nkoh->nko", hf, l.w13[ids])  # the chosen experts' gate | up
+        g, u = gu.chunk(2, -1)
+        y = torch.einsum("nki,nkhi->nkh", F.silu(g) * u, l.w2[ids])
+        return (y * wts[..., None].to(y.dtype)).sum(1).view_as(h)
+
     def forward(self, tokens, pos):  # tokens [B, T], pos [T]
         B, T = tokens.shape
         x = F.embedding(tokens, self.embed)
@@ -110,6 +144,9 @@ class Decoder(torch.nn.Module):
             q = q.view(B, T, self.nh, self.D).transpose(1, 2)
             k = k.view(B, T, self.nkv, self.D).transpose(1, 2)
             v = v.view(B, T, self.nkv, self.D).transpose(1, 2)
+            if l.qk_norm:
+                q = F.rms_norm(q, (self.D,), l.qn, self.eps)
+                k = F.rms_norm(k, (self.D,), l.kn, self.eps)
             q, k = self.rope(q, pos), self.rope(k, pos)
             l.k_cache.index_copy_(2, pos, k)
             l.v_cache.index_copy_(2, pos, v)
@@ -118,8 +155,11 @@ class Decoder(torch.nn.Module):
                                                enable_gqa=True)
             x = x + o.transpose(1, 2).reshape(B, T, -1) @ l.wo.t()
             h = F.rms_norm(x, (x.shape[-1],), l.n2, self.eps)
-            g, u = (h @ l.w13.t()).chunk(2, -1)
-            x = x + (F.silu(g) * u) @ l.w2.t()
+            if l.experts:
+                x = x + self.moe(l, h)
+            else:
+                g, u = (h @ l.w13.t()).chunk(2, -1)
+                x = x + (F.silu(g) * u) @ l.w2.t()
         x = F.rms_norm(x[:, -1], (x.shape[-1],), self.norm, self.eps)
         head = self.embed if self.tied else self.head
         return (x @ head.t()).float()
@@ -159,7 +199,13 @@ def main():
         torch.cuda.synchronize()
         dt = time.perf_counter() - t0
     tps = a.batch * n / dt
-    roof = a.bandwidth_gbs * 1e9 / weight_bytes
+    # Dense: every weight is read per step. MoE: the roofline is the dense one of the weights a
+    # token reads (all but the unchosen experts), for batch 1.
+    read = weight_bytes
+    if m.experts:
+        per_expert = sum(t[0].numel() * t.element_size() for l in m.layers for t in (l.w13, l.w2))
+        read = weight_bytes - per_expert * (m.experts - m.top_k)
+    roof = a.bandwidth_gbs * 1e9 / read
     print(json.dumps({"baseline": "torch.compile reduce-overhead (gpt-fast style)", "shape": a.shape,
                       "batch": a.batch, "decode_tokens_per_s": tps, "step_ms": dt / n * 1e3,
                       "weight_bytes": weight_bytes, "roofline_tokens_per_s_batch1": roof,
