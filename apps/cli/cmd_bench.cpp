@@ -4,8 +4,10 @@
 // figures in docs/PERF.md.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 #include <random>
 
 #include "apps/cli/cli_common.h"
@@ -95,6 +97,41 @@ RunFigures run_once(Engine& engine, const BenchArgs& a, int32_t n, uint64_t seed
   return f;
 }
 
+// MoE routing over the whole bench (warm-up, prefill and decode tokens), from the engine's
+// cumulative per-(layer, expert) counts: the busiest expert's load over the mean, and how many
+// experts a decode step of `step_tokens` tokens touches per MoE layer if its tokens pick
+// independently with the measured frequencies: sum_e 1 - (1 - q_e)^B, q_e = count_e / tokens (a
+// token picks k distinct experts, so q_e <= 1 and sum_e q_e = k). What a step reads of the expert
+// weights follows from it (docs/PERF.md, the MoE batch-32 analysis).
+nlohmann::json moe_routing(const EngineStats& st, const ModelConfig& c, int64_t step_tokens) {
+  const int64_t E = st.num_experts, L = st.num_layers, k = c.num_experts_per_tok;
+  if (E <= 0 || L <= 0 || k <= 0 || st.expert_counts.size() != static_cast<size_t>(E * L))
+    return nullptr;
+  double distinct_sum = 0, worst_load = 0;
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < L; ++l) {
+    const auto* row = st.expert_counts.data() + l * E;
+    const int64_t total = std::accumulate(row, row + E, int64_t{0});
+    if (total <= 0) continue;  // a dense layer
+    ++moe_layers;
+    const double tokens = static_cast<double>(total) / static_cast<double>(k);
+    double distinct = 0;
+    int64_t most = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      const double q = std::min(1.0, static_cast<double>(row[e]) / tokens);
+      distinct += 1.0 - std::pow(1.0 - q, static_cast<double>(step_tokens));
+      most = std::max(most, row[e]);
+    }
+    distinct_sum += distinct;
+    worst_load = std::max(worst_load, static_cast<double>(most) * static_cast<double>(E) /
+                                          static_cast<double>(total));
+  }
+  if (moe_layers == 0) return nullptr;
+  return {{"experts", E}, {"top_k", k}, {"moe_layers", moe_layers}, {"step_tokens", step_tokens},
+          {"expected_distinct_experts_per_step", distinct_sum / static_cast<double>(moe_layers)},
+          {"max_expert_load_over_mean", worst_load}};
+}
+
 void run_bench(const BenchArgs& a) {
   if (a.batch < 1 || a.input_len < 1 || a.output_len < 1 || a.repeat < 1 || a.num_requests < 0)
     throw Error(ErrorCode::InvalidArgument, "--batch, --input-len, --output-len, --repeat must be >= 1");
@@ -139,6 +176,9 @@ void run_bench(const BenchArgs& a) {
       {"peak_rss_bytes", st.process_peak_rss_bytes},
       {"device_memory_used_bytes", st.memory.device_used},
       {"kv_cache_bytes", st.memory.kv_cache}};
+  const int64_t step_tokens = a.num_requests > 0 ? std::min(n, a.max_num_seqs) : n;
+  if (nlohmann::json moe = moe_routing(st, engine.model_config(), step_tokens); !moe.is_null())
+    j["moe_routing"] = std::move(moe);
   if (a.json) {
     std::cout << j.dump() << std::endl;
   } else {

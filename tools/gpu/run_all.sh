@@ -83,7 +83,7 @@ bench)
   bench() {  # name, args...
     local name="$1"; shift
     if "$CLI" bench --backend cuda --json "$@" > "$LOG_DIR/bench_$name.json" 2> "$LOG_DIR/bench_$name.err"; then
-      row "bench $name" "$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('decode %.0f tok/s, output %.0f tok/s, ttft %.1f ms, tpot %.2f ms' % (j['decode_tokens_per_s'], j['output_tokens_per_s'], 1e3*j['time_to_first_token_s'], 1e3*j['tpot_median_s']))" "$LOG_DIR/bench_$name.json")"
+      row "bench $name" "$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); m=j.get('moe_routing'); print('decode %.0f tok/s, output %.0f tok/s, ttft %.1f ms, tpot %.2f ms' % (j['decode_tokens_per_s'], j['output_tokens_per_s'], 1e3*j['time_to_first_token_s'], 1e3*j['tpot_median_s']) + (', ~%.0f of %d experts per layer and step' % (m['expected_distinct_experts_per_step'], m['experts']) if m else ''))" "$LOG_DIR/bench_$name.json")"
     else status=1; row "bench $name" "FAILED: $(tail -1 "$LOG_DIR/bench_$name.err")"; fi
   }
   bench 8b_b1 --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2

@@ -110,6 +110,26 @@ TEST(CliBench, ReportsTheDocumentedFigures) {
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+  // qwen2_moe: 8 experts, top 2, layer 1 dense (mlp_only_layers); a decode step of 2 tokens
+  // touches between 2 and 4 experts per MoE layer.
+  ASSERT_TRUE(j.contains("moe_routing"));
+  const auto& m = j["moe_routing"];
+  EXPECT_EQ(m["experts"].get<int64_t>(), 8);
+  EXPECT_EQ(m["top_k"].get<int64_t>(), 2);
+  EXPECT_EQ(m["moe_layers"].get<int64_t>(), 2);
+  EXPECT_EQ(m["step_tokens"].get<int64_t>(), 2);
+  const double d = m["expected_distinct_experts_per_step"].get<double>();
+  EXPECT_GE(d, 2.0);
+  EXPECT_LE(d, 4.0);
+  EXPECT_GE(m["max_expert_load_over_mean"].get<double>(), 1.0);
+}
+
+TEST(CliBench, DenseModelsReportNoRouting) {
+  const auto dir = test::golden_models_dir() / "llama";
+  const CliRun r = run_cli("bench --model " + dir.string() +
+                        " --backend cpu --batch 1 --input-len 4 --output-len 2 --repeat 1 --json");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("moe_routing"));
 }
 
 }  // namespace
