@@ -142,12 +142,8 @@ class CudaBackend : public Backend {
   // The grouped path's pair bound for a layer of `num_experts` experts (0: no grouped path).
   int64_t moe_grouped_pairs(int32_t num_experts) const;
   const MoeLayerTable& moe_table(int32_t layer, const std::vector<ExpertWeights>& experts);
-  void moe_experts_grouped(const MoeLayerTable& table, int32_t num_experts, int64_t max_pairs,
-                           const Tensor& x, const Tensor& ids, const Tensor& weights, Tensor out,
-                           unsigned long long* counters, const int32_t* row_slots);
-  void moe_experts_large(const MoeLayerTable& table, int32_t num_experts, const Tensor& x,
-                         const Tensor& ids, const Tensor& weights, Tensor out,
-                         unsigned long long* counters, const int32_t* row_slots);
+  void moe_experts_grouped(const MoeLayerTable& table, int64_t max_pairs, const MoeStepArgs& step);
+  void moe_experts_large(const MoeLayerTable& table, const MoeStepArgs& step);
   int64_t moe_reserved_bytes() const;  // scratch the MoE paths may still allocate
 
   CudaBackendOptions options_;
@@ -167,6 +163,9 @@ class CudaBackend : public Backend {
   KvCacheShape kv_shape_{};
   bf16* kv_ = nullptr;
   int64_t kv_layer_elems_ = 0;  // elements of K (or V) of one layer
+  // A layer's K and V caches (K and V of layer l follow each other in kv_).
+  bf16* k_cache(int32_t layer) const { return kv_ + (int64_t{layer} * 2) * kv_layer_elems_; }
+  bf16* v_cache(int32_t layer) const { return k_cache(layer) + kv_layer_elems_; }
 
   // Step state.
   StepBuffers sb_;

@@ -40,53 +40,60 @@ namespace {
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-// Byte offsets of the large path's arrays in its scratch for `pairs` (token, slot) pairs.
-struct LargeLayout {
-  size_t counts = 0, offsets = 0, order = 0, position = 0, xs = 0, gu = 0, act = 0, y = 0, total = 0;
-};
-LargeLayout large_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
-  LargeLayout l;
+// Byte offsets in a scratch buffer, each array 256-byte aligned.
+struct ScratchCursor {
   size_t at = 0;
-  auto take = [&](size_t bytes) {
+  size_t take(size_t bytes) {
     const size_t o = at;
     at += align256(bytes);
     return o;
-  };
+  }
+};
+
+// The pair sort's arrays (moe_sort_pairs), first in both paths' scratch, for `pairs` pairs.
+struct SortLayout {
+  size_t counts = 0, offsets = 0, order = 0, position = 0;
+};
+SortLayout take_sort(ScratchCursor& c, size_t pairs, int32_t experts) {
+  SortLayout l;
+  l.counts = c.take(static_cast<size_t>(experts) * 4);
+  l.offsets = c.take((static_cast<size_t>(experts) + 1) * 4);
+  l.order = c.take(pairs * 4);
+  l.position = c.take(pairs * 4);
+  return l;
+}
+
+// Byte offsets of the large path's arrays in its scratch for `pairs` (token, slot) pairs.
+struct LargeLayout : SortLayout {
+  size_t xs = 0, gu = 0, act = 0, y = 0, total = 0;
+};
+LargeLayout large_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
   const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
              I = static_cast<size_t>(inter);
-  l.counts = take(static_cast<size_t>(experts) * 4);
-  l.offsets = take((static_cast<size_t>(experts) + 1) * 4);
-  l.order = take(P * 4);
-  l.position = take(P * 4);
-  l.xs = take(P * H * 2);      // gathered token rows, BF16
-  l.gu = take(P * 2 * I * 4);  // gate | up per pair, F32 (as the small path's accumulators)
-  l.act = take(P * I * 2);     // silu(gate) * up, BF16
-  l.y = take(P * H * 4);       // expert outputs, F32
-  l.total = at;
+  ScratchCursor c;
+  LargeLayout l;
+  static_cast<SortLayout&>(l) = take_sort(c, P, experts);
+  l.xs = c.take(P * H * 2);      // gathered token rows, BF16
+  l.gu = c.take(P * 2 * I * 4);  // gate | up per pair, F32 (as the small path's accumulators)
+  l.act = c.take(P * I * 2);     // silu(gate) * up, BF16
+  l.y = c.take(P * H * 4);       // expert outputs, F32
+  l.total = c.at;
   return l;
 }
 
 // Byte offsets of the grouped path's arrays in its scratch for up to `pairs` pairs.
-struct GroupedLayout {
-  size_t counts = 0, offsets = 0, order = 0, position = 0, act = 0, y = 0, total = 0;
+struct GroupedLayout : SortLayout {
+  size_t act = 0, y = 0, total = 0;
 };
 GroupedLayout grouped_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
-  GroupedLayout l;
-  size_t at = 0;
-  auto take = [&](size_t bytes) {
-    const size_t o = at;
-    at += align256(bytes);
-    return o;
-  };
   const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
              I = static_cast<size_t>(inter);
-  l.counts = take(static_cast<size_t>(experts) * 4);
-  l.offsets = take((static_cast<size_t>(experts) + 1) * 4);
-  l.order = take(P * 4);
-  l.position = take(P * 4);
-  l.act = take(P * I * 2);  // silu(gate) * up, BF16, sorted order
-  l.y = take(P * H * 4);    // expert outputs, F32, sorted order
-  l.total = at;
+  ScratchCursor c;
+  GroupedLayout l;
+  static_cast<SortLayout&>(l) = take_sort(c, P, experts);
+  l.act = c.take(P * I * 2);  // silu(gate) * up, BF16, sorted order
+  l.y = c.take(P * H * 4);    // expert outputs, F32, sorted order
+  l.total = c.at;
   return l;
 }
 
@@ -230,6 +237,22 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
   // rows: ops called outside a step count every row).
   const int32_t* row_slots = sb_.slots != nullptr && T == rows_ ? sb_.slots : nullptr;
   const auto k = static_cast<int32_t>(ids.cols);
+  MoeStepArgs step;
+  step.x = as_mat(x);
+  step.ids = static_cast<const int32_t*>(ids.data);
+  step.ids_stride = ids.stride;
+  step.weights = static_cast<const float*>(weights.data);
+  step.weights_stride = weights.stride;
+  step.top_k = k;
+  step.experts.gate = static_cast<const bf16* const*>(tbl.dev);
+  step.experts.up = step.experts.gate + E;
+  step.experts.down = step.experts.gate + 2 * static_cast<int64_t>(E);
+  step.experts.num_experts = E;
+  step.experts.hidden = tbl.hidden;
+  step.experts.inter = tbl.inter;
+  step.out = as_mat(out);
+  step.counters = counters;
+  step.row_slots = row_slots;
 
   // The grouped path's bound for this layer, in pairs and in rows (graph_bucket reads the min over
   // the layers; every layer runs in the eager step that precedes a bucket's capture).
@@ -253,43 +276,28 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
       invalidate_graphs();
     }
     MoeSmallArgs a;
-    a.x = as_mat(x);
-    a.ids = static_cast<const int32_t*>(ids.data);
-    a.ids_stride = ids.stride;
-    a.weights = static_cast<const float*>(weights.data);
-    a.weights_stride = weights.stride;
-    a.top_k = k;
-    a.experts.gate = static_cast<const bf16* const*>(tbl.dev);
-    a.experts.up = a.experts.gate + E;
-    a.experts.down = a.experts.gate + 2 * static_cast<int64_t>(E);
-    a.experts.num_experts = E;
-    a.experts.hidden = tbl.hidden;
-    a.experts.inter = tbl.inter;
+    static_cast<MoeStepArgs&>(a) = step;
     a.act = static_cast<bf16*>(moe_small_scratch_);
     a.slot_out = reinterpret_cast<float*>(static_cast<char*>(moe_small_scratch_) + act_bytes);
-    a.out = as_mat(out);
-    a.counters = counters;
-    a.row_slots = row_slots;
     moe_experts_small(a, stream_);
     ++moe_path_counts_.small;
     return;
   }
   if (T * k <= grouped_pairs && x_vec) {
-    moe_experts_grouped(tbl, E, grouped_pairs, x, ids, weights, out, counters, row_slots);
+    moe_experts_grouped(tbl, grouped_pairs, step);
     ++moe_path_counts_.grouped;
     return;
   }
   if (capturing_)
     throw Error(ErrorCode::Internal,
                 "the large-batch MoE path synchronises and cannot run inside a graph capture");
-  moe_experts_large(tbl, E, x, ids, weights, out, counters, row_slots);
+  moe_experts_large(tbl, step);
   ++moe_path_counts_.large;
 }
 
-void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int32_t E, int64_t max_pairs,
-                                      const Tensor& x, const Tensor& ids, const Tensor& weights,
-                                      Tensor out, unsigned long long* counters,
-                                      const int32_t* row_slots) {
+void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int64_t max_pairs,
+                                      const MoeStepArgs& step) {
+  const int32_t E = step.experts.num_experts;
   // Sized for the bound, not for this step: one allocation serves every step the path takes.
   const GroupedLayout L = grouped_layout(max_pairs, E, tbl.hidden, tbl.inter);
   if (L.total > moe_grouped_scratch_bytes_) {
@@ -303,18 +311,7 @@ void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int32_t E, int64
   }
   char* base = static_cast<char*>(moe_grouped_scratch_);
   MoeGroupedArgs a;
-  a.x = as_mat(x);
-  a.ids = static_cast<const int32_t*>(ids.data);
-  a.ids_stride = ids.stride;
-  a.weights = static_cast<const float*>(weights.data);
-  a.weights_stride = weights.stride;
-  a.top_k = static_cast<int32_t>(ids.cols);
-  a.experts.gate = static_cast<const bf16* const*>(tbl.dev);
-  a.experts.up = a.experts.gate + E;
-  a.experts.down = a.experts.gate + 2 * static_cast<int64_t>(E);
-  a.experts.num_experts = E;
-  a.experts.hidden = tbl.hidden;
-  a.experts.inter = tbl.inter;
+  static_cast<MoeStepArgs&>(a) = step;
   a.counts = reinterpret_cast<int32_t*>(base + L.counts);
   a.offsets = reinterpret_cast<int32_t*>(base + L.offsets);
   a.order = reinterpret_cast<int32_t*>(base + L.order);
@@ -322,17 +319,12 @@ void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int32_t E, int64
   a.act = reinterpret_cast<bf16*>(base + L.act);
   a.y = reinterpret_cast<float*>(base + L.y);
   a.max_pairs = max_pairs;
-  a.out = as_mat(out);
-  a.counters = counters;
-  a.row_slots = row_slots;
   cuda::moe_experts_grouped(a, stream_);
 }
 
-void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const Tensor& x,
-                                    const Tensor& ids, const Tensor& weights, Tensor out,
-                                    unsigned long long* counters, const int32_t* row_slots) {
-  const int64_t T = x.rows, H = tbl.hidden, I = tbl.inter;
-  const auto k = static_cast<int32_t>(ids.cols);
+void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
+  const int64_t T = step.x.rows, H = tbl.hidden, I = tbl.inter;
+  const int32_t E = step.experts.num_experts, k = step.top_k;
   // The grouped path's scratch (allocated or still to come) is taken from the budget first.
   const int64_t grouped_pairs = tbl.small_ok ? moe_grouped_pairs(E) : 0;
   const auto grouped_bytes = static_cast<int64_t>(std::max(
@@ -361,8 +353,8 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const T
 
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t n = std::min(chunk, T - t0);
-    const int32_t* chunk_ids = static_cast<const int32_t*>(ids.data) + t0 * ids.stride;
-    moe_sort_pairs(chunk_ids, ids.stride, static_cast<int32_t>(n), k, E, counts, offsets, order,
+    const MoeStepArgs part = moe_step_rows(step, t0, n);
+    moe_sort_pairs(part.ids, part.ids_stride, static_cast<int32_t>(n), k, E, counts, offsets, order,
                    position, stream_);
     check_cuda(cudaMemcpyAsync(host_off, offsets, (static_cast<size_t>(E) + 1) * 4,
                                cudaMemcpyDeviceToHost, stream_),
@@ -370,7 +362,7 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const T
     synchronize();  // the one host synchronisation of the chunk: which experts got how many pairs
     const int32_t valid = host_off[E];  // pairs with a valid expert id (all, from moe_route)
     if (valid > 0) {
-      moe_gather_pairs(as_mat(x.row_slice(t0, n)), order, valid, k, Mat{xs, Dt::BF16, valid, H, H},
+      moe_gather_pairs(part.x, order, valid, k, Mat{xs, Dt::BF16, valid, H, H},
                        stream_);
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e];
@@ -397,20 +389,7 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, int32_t E, const T
                    Mat{y + r0 * H, Dt::F32, rows, H, H}, stream_, false);
       }
     }
-    MoeCombineArgs c;
-    c.y = y;
-    c.position = position;
-    c.ids = chunk_ids;
-    c.ids_stride = ids.stride;
-    c.weights = static_cast<const float*>(weights.data) + t0 * weights.stride;
-    c.weights_stride = weights.stride;
-    c.tokens = static_cast<int32_t>(n);
-    c.top_k = k;
-    c.num_experts = E;
-    c.out = as_mat(out.row_slice(t0, n));
-    c.counters = counters;
-    c.row_slots = row_slots ? row_slots + t0 : nullptr;
-    moe_combine(c, stream_);
+    moe_combine(moe_combine_args(part, y, position), stream_);
   }
 }
 

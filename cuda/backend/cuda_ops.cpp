@@ -95,8 +95,8 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
   a.attention_scaling = rope.attention_scaling;
   a.positions = sb_.positions;
   a.slot_mapping = sb_.slots;
-  a.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
-  a.v_cache = a.k_cache + kv_layer_elems_;
+  a.k_cache = k_cache(layer);
+  a.v_cache = v_cache(layer);
   a.num_tokens = static_cast<int32_t>(q.rows);
   a.num_q_heads = num_q_heads;
   a.num_kv_heads = num_kv_heads;
@@ -118,8 +118,8 @@ void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor
     r.attention_scaling = rope.attention_scaling;
     r.positions = sb_.positions;
     r.slot_mapping = sb_.slots;
-    r.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
-    r.v_cache = r.k_cache + kv_layer_elems_;
+    r.k_cache = k_cache(layer);
+    r.v_cache = v_cache(layer);
     r.num_q_heads = num_q_heads;
     r.num_kv_heads = num_kv_heads;
     r.head_dim = head_dim;
@@ -150,8 +150,8 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   a.out = static_cast<bf16*>(out.data);
   bf16_ptr(out, "attention output");
   a.out_stride = out.stride;
-  a.k_cache = kv_ + (int64_t{layer} * 2) * kv_layer_elems_;
-  a.v_cache = a.k_cache + kv_layer_elems_;
+  a.k_cache = k_cache(layer);
+  a.v_cache = v_cache(layer);
   a.query_start = sb_.query_start;
   a.query_len = sb_.query_len;
   a.context_len = sb_.context_len;

@@ -148,30 +148,6 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
       ids[u] = key >= lo && key < end ? bt[key >> log2_bs] : -1;
     }
   };
-  // Stage st's slot of this thread's u-th K (kv 0) or V (kv 1) chunk: every thread reads back only
-  // what it copied itself, so cp.async.wait_group alone orders the copy before the read.
-  auto slot = [&](int st, int kv, int u) -> uint4* {
-    return s_dyn + ((st * 2 + kv) * U + u) * C::kThreads + threadIdx.x;
-  };
-  // Starts the copies of the K/V chunks of this lane's U keys of the warp iteration at `base` into
-  // stage st (masked keys: zeros, nothing read).
-  auto issue = [&](int st, int base, const int (&ids)[U]) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int key = base + u * C::kKeysPerLoad + lg;
-      const bool valid = ids[u] >= 0;
-      const int64_t off =
-          valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
-      if (p.kv_vec) {
-        cp_async_16_ordered(slot(st, 0, u), a.k_cache + off, valid);
-        cp_async_16_ordered(slot(st, 1, u), a.v_cache + off, valid);
-      } else {  // unaligned cache: plain copies, complete before the stage is read
-        const uint4 zero = make_uint4(0, 0, 0, 0);
-        *slot(st, 0, u) = valid ? load8_bf16(a.k_cache + off, false) : zero;
-        *slot(st, 1, u) = valid ? load8_bf16(a.v_cache + off, false) : zero;
-      }
-    }
-  };
   const int base = range.start + warp * C::kKeysPerWarpIter;
   // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
   // (all of a short context's split). That kernel writes only this step's own key; L2 is the point
@@ -255,6 +231,30 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
 
   const int iters = base < end ? (end - base + C::kKeysPerIter - 1) / C::kKeysPerIter : 0;
   if constexpr (S > 0) {
+    // Stage st's slot of this thread's u-th K (kv 0) or V (kv 1) chunk: every thread reads back only
+    // what it copied itself, so cp.async.wait_group alone orders the copy before the read.
+    auto slot = [&](int st, int kv, int u) -> uint4* {
+      return s_dyn + ((st * 2 + kv) * U + u) * C::kThreads + threadIdx.x;
+    };
+    // Starts the copies of the K/V chunks of this lane's U keys of the warp iteration at `base` into
+    // stage st (masked keys: zeros, nothing read).
+    auto issue = [&](int st, int base, const int (&ids)[U]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int key = base + u * C::kKeysPerLoad + lg;
+        const bool valid = ids[u] >= 0;
+        const int64_t off =
+            valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
+        if (p.kv_vec) {
+          cp_async_16_ordered(slot(st, 0, u), a.k_cache + off, valid);
+          cp_async_16_ordered(slot(st, 1, u), a.v_cache + off, valid);
+        } else {  // unaligned cache: plain copies, complete before the stage is read
+          const uint4 zero = make_uint4(0, 0, 0, 0);
+          *slot(st, 0, u) = valid ? load8_bf16(a.k_cache + off, false) : zero;
+          *slot(st, 1, u) = valid ? load8_bf16(a.v_cache + off, false) : zero;
+        }
+      }
+    };
     // The warp's iterations go through an S-deep cp.async pipeline in shared memory: while
     // iteration j is scored, the K/V of iterations j + 1 .. j + S - 1 are in flight without holding
     // registers. For grids of many blocks (bandwidth-bound); see launch_split for the choice.

@@ -255,7 +255,10 @@ struct MoeExpertTable {
 // the backend the pointers). No allocation or synchronisation: capturable.
 constexpr int32_t kMoeSmallMaxTokens = 8;
 bool moe_small_supported(int64_t hidden, int64_t inter);
-struct MoeSmallArgs {
+// What every expert path takes: the step's token rows, their routing (ids I32 and weights F32
+// [T, top_k], row strides in elements), the layer's experts, the output and the counters (see
+// MoeCombineArgs).
+struct MoeStepArgs {
   Mat x;  // BF16 [T, hidden]
   const int32_t* ids = nullptr;
   int64_t ids_stride = 0;
@@ -263,11 +266,15 @@ struct MoeSmallArgs {
   int64_t weights_stride = 0;
   int32_t top_k = 0;
   MoeExpertTable experts;
+  Mat out;  // F32 or BF16 [T, hidden]
+  unsigned long long* counters = nullptr;
+  const int32_t* row_slots = nullptr;
+};
+// Rows [t0, t0 + n) of a step (x, routing, out and row_slots advanced together).
+MoeStepArgs moe_step_rows(const MoeStepArgs& a, int64_t t0, int64_t n);
+struct MoeSmallArgs : MoeStepArgs {
   bf16* act = nullptr;       // scratch [T * top_k, inter], contiguous
   float* slot_out = nullptr; // scratch [T * top_k, hidden], contiguous
-  Mat out;                   // F32 or BF16 [T, hidden]
-  unsigned long long* counters = nullptr;  // see MoeCombineArgs
-  const int32_t* row_slots = nullptr;
 };
 void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream);
 
@@ -282,14 +289,7 @@ void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream);
 // small path (moe_small_supported; x, act, y 16-byte aligned, x.stride % 8 == 0), and T * top_k <=
 // max_pairs, the capacity of order, position, act and y. No host synchronisation, no allocation,
 // a grid that depends only on the shapes: capturable, and a captured graph serves any routing.
-struct MoeGroupedArgs {
-  Mat x;  // BF16 [T, hidden]
-  const int32_t* ids = nullptr;
-  int64_t ids_stride = 0;
-  const float* weights = nullptr;
-  int64_t weights_stride = 0;
-  int32_t top_k = 0;
-  MoeExpertTable experts;
+struct MoeGroupedArgs : MoeStepArgs {
   int32_t* counts = nullptr;    // scratch [num_experts]
   int32_t* offsets = nullptr;   // scratch [num_experts + 1]
   int32_t* order = nullptr;     // scratch [max_pairs]
@@ -297,9 +297,6 @@ struct MoeGroupedArgs {
   bf16* act = nullptr;          // scratch [max_pairs, inter], contiguous
   float* y = nullptr;           // scratch [max_pairs, hidden], contiguous
   int64_t max_pairs = 0;
-  Mat out;                      // F32 or BF16 [T, hidden]
-  unsigned long long* counters = nullptr;  // see MoeCombineArgs
-  const int32_t* row_slots = nullptr;
 };
 void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream);
 
@@ -333,6 +330,8 @@ struct MoeCombineArgs {
   const int32_t* row_slots = nullptr;
 };
 void moe_combine(const MoeCombineArgs& a, cudaStream_t stream);
+// The combine of a step's expert outputs y: pair p's row of y is position[p] (null: p).
+MoeCombineArgs moe_combine_args(const MoeStepArgs& a, const float* y, const int32_t* position);
 
 // out[t, :] += sigmoid(gate[t, 0]) * x[t, :] (Qwen2-MoE shared expert). out, x F32 or BF16 of the
 // same shape; gate F32 or BF16 [T, >= 1].

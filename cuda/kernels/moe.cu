@@ -59,6 +59,16 @@ __device__ __forceinline__ bool better(float va, int32_t ia, float vb, int32_t i
   return va > vb || (va == vb && ia < ib);
 }
 
+// The lowest expert id not among the first j chosen ones (the selection's fallback).
+__device__ __forceinline__ int32_t lowest_unchosen(const int32_t* id_row, int32_t j, int32_t E) {
+  for (int32_t c = 0; c < E; ++c) {
+    bool taken = false;
+    for (int32_t q = 0; q < j; ++q) taken = taken || id_row[q] == c;
+    if (!taken) return c;
+  }
+  return E;
+}
+
 // One block per token.
 __global__ void __launch_bounds__(kRouteThreads)
     moe_route_kernel(const float* __restrict__ logits, int64_t logits_stride, int32_t E,
@@ -116,11 +126,7 @@ __global__ void __launch_bounds__(kRouteThreads)
       if (bi >= E) {
         // Only when probabilities are NaN (an infinite logit): the lowest id not chosen yet.
         bv = 0.0f;
-        for (int32_t c = 0; c < E && bi >= E; ++c) {
-          bool taken = false;
-          for (int32_t q = 0; q < j; ++q) taken = taken || id_row[q] == c;
-          if (!taken) bi = c;
-        }
+        bi = lowest_unchosen(id_row, j, E);
       }
       id_row[j] = bi;
       w_row[j] = bv;
@@ -198,11 +204,7 @@ __global__ void __launch_bounds__(32 * kRouteWarpTokensPerBlock)
     }
     if (bi >= E) {  // cannot happen while j < top_k <= E; kept total: the lowest id not chosen
       bv = 0.0f;
-      for (int32_t c = 0; c < E && bi >= E; ++c) {
-        bool is_taken = false;
-        for (int32_t q = 0; q < j; ++q) is_taken = is_taken || id_row[q] == c;
-        if (!is_taken) bi = c;
-      }
+      bi = lowest_unchosen(id_row, j, E);
     }
     if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
     chosen += bv;  // slot order, as the CPU
@@ -498,6 +500,38 @@ bool moe_small_supported(int64_t hidden, int64_t inter) {
   return hidden > 0 && inter > 0 && hidden % 8 == 0 && inter % 8 == 0;
 }
 
+MoeStepArgs moe_step_rows(const MoeStepArgs& a, int64_t t0, int64_t n) {
+  auto rows = [&](Mat m) {
+    m.data = static_cast<char*>(m.data) + t0 * m.stride * (m.dt == Dt::F32 ? 4 : 2);
+    m.rows = n;
+    return m;
+  };
+  MoeStepArgs r = a;
+  r.x = rows(a.x);
+  r.out = rows(a.out);
+  r.ids = a.ids + t0 * a.ids_stride;
+  r.weights = a.weights + t0 * a.weights_stride;
+  r.row_slots = a.row_slots ? a.row_slots + t0 : nullptr;
+  return r;
+}
+
+MoeCombineArgs moe_combine_args(const MoeStepArgs& a, const float* y, const int32_t* position) {
+  MoeCombineArgs c;
+  c.y = y;
+  c.position = position;
+  c.ids = a.ids;
+  c.ids_stride = a.ids_stride;
+  c.weights = a.weights;
+  c.weights_stride = a.weights_stride;
+  c.tokens = static_cast<int32_t>(a.x.rows);
+  c.top_k = a.top_k;
+  c.num_experts = a.experts.num_experts;
+  c.out = a.out;
+  c.counters = a.counters;
+  c.row_slots = a.row_slots;
+  return c;
+}
+
 void moe_combine(const MoeCombineArgs& a, cudaStream_t stream) {
   if (a.tokens <= 0) return;
   if (a.out.rows < a.tokens) unsupported_config("moe_combine: out has fewer rows than tokens");
@@ -531,19 +565,7 @@ void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream) {
                 a.top_k, a.experts, a.act);
   launch_kernel("moe_down", moe_down_kernel, dim3(down_tiles, py), dim3(kSmallWarps * 32), 0,
                 stream, a.act, a.ids, a.ids_stride, a.top_k, a.experts, a.slot_out);
-  MoeCombineArgs c;
-  c.y = a.slot_out;
-  c.ids = a.ids;
-  c.ids_stride = a.ids_stride;
-  c.weights = a.weights;
-  c.weights_stride = a.weights_stride;
-  c.tokens = static_cast<int32_t>(T);
-  c.top_k = a.top_k;
-  c.num_experts = a.experts.num_experts;
-  c.out = a.out;
-  c.counters = a.counters;
-  c.row_slots = a.row_slots;
-  moe_combine(c, stream);
+  moe_combine(moe_combine_args(a, a.slot_out, nullptr), stream);
 }
 
 void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k,

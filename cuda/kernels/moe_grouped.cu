@@ -247,20 +247,7 @@ void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream) {
   launch_kernel("moe_grouped_down", moe_grouped_kernel<false>, dim3(down_tiles, ey),
                 dim3(kWarps * 32), 0, stream, static_cast<const bf16*>(a.act), I, a.order,
                 a.top_k, a.offsets, a.experts, static_cast<void*>(a.y));
-  MoeCombineArgs c;
-  c.y = a.y;
-  c.position = a.position;
-  c.ids = a.ids;
-  c.ids_stride = a.ids_stride;
-  c.weights = a.weights;
-  c.weights_stride = a.weights_stride;
-  c.tokens = static_cast<int32_t>(T);
-  c.top_k = a.top_k;
-  c.num_experts = E;
-  c.out = a.out;
-  c.counters = a.counters;
-  c.row_slots = a.row_slots;
-  moe_combine(c, stream);
+  moe_combine(moe_combine_args(a, a.y, a.position), stream);
 }
 
 }  // namespace inferdesk::cuda

@@ -17,6 +17,8 @@ export INFERDESK_SOURCE_DIR="$ROOT" INFERDESK_RESOURCES="$ROOT/resources"
 SUMMARY="$LOG_DIR/summary.txt"
 : > "$SUMMARY"
 row() { printf '%-58s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+# "decode N tok/s" from the last JSON line a baseline script printed.
+rate() { python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print('decode %.0f tok/s' % j['decode_tokens_per_s'])" "$1"; }
 
 if [[ -z "${BIN:-}" ]]; then
   BUILD="$ROOT/build-gpu"
@@ -104,23 +106,24 @@ baseline)
     set -- $spec
     if python3 "$ROOT/tools/bench/torch_decoder_baseline.py" --shape "$1" --batch "$2" --steps 200 \
         > "$LOG_DIR/baseline_$1_b$2.json" 2> "$LOG_DIR/baseline_$1_b$2.err"; then
-      row "torch.compile baseline $1 batch $2" "$(python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print('decode %.0f tok/s' % j['decode_tokens_per_s'])" "$LOG_DIR/baseline_$1_b$2.json")"
+      row "torch.compile baseline $1 batch $2" "$(rate "$LOG_DIR/baseline_$1_b$2.json")"
     else row "torch.compile baseline $1 batch $2" "FAILED: $(tail -1 "$LOG_DIR/baseline_$1_b$2.err")"; fi
   done ;;
 moe_baseline)
   # The MoE issue's baselines: the compiled PyTorch decoder that gathers the chosen experts, and
   # plain transformers generate (slow: few steps).
-  last_rate() { python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print('decode %.0f tok/s' % j['decode_tokens_per_s'])" "$1"; }
   for spec in "qwen3-30b-a3b 1" "qwen3-30b-a3b 32" "mixtral-8x7b 1"; do
     set -- $spec
     out="$LOG_DIR/baseline_$1_b$2"
-    if python3 "$ROOT/tools/bench/torch_decoder_baseline.py" --shape "$1" --batch "$2" --steps 200         > "$out.json" 2> "$out.err"; then row "torch.compile MoE baseline $1 batch $2" "$(last_rate "$out.json")"
+    if python3 "$ROOT/tools/bench/torch_decoder_baseline.py" --shape "$1" --batch "$2" --steps 200 \
+        > "$out.json" 2> "$out.err"; then row "torch.compile MoE baseline $1 batch $2" "$(rate "$out.json")"
     else row "torch.compile MoE baseline $1 batch $2" "FAILED: $(tail -1 "$out.err")"; fi
   done
   for spec in "qwen3-30b-a3b 1 32" "qwen3-30b-a3b 32 32"; do
     set -- $spec
     out="$LOG_DIR/hf_$1_b$2"
-    if python3 "$ROOT/tools/bench/hf_generate_baseline.py" --shape "$1" --batch "$2" --steps "$3"         > "$out.json" 2> "$out.err"; then row "transformers generate $1 batch $2" "$(last_rate "$out.json")"
+    if python3 "$ROOT/tools/bench/hf_generate_baseline.py" --shape "$1" --batch "$2" --steps "$3" \
+        > "$out.json" 2> "$out.err"; then row "transformers generate $1 batch $2" "$(rate "$out.json")"
     else row "transformers generate $1 batch $2" "FAILED: $(tail -1 "$out.err")"; fi
   done ;;
 esac

@@ -231,6 +231,22 @@ inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t token
   return a;
 }
 
+// A non-blocking CUDA stream for the length of a scope.
+class Stream {
+ public:
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream() {
+    if (cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) != cudaSuccess)
+      throw std::runtime_error("stream");
+  }
+  ~Stream() { cudaStreamDestroy(s_); }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 // Sets the process-wide programmatic-dependent-launch switch for a scope; back to the default
 // (on) after it.
 class PdlScope {

@@ -12,19 +12,6 @@
 namespace inferdesk::gputest {
 namespace {
 
-class Stream {
- public:
-  Stream() {
-    if (cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) != cudaSuccess)
-      throw std::runtime_error("stream");
-  }
-  ~Stream() { cudaStreamDestroy(s_); }
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
 void run_capture(bool pdl) {
   SCOPED_TRACE(pdl ? "PDL on" : "PDL off");
   PdlScope scope(pdl);

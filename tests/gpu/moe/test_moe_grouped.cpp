@@ -285,19 +285,6 @@ TEST(GpuMoeGroupedLauncher, SortsComputesAndWritesOnlyItsRows) {
   }
 }
 
-class Stream {
- public:
-  Stream() {
-    if (cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) != cudaSuccess)
-      throw std::runtime_error("stream");
-  }
-  ~Stream() { cudaStreamDestroy(s_); }
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
 // Router logits [T, E] for a replay: random, or every token preferring experts 5, 6, ... in that
 // order (all T tokens on the same k experts: ceil(T / 32) passes each).
 std::vector<float> logits_for(int variant, int T, int E) {
