@@ -41,8 +41,10 @@ struct CudaBackendOptions {
   // Upper bound of the MoE scratch: the grouped path's fixed scratch (sized for its pair bound)
   // and, in what remains, the large-batch path's, which runs a step with more tokens than fit in
   // several chunks of tokens (at least one token per chunk, whatever this says). Reserved in the
-  // KV-cache budget of a MoE model.
-  int64_t moe_scratch_bytes = 256LL << 20;
+  // KV-cache budget of a MoE model. 0: a 64th of the device's memory, within 256 MiB .. 2 GiB
+  // (H200: 2 GiB, so a Mixtral step of 6,000 tokens is one chunk: each chunk reads every used
+  // expert's weights once, and 256 MiB cut an 8,192-token prefill step of Mixtral into 11 chunks).
+  int64_t moe_scratch_bytes = 0;
   // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
   // kernel's tail. Process-wide setting, applied when the backend is created.
   bool pdl = true;

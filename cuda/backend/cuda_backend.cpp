@@ -74,6 +74,14 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     decode_waves_ = std::atoi(w);
   if (const char* m = std::getenv("INFERDESK_DECODE_MIN_KEYS"); m && std::atoi(m) > 0)
     decode_min_keys_ = std::atoi(m);
+  if (options_.moe_scratch_bytes <= 0) {
+    size_t free_b = 0, total_b = 0;
+    check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");
+    options_.moe_scratch_bytes =
+        std::clamp<int64_t>(static_cast<int64_t>(total_b / 64), 256LL << 20, 2LL << 30);
+  }
+  if (const char* m = std::getenv("INFERDESK_MOE_SCRATCH_MB"); m && std::atoi(m) > 0)
+    options_.moe_scratch_bytes = int64_t{std::atoi(m)} << 20;  // tuning experiments
   if (const char* t = std::getenv("INFERDESK_STEP_TIMING"); t && *t == '1') {
     step_timing_ = true;
     check_cuda(cudaEventCreate(&step_start_), "event");

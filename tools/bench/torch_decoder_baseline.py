@@ -17,8 +17,9 @@ Mixture-of-experts shapes (mixtral-8x7b, qwen3-30b-a3b): the router picks top-k 
 (softmax, renormalised where the model does) and the step gathers the chosen experts' gate/up and
 down matrices (`w13[ids]`, `w2[ids]`) and multiplies them per token: static shapes, so it is
 compiled and captured like the dense decoder; this is the compiled-PyTorch MoE baseline of the
-MoE issue (its weights are read once per (token, slot), plus the gathered copies). Qwen3 shapes
-apply the per-head q/k RMSNorm. (Written after the session's GPU time was spent: not yet run.)
+MoE issue (its weights are read once per (token, slot), plus the gathered copies). The eager
+prefill loops over the experts instead (the gathered copies of a 4,096-token prompt batch would
+not fit). Qwen3 shapes apply the per-head q/k RMSNorm.
 """
 import argparse
 import json
@@ -128,6 +129,19 @@ class Decoder(torch.nn.Module):
         wts, ids = p.topk(self.top_k, -1)
         if self.norm_topk:
             wts = wts / wts.sum(-1, keepdim=True)
+        if h.shape[1] > 1:
+            # Prefill (eager, not timed): gathering a weight copy per (token, slot) would need
+            # tokens x k x expert bytes (192 GiB for 32 x 128 tokens of Qwen3-30B-A3B); loop over
+            # the experts instead.
+            out = torch.zeros(hf.shape, device=hf.device, dtype=torch.float32)
+            for e in range(self.experts):
+                tok, slot = (ids == e).nonzero(as_tuple=True)
+                if tok.numel() == 0:
+                    continue
+                g, u = (hf[tok] @ l.w13[e].t()).chunk(2, -1)
+                y = (F.silu(g) * u) @ l.w2[e].t()
+                out.index_add_(0, tok, y.float() * wts[tok, slot, None])
+            return out.to(h.dtype).view_as(h)
         gu = torch.einsum("nh,nkoh->nko", hf, l.w13[ids])  # the chosen experts' gate | up
         g, u = gu.chunk(2, -1)
         y = torch.einsum("nki,nkhi->nkh", F.silu(g) * u, l.w2[ids])

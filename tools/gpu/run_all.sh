@@ -94,13 +94,19 @@ bench)
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
+  bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
+    --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1
   # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
   # and prefill the large-batch path (eager, one host sync per MoE layer).
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
   bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  # Mixtral offline: every decode step of 256 sequences reads all eight experts (93 GB), so the
+  # batcher takes all 1,024 requests at once (the second row); the first keeps the dense limits.
+  bench mixtral_offline_256 --dummy mixtral-8x7b --num-requests 1024 --input-len 128 --output-len 128 \
+    --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench mixtral_offline --dummy mixtral-8x7b --num-requests 1024 --input-len 128 --output-len 128 \
-    --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1 ;;
+    --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1 ;;
 baseline)
   for spec in "llama-3.1-8b 1" "llama-3.2-1b 1" "llama-3.1-8b 64"; do
     set -- $spec
