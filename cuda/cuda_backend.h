@@ -62,5 +62,8 @@ struct CudaMoePathCounts {
   int64_t small = 0, grouped = 0, large = 0;
 };
 CudaMoePathCounts cuda_moe_path_counts(const Backend& backend);
+// How many steps of a CUDA backend took their tokens from the previous sampling on the device
+// (StepInput::tokens_from_last_sample; EngineOptions::overlap_steps). Same errors as above.
+int64_t cuda_chained_steps(const Backend& backend);
 
 }  // namespace inferdesk

@@ -37,6 +37,8 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
       ->default_val(0.90);
   c->add_flag("!--no-cuda-graphs", b.cuda_graphs, "CUDA: run decode steps eagerly");
   c->add_flag("!--no-pdl", b.pdl, "CUDA: no programmatic dependent launch between kernels");
+  c->add_flag("--overlap-steps", b.overlap_steps,
+              "CUDA: launch each decode step before the previous step's tokens reach the host");
 }
 
 EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
@@ -44,6 +46,7 @@ EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
   EngineOptions o;
   o.kv_cache_bytes = kv_cache_mb << 20;
   o.gpu_memory_utilization = b.gpu_memory_utilization;
+  o.overlap_steps = b.overlap_steps;
   return o;
 }
 

@@ -47,4 +47,12 @@ void Backend::sample(const Tensor&, const std::vector<SampleRow>&, std::vector<S
   throw Error(ErrorCode::Unsupported, name() + " backend does not sample on the device");
 }
 
+void Backend::sample_launch(const Tensor&, const std::vector<SampleRow>&) {
+  throw Error(ErrorCode::Unsupported, name() + " backend cannot overlap decode steps");
+}
+
+void Backend::sample_collect(std::vector<SampledToken>&) {
+  throw Error(ErrorCode::Unsupported, name() + " backend cannot overlap decode steps");
+}
+
 }  // namespace inferdesk

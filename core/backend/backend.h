@@ -108,6 +108,10 @@ struct StepInput {
   std::vector<int32_t> block_tables;  // concatenated block tables of seqs
   std::vector<int32_t> logit_rows;    // rows whose logits are wanted, in output order
   int32_t block_size = 16;
+  // The token of row i is the token the last Backend::sample_launch() sampled for its row i (still
+  // on the device; token_ids holds -1 there). Only for decode steps whose rows are exactly that
+  // sampling's rows, in order, and only on backends whose can_chain_steps() is true.
+  bool tokens_from_last_sample = false;
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
 };
 
@@ -276,6 +280,19 @@ class Backend {
   // back. Same pipeline as core/sample's Sampler; the draw depends on (seed, counter) only.
   virtual void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
                       std::vector<SampledToken>& out);
+
+  // ---- overlapped decode steps (optional; the engine's EngineOptions::overlap_steps) ----
+  // A backend that can chain steps lets the engine launch decode step N+1 before step N's tokens
+  // reach the host: sample_launch() enqueues step N's sampling and returns at once;
+  // begin_step() of a step with StepInput::tokens_from_last_sample takes the token of its row i
+  // from row i of the last sample_launch(), on the device; sample_collect() waits for the oldest
+  // launched sampling not yet collected and returns its tokens (as sample() would have). At most
+  // two launches are outstanding. The defaults throw Unsupported (can_chain_steps() is false).
+  virtual bool can_chain_steps() const { return false; }
+  virtual void sample_launch(const Tensor& logits, const std::vector<SampleRow>& rows);
+  virtual void sample_collect(std::vector<SampledToken>& out);
+  // Forgets launched, uncollected samplings (after a failed step); their results are dropped.
+  virtual void sample_abort() {}
 
   // ---- results ----
   // Copy (converting to float) a tensor to host memory of rows*cols floats. Synchronises.

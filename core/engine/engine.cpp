@@ -165,16 +165,31 @@ void Engine::run() {
   while (!stop) {
     drain_inbox(stop);
     if (stop) break;
-    if (scheduler_->has_unfinished()) {
+    if (scheduler_->has_unfinished() || in_flight_) {
       try {
         step();
       } catch (const std::exception& e) {
-        // A failing step (e.g. out of device memory) fails the requests in it, not the app.
+        // A failing step (e.g. out of device memory) fails the requests in it, not the app: the
+        // launched steps are forgotten, so the next request starts from a clean scheduler.
+        in_flight_.reset();
+        scheduler_->abort_steps();
+        try {
+          model_.backend->sample_abort();
+        } catch (...) {
+        }
         std::vector<int64_t> ids;
         for (auto& [id, st] : requests_) ids.push_back(id);
         for (int64_t id : ids) finish_request(id, FinishReason::Error, e.what());
         flush_events();
       }
+    }
+  }
+  if (in_flight_) {  // stopped with a launched step: drop it
+    in_flight_.reset();
+    scheduler_->abort_steps();
+    try {
+      model_.backend->sample_abort();
+    } catch (...) {
     }
   }
   std::vector<int64_t> ids;
@@ -187,7 +202,7 @@ void Engine::drain_inbox(bool& stop) {
   Inbox work;
   {
     std::unique_lock lock(mutex_);
-    if (!scheduler_->has_unfinished())
+    if (!scheduler_->has_unfinished() && !in_flight_)
       wake_.wait(lock, [&] {
         return inbox_->stop || !inbox_->submits.empty() || !inbox_->cancels.empty();
       });
@@ -253,62 +268,122 @@ void Engine::flush_events() {
   if (!pending_.empty()) flush_events();
 }
 
-void Engine::step() {
-  const auto t0 = Clock::now();
-  SchedulerOutput out = scheduler_->schedule();
-  for (const FinishedSeq& f : out.finished) finish_request(f.id, f.reason, f.message);
-  if (out.empty()) {
-    // Nothing could run although work is pending: fail the oldest waiting request so the engine
-    // always makes progress (the scheduler already fails requests that can never fit).
-    if (out.stalled && !scheduler_->waiting().empty())
-      finish_request(scheduler_->waiting().front(), FinishReason::Error, out.stall_reason);
-    publish_stats(0, 0, 0);
-    flush_events();
-    return;
-  }
-  const StepInput input = build_step_input(out);
-  Tensor logits = model_.model->forward(*model_.backend, input);
-  const bool on_device = model_.backend->can_sample();
-  const size_t vocab = static_cast<size_t>(model_.config.vocab_size);
-  if (!on_device) {
-    host_logits_.resize(static_cast<size_t>(logits.rows) * vocab);
-    model_.backend->to_host(logits, host_logits_.data());
-  }
+struct Engine::Launched {
+  SchedulerOutput out;
+  Tensor logits;                 // read by complete() unless the sampling was launched already
+  std::vector<SampleRow> rows;   // device sampling, one per sampling row
+  std::vector<int64_t> sample_ids;  // request of each sampling row, in row order
+  bool sampling_launched = false;
+  int64_t prompt_tokens = 0;
+  Clock::time_point t0;
+};
 
+bool Engine::overlapping() const {
+  return options_.overlap_steps && model_.backend->can_sample() && model_.backend->can_chain_steps();
+}
+
+bool Engine::can_chain(const Launched& l) const {
+  if (!l.sampling_launched) return false;
+  // A penalty needs the previous token among the sequence's outputs on the host.
+  for (int64_t id : l.sample_ids) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) return false;  // finished meanwhile: the batch changes
+    const SamplingParams& p = it->second->params;
+    if (p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f)
+      return false;
+  }
+  return true;
+}
+
+Engine::Launched Engine::launch(SchedulerOutput out, Clock::time_point t0) {
+  Launched l;
+  l.out = std::move(out);
+  l.t0 = t0;
+  StepInput input = build_step_input(l.out);
+  input.tokens_from_last_sample = l.out.tokens_from_previous;
+  l.logits = model_.model->forward(*model_.backend, input);
+  const bool on_device = model_.backend->can_sample();
+  for (const ScheduledSeq& row : l.out.rows) {
+    const Sequence* seq = scheduler_->find(row.id);
+    if (seq) l.prompt_tokens += std::max(0, std::min(row.start + row.count, seq->num_prompt_tokens) - row.start);
+    if (!row.sample) continue;
+    l.sample_ids.push_back(row.id);
+    if (!on_device) continue;
+    const RequestState& st = *requests_.at(row.id);
+    // A chained row's sequence does not hold the previous step's token yet: one more drawn.
+    const uint64_t counter = seq->output().size() + (l.out.tokens_from_previous ? 1 : 0);
+    l.rows.push_back(SampleRow{&st.params, st.seed, counter, seq->prompt(), seq->output()});
+  }
+  if (on_device && overlapping()) {
+    model_.backend->sample_launch(l.logits, l.rows);
+    l.sampling_launched = true;
+  }
+  return l;
+}
+
+void Engine::step() {
+  if (!in_flight_) {
+    const auto t0 = Clock::now();
+    SchedulerOutput out = scheduler_->schedule();
+    for (const FinishedSeq& f : out.finished) finish_request(f.id, f.reason, f.message);
+    if (out.empty()) {
+      // Nothing could run although work is pending: fail the oldest waiting request so the engine
+      // always makes progress (the scheduler already fails requests that can never fit).
+      if (out.stalled && !scheduler_->waiting().empty())
+        finish_request(scheduler_->waiting().front(), FinishReason::Error, out.stall_reason);
+      publish_stats(0, 0, 0);
+      flush_events();
+      return;
+    }
+    in_flight_ = std::make_unique<Launched>(launch(std::move(out), t0));
+  }
+  // Overlap: while step N runs, launch N+1 for the same sequences (their tokens come from N's
+  // sampling on the device), then handle N's tokens on the host.
+  std::unique_ptr<Launched> next;
+  if (can_chain(*in_flight_))
+    if (auto ahead = scheduler_->schedule_ahead(in_flight_->out))
+      next = std::make_unique<Launched>(launch(std::move(*ahead), Clock::now()));
+  std::unique_ptr<Launched> cur = std::move(in_flight_);
+  in_flight_ = std::move(next);
+  complete(*cur);
+}
+
+void Engine::complete(Launched& l) {
   std::vector<TokenId> sampled;
   std::vector<std::pair<int64_t, GeneratedToken>> produced;
-  int64_t prompt_tokens = 0;
-  size_t logit_row = 0;
-  sample_rows_.clear();
-  for (const ScheduledSeq& row : out.rows) {
-    const Sequence* seq = scheduler_->find(row.id);
-    if (seq) prompt_tokens += std::max(0, std::min(row.start + row.count, seq->num_prompt_tokens) - row.start);
-    if (!row.sample) continue;
-    RequestState& st = *requests_.at(row.id);
-    if (on_device) {
-      sample_rows_.push_back(SampleRow{&st.params, st.seed, seq->output().size(), seq->prompt(),
-                                       seq->output()});
-      produced.push_back({row.id, GeneratedToken{}});
-      continue;
-    }
-    const float* lg = host_logits_.data() + logit_row++ * vocab;
-    SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
-                                     seq->output(), st.rng, *scratch_);
-    sampled.push_back(r.token);
-    produced.push_back({row.id, GeneratedToken{r.token, r.logprob, std::move(r.top)}});
-  }
-  if (on_device) {
-    model_.backend->sample(logits, sample_rows_, sampled_tokens_);
-    for (size_t i = 0; i < produced.size(); ++i) {
+  if (l.sampling_launched || model_.backend->can_sample()) {
+    if (l.sampling_launched)
+      model_.backend->sample_collect(sampled_tokens_);
+    else
+      model_.backend->sample(l.logits, l.rows, sampled_tokens_);
+    for (size_t i = 0; i < l.sample_ids.size(); ++i) {
       SampledToken& t = sampled_tokens_[i];
       sampled.push_back(t.token);
-      produced[i].second = GeneratedToken{t.token, t.logprob, std::move(t.top)};
+      produced.push_back({l.sample_ids[i], GeneratedToken{t.token, t.logprob, std::move(t.top)}});
+    }
+  } else {
+    const size_t vocab = static_cast<size_t>(model_.config.vocab_size);
+    host_logits_.resize(static_cast<size_t>(l.logits.rows) * vocab);
+    model_.backend->to_host(l.logits, host_logits_.data());
+    for (size_t i = 0; i < l.sample_ids.size(); ++i) {
+      const Sequence* seq = scheduler_->find(l.sample_ids[i]);
+      RequestState& st = *requests_.at(l.sample_ids[i]);
+      const float* lg = host_logits_.data() + i * vocab;
+      SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
+                                       seq->output(), st.rng, *scratch_);
+      sampled.push_back(r.token);
+      produced.push_back({l.sample_ids[i], GeneratedToken{r.token, r.logprob, std::move(r.top)}});
     }
   }
-  std::vector<FinishedSeq> length_done = scheduler_->update(out, sampled);
+  std::vector<FinishedSeq> length_done = scheduler_->update(l.out, sampled);
   const auto now = Clock::now();
+  int64_t delivered = 0;
   for (auto& [id, tok] : produced) {
-    RequestState& st = *requests_.at(id);
+    auto it = requests_.find(id);
+    // Finished (stop token, cancelled) while this overlapped step ran: its token is dropped.
+    if (it == requests_.end()) continue;
+    RequestState& st = *it->second;
+    ++delivered;
     if (st.ttft < 0) st.ttft = std::chrono::duration<double>(now - st.submitted).count();
     const bool eos = !st.params.ignore_eos &&
                      std::find(model_.eos_token_ids.begin(), model_.eos_token_ids.end(), tok.id) !=
@@ -328,14 +403,13 @@ void Engine::step() {
       ev.reason = stop ? FinishReason::Stop : FinishReason::Length;
       if (!length) scheduler_->finish(id, FinishReason::Stop);
       pending_.push_back({std::move(st.callback), std::move(ev)});
-      requests_.erase(id);
+      requests_.erase(it);
     } else {
       pending_.push_back({st.callback, std::move(ev)});
     }
   }
-  tracker_->record(now, prompt_tokens, static_cast<int64_t>(produced.size()));
-  publish_stats(std::chrono::duration<double>(now - t0).count(), prompt_tokens,
-                static_cast<int64_t>(produced.size()));
+  tracker_->record(now, l.prompt_tokens, delivered);
+  publish_stats(std::chrono::duration<double>(now - l.t0).count(), l.prompt_tokens, delivered);
   flush_events();
 }
 

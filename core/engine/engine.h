@@ -32,6 +32,13 @@ struct EngineOptions {
   double gpu_memory_utilization = 0.90;
   int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
   bool enable_prefix_caching = true;
+  // Overlapped decode steps (vLLM's async scheduling): on a backend that samples on the device and
+  // can chain steps (Backend::can_chain_steps), a decode step whose sequences all continue is
+  // launched before the previous step's tokens reach the host, which then handles those tokens
+  // (stop checks, events, callbacks) while the GPU runs. A sequence that stops on such a token
+  // costs one discarded row of the next step. Off where the backend cannot chain (the CPU) and for
+  // steps with sampling penalties (they need the previous token on the host).
+  bool overlap_steps = false;
   SchedulerConfig scheduler;
 };
 
@@ -100,6 +107,12 @@ class Engine {
   void run();
   void drain_inbox(bool& stop);
   void step();
+  // A step whose forward (and, when overlapping, sampling) is enqueued on the backend.
+  struct Launched;
+  bool overlapping() const;
+  bool can_chain(const Launched& l) const;
+  Launched launch(SchedulerOutput out, std::chrono::steady_clock::time_point t0);
+  void complete(Launched& l);  // samples or collects, applies the tokens, delivers events
   void finish_request(int64_t id, FinishReason reason, const std::string& error);
   void publish_stats(double step_seconds, int64_t prompt_tokens, int64_t generated);
   void flush_events();  // delivers pending_ (engine thread, no lock held)
@@ -117,6 +130,7 @@ class Engine {
   Sampler sampler_;
   std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)
   std::chrono::steady_clock::time_point last_slow_refresh_{};  // see publish_stats
+  std::unique_ptr<Launched> in_flight_;  // overlap: the launched step not yet completed
 
   // Engine-thread state.
   std::unordered_map<int64_t, std::unique_ptr<RequestState>> requests_;

@@ -179,9 +179,9 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
 }
 
 SchedulerOutput Scheduler::schedule() {
-  if (in_flight_) {
+  if (!pending_steps_.empty()) {
     throw Error(ErrorCode::Internal, "scheduler: schedule() called before update() of step " +
-                                         std::to_string(step_));
+                                         std::to_string(pending_steps_.front()));
   }
   SchedulerOutput out;
   out.step = ++step_;
@@ -198,31 +198,85 @@ SchedulerOutput Scheduler::schedule() {
                        std::to_string(kv_.num_free_blocks()) + " of " +
                        std::to_string(kv_.num_blocks()) + " KV blocks free";
   }
-  in_flight_ = !out.rows.empty();
+  if (!out.rows.empty()) pending_steps_.push_back(out.step);
   ++stats_.steps;
   stats_.scheduled_tokens += static_cast<uint64_t>(out.num_batched_tokens);
   return out;
 }
 
+std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& prev) {
+  // An empty step is never pending (as in update()); there is nothing to follow up on either.
+  if (prev.rows.empty()) return std::nullopt;
+  if (pending_steps_.size() != 1 || pending_steps_.front() != prev.step) {
+    throw Error(ErrorCode::Internal,
+                "scheduler: schedule_ahead() for step " + std::to_string(prev.step) +
+                    " which is not the only pending step");
+  }
+  // Anything other than "one more token for each of the same sequences" needs the full
+  // schedule(), which can only run once prev's results are in.
+  if (!waiting_.empty() || !prev.preempted.empty() || !prev.finished.empty()) return std::nullopt;
+  for (const ScheduledSeq& row : prev.rows) {
+    if (row.count != 1 || !row.sample) return std::nullopt;
+    auto it = seqs_.find(row.id);
+    if (it == seqs_.end()) return std::nullopt;
+    const Sequence& s = it->second;
+    if (s.status != SeqStatus::Running || s.num_computed_tokens != row.start) return std::nullopt;
+    // prev's token is its last one: update(prev) finishes it, a further token is not wanted.
+    if (s.num_output_tokens() + 1 >= s.max_tokens) return std::nullopt;
+  }
+  // Allocation last, so that declining for the reasons above leaves the KV cache untouched. A
+  // failure here keeps the blocks already taken for earlier rows: the next schedule() needs them
+  // for the same positions, and they are freed with their sequences.
+  for (const ScheduledSeq& row : prev.rows) {
+    if (!kv_.allocate_slots(row.id, row.start + 2)) return std::nullopt;
+  }
+
+  SchedulerOutput out;
+  out.step = ++step_;
+  out.block_size = kv_.block_size();
+  out.tokens_from_previous = true;
+  out.rows.reserve(prev.rows.size());
+  for (const ScheduledSeq& p : prev.rows) {
+    ScheduledSeq row;
+    row.id = p.id;
+    row.start = p.start + 1;
+    row.count = 1;
+    row.sample = true;
+    row.tokens = {kPendingToken};
+    std::span<const BlockId> table = kv_.block_table(p.id);
+    row.block_table.assign(table.begin(), table.end());
+    out.rows.push_back(std::move(row));
+  }
+  out.num_batched_tokens = static_cast<int32_t>(out.rows.size());
+  pending_steps_.push_back(out.step);
+  ++stats_.steps;
+  stats_.scheduled_tokens += static_cast<uint64_t>(out.num_batched_tokens);
+  return out;
+}
+
+void Scheduler::abort_steps() { pending_steps_.clear(); }
+
 std::vector<FinishedSeq> Scheduler::update(const SchedulerOutput& out,
                                            std::span<const TokenId> sampled) {
   std::vector<FinishedSeq> finished;
   if (out.rows.empty()) return finished;
-  if (!in_flight_ || out.step != step_) {
+  // Steps complete in launch order; an ahead step's rows start where the previous step's end,
+  // so applying them out of order would skip every row.
+  if (pending_steps_.empty() || out.step != pending_steps_.front()) {
     throw Error(ErrorCode::Internal, "scheduler: update() for step " + std::to_string(out.step) +
-                                         " which is not the pending step");
+                                         " which is not the oldest pending step");
   }
   if (static_cast<int32_t>(sampled.size()) != out.num_samples()) {
     throw Error(ErrorCode::InvalidArgument,
                 "scheduler: update() got " + std::to_string(sampled.size()) +
                     " sampled tokens for " + std::to_string(out.num_samples()) + " sampling rows");
   }
-  in_flight_ = false;
+  pending_steps_.pop_front();
   size_t k = 0;
   for (const ScheduledSeq& row : out.rows) {
     const TokenId token = row.sample ? sampled[k++] : -1;
     auto it = seqs_.find(row.id);
-    // Cancelled or finished since schedule(): nothing to apply.
+    // Cancelled or finished since schedule() / schedule_ahead(): nothing to apply.
     if (it == seqs_.end() || it->second.status != SeqStatus::Running ||
         it->second.num_computed_tokens != row.start) {
       continue;

@@ -14,7 +14,23 @@
 // Protocol: out = schedule(); the engine runs the step; update(out, sampled) exactly once; then
 // the next schedule(). cancel()/finish() may be called at any time, also between schedule() and
 // update() (the row is then ignored by update(); the engine may still write that row's KV, which
-// is harmless because blocks are only handed out again by the next schedule()).
+// is harmless: such a row writes only uncached slots past its sequence's computed tokens, and a
+// block freed meanwhile goes only to a later step, which runs after it on the device and writes
+// its slots before reading them).
+//
+// Overlap ("async scheduling", as vLLM's async scheduler / SGLang's overlap scheduler): while a
+// pure-decode step runs on the device, the engine may schedule the next one for the same
+// sequences, assuming each gets its token, and launch it before the first is updated:
+//   prev = schedule(); launch(prev);
+//   ahead = schedule_ahead(prev); launch(ahead);  // its tokens are kPendingToken: the device
+//                                                  // feeds prev's sampled tokens into it
+//   update(prev, sampled_prev); update(ahead, sampled_ahead); next schedule() ...
+// or, pipelined: after update(prev), `ahead` is the only pending step, so schedule_ahead(ahead)
+// may follow before update(ahead), and so on. At most two steps are pending at once; update()
+// takes them oldest first. schedule_ahead() declines (nullopt) whenever anything besides "one
+// more token each" has to happen (admissions, preemption, a sequence reaching max_tokens), and
+// the engine then drains the pending steps and falls back to schedule(). If a launched step
+// fails, abort_steps() forgets every pending step so that scheduling can resume.
 // Not thread-safe: owned by the engine thread.
 #pragma once
 
@@ -61,13 +77,34 @@ class Scheduler {
   // Finished, the reason set), or nullopt if the id is unknown.
   std::optional<Sequence> finish(SeqId id, FinishReason reason);
 
+  // Throws Error(Internal) while any step is pending (not yet update()d nor aborted). A step
+  // with rows becomes pending.
   SchedulerOutput schedule();
+  // Schedules the decode step after `prev` before prev's results are known: one row per prev row,
+  // in the same order, at position prev.start + 1 with token kPendingToken (the device takes it
+  // from prev's sampling; tokens_from_previous is set). The returned step is pending too.
+  // Returns nullopt when that is not the right next step: prev has no rows, preempted or finished
+  // sequences; sequences are waiting (schedule() should admit them); a row is not a 1-token
+  // sampling row; a row's sequence was finished or cancelled meanwhile; prev's token is a
+  // sequence's last one (max_tokens); or the KV cache lacks a block (no preemption here). Nothing
+  // observable changes then, except that the block tables of some rows may have grown already:
+  // those slots are needed by the next step anyway and are freed with the sequence.
+  // Throws Error(Internal) unless `prev` (having rows) is the only pending step.
+  std::optional<SchedulerOutput> schedule_ahead(const SchedulerOutput& prev);
   // Applies a step's results. `sampled` holds one token per row with sample == true, in row
   // order. Advances num_computed_tokens, appends the sampled tokens, publishes newly full blocks
   // to the prefix cache, and finishes sequences that reached max_tokens (returned, reason Length).
+  // Rows whose sequence was finished or cancelled since scheduling are skipped.
   // Throws Error(InvalidArgument) if `sampled` does not match, Error(Internal) if `out` is not
-  // the latest un-updated schedule() result.
+  // the oldest pending step.
   std::vector<FinishedSeq> update(const SchedulerOutput& out, std::span<const TokenId> sampled);
+  // Forgets every pending step without applying anything; for the engine when a launched step
+  // failed. The sequences stay as they are (running, blocks kept, possibly grown by
+  // schedule_ahead()); their num_computed_tokens was not advanced by the forgotten steps, so the
+  // next schedule() re-runs those positions and recomputes their KV.
+  void abort_steps();
+  // True while a step is scheduled but neither update()d nor aborted.
+  bool has_pending_step() const { return !pending_steps_.empty(); }
 
   const Sequence* find(SeqId id) const;
   int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
@@ -95,7 +132,9 @@ class Scheduler {
   std::vector<FinishedSeq> pending_failed_;  // failed in add(), reported by the next schedule()
   uint64_t next_arrival_ = 0;
   uint64_t step_ = 0;
-  bool in_flight_ = false;
+  // Steps scheduled but not yet update()d, oldest first: at most one from schedule() (or a
+  // previous schedule_ahead()) plus one from schedule_ahead().
+  std::deque<uint64_t> pending_steps_;
   SchedulerStats stats_;
 };
 

@@ -13,6 +13,7 @@ int32_t SchedulerOutput::num_samples() const {
 std::vector<TokenId> SchedulerOutput::token_ids() const {
   std::vector<TokenId> out;
   out.reserve(static_cast<size_t>(num_batched_tokens));
+  // kPendingToken entries are copied as they are: only the device knows those tokens.
   for (const ScheduledSeq& r : rows) out.insert(out.end(), r.tokens.begin(), r.tokens.end());
   return out;
 }

@@ -9,10 +9,15 @@
 
 namespace inferdesk {
 
+// Token of a row scheduled by Scheduler::schedule_ahead(): it is not known on the host when the
+// step is scheduled; the backend takes it from the previous step's sampling on the device.
+inline constexpr TokenId kPendingToken = -1;
+
 // One scheduled sequence. Its `count` tokens occupy positions [start, start + count).
 struct ScheduledSeq {
   SeqId id = 0;
-  std::vector<TokenId> tokens;  // tokens to feed this step (prompt and/or generated tokens)
+  std::vector<TokenId> tokens;  // tokens to feed this step (prompt and/or generated tokens);
+                                // {kPendingToken} in a step from schedule_ahead()
   int32_t start = 0;            // num_computed_tokens before this step = position of tokens[0]
   int32_t count = 0;            // tokens.size()
   bool sample = false;          // this step computes all known tokens: sample from its last row
@@ -35,10 +40,14 @@ struct SchedulerOutput {
   // True when sequences are pending but nothing could be scheduled; stall_reason says why.
   bool stalled = false;
   std::string stall_reason;
+  // Set by schedule_ahead(): every row is one kPendingToken, and row i's token is the token
+  // sampled for row i of the previous step (same sequences, same order).
+  bool tokens_from_previous = false;
 
   bool empty() const { return rows.empty(); }
   int32_t num_samples() const;
-  // Flattened over rows, in row order: one entry per token.
+  // Flattened over rows, in row order: one entry per token. kPendingToken entries stay as they
+  // are; the backend replaces them on the device.
   std::vector<TokenId> token_ids() const;
   std::vector<int32_t> positions() const;
   // KV slot of each token: block_table[pos / block_size] * block_size + pos % block_size.

@@ -65,6 +65,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
   for (auto& e : staging_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
   check_cuda(cudaEventCreateWithFlags(&step_uploaded_, cudaEventDisableTiming), "event");
+  for (auto& e : sample_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
@@ -110,6 +111,8 @@ CudaBackend::~CudaBackend() {
   for (auto& e : staging_done_)
     if (e) cudaEventDestroy(e);
   if (step_uploaded_) cudaEventDestroy(step_uploaded_);
+  for (auto& e : sample_done_)
+    if (e) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -417,6 +420,18 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
              "uploading the step");
   check_cuda(cudaEventRecord(step_uploaded_, stream_), "recording the step upload");
   step_upload_pending_ = true;
+  if (step.tokens_from_last_sample) {
+    // Overlapped decode: this step's tokens are the last sampling's, still on the device (it ran
+    // earlier in the stream); the host wrote -1 there.
+    if (last_sample_tokens_ == nullptr || last_sample_rows_ != n || !decode_only_)
+      throw Error(ErrorCode::Internal, "a chained step must be a decode step over the rows of the "
+                                       "last sampling (" + std::to_string(last_sample_rows_) +
+                                       " rows, this step " + std::to_string(n) + ")");
+    check_cuda(cudaMemcpyAsync(sb_.token_ids, last_sample_tokens_, static_cast<size_t>(n) * 4,
+                               cudaMemcpyDeviceToDevice, stream_),
+               "chaining the sampled tokens");
+    ++chained_steps_;
+  }
 
   if (decode_only_) splits_ = decode_splits(num_seqs_, kv_shape_.num_kv_heads);
   const int32_t logit_rows = decode_only_ ? rows_ : static_cast<int32_t>(step.logit_rows.size());

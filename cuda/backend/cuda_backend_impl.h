@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -117,6 +118,11 @@ class CudaBackend : public Backend {
   bool can_sample() const override { return true; }
   void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
               std::vector<SampledToken>& out) override;
+  bool can_chain_steps() const override { return true; }
+  void sample_launch(const Tensor& logits, const std::vector<SampleRow>& rows) override;
+  void sample_collect(std::vector<SampledToken>& out) override;
+  void sample_abort() override;
+  int64_t chained_steps() const { return chained_steps_; }
 
   void to_host(const Tensor& t, float* dst) override;
   void synchronize() override;
@@ -197,7 +203,24 @@ class CudaBackend : public Backend {
   size_t sample_workspace_bytes_ = 0;
   void* sample_io_ = nullptr;  // device: row params, penalties, outputs
   size_t sample_io_bytes_ = 0;
-  PinnedBuffer sample_host_;
+  // Samplings launched and not yet collected, oldest first (at most two: overlapped decode
+  // steps). Each owns one of two pinned buffers, alternately: a launch packs its parameters while
+  // the previous launch's upload and download may still be waiting in the stream.
+  struct PendingSample {
+    int slot = 0;
+    int32_t rows = 0, vocab = 0;
+    size_t in_bytes = 0, out_tok = 0, out_lp = 0, out_top = 0;  // host/device layout
+    std::vector<int32_t> num_logprobs;                            // per row
+  };
+  PinnedBuffer sample_host_[2];
+  cudaEvent_t sample_done_[2] = {nullptr, nullptr};  // the download of slot i has landed
+  std::deque<PendingSample> pending_samples_;
+  int next_sample_slot_ = 0;
+  // Device: the token ids of the last launch (a step with StepInput::tokens_from_last_sample copies
+  // its rows' tokens from here, in stream order after that sampling).
+  const int32_t* last_sample_tokens_ = nullptr;
+  int32_t last_sample_rows_ = 0;
+  int64_t chained_steps_ = 0;  // steps that took their tokens from last_sample_tokens_
 
   // INFERDESK_STEP_TIMING=1: GPU time of each step (upload to sampled ids) vs the wall time
   // between steps, summed and printed when the backend is destroyed.

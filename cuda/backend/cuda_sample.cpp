@@ -1,6 +1,7 @@
 // CudaBackend::sample: per-row parameters and penalty token lists packed on the host, one upload,
 // sample_rows (its per-chunk statistics kernel, then the per-row kernel), one download of ids and
-// log-probabilities.
+// log-probabilities. sample() is sample_launch() then sample_collect(); with overlapped decode
+// steps the engine launches step N+1 between the two (Backend: can_chain_steps).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,12 +26,27 @@ size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
 
 void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& rows,
                          std::vector<SampledToken>& out) {
+  if (!pending_samples_.empty())
+    throw Error(ErrorCode::Internal, "sample() while overlapped samplings are outstanding");
+  sample_launch(logits, rows);
+  sample_collect(out);
+}
+
+void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRow>& rows) {
+  if (pending_samples_.size() >= 2)
+    throw Error(ErrorCode::Internal, "sample_launch: two samplings are already outstanding");
   const auto R = static_cast<int32_t>(rows.size());
-  out.assign(rows.size(), SampledToken{});
-  if (R == 0) return;
-  if (logits.dtype != DType::F32 || logits.rows < R)
+  PendingSample ps;
+  ps.rows = R;
+  ps.slot = next_sample_slot_;
+  if (R > 0 && (logits.dtype != DType::F32 || logits.rows < R))
     throw Error(ErrorCode::Internal, "sample: logits must be F32 with a row per sampled token");
   const auto V = static_cast<int32_t>(logits.cols);
+  ps.vocab = V;
+  if (R == 0) {
+    pending_samples_.push_back(std::move(ps));
+    return;
+  }
 
   // Penalty entries: distinct tokens of prompt ∪ output with their output counts.
   std::vector<SampleRowDev> params(rows.size());
@@ -53,25 +69,30 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
     }
     d.penalty_count = static_cast<int32_t>(pen_tokens.size()) - d.penalty_start;
   }
+  ps.num_logprobs.reserve(rows.size());
+  for (const SampleRowDev& d : params) ps.num_logprobs.push_back(d.num_logprobs);
 
   // One device block: [params | penalty tokens | penalty counts | outputs].
   const size_t p_bytes = align16(params.size() * sizeof(SampleRowDev));
   const size_t t_bytes = align16(pen_tokens.size() * 4);
-  const size_t in_bytes = p_bytes + 2 * t_bytes;
-  const size_t out_tok = align16(static_cast<size_t>(R) * 4);
-  const size_t out_lp = align16(static_cast<size_t>(R) * 4);
+  ps.in_bytes = p_bytes + 2 * t_bytes;
+  ps.out_tok = align16(static_cast<size_t>(R) * 4);
+  ps.out_lp = align16(static_cast<size_t>(R) * 4);
   const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
-  const size_t out_bytes = out_tok + out_lp + 2 * out_top;
-  grow_device(sample_io_, sample_io_bytes_, in_bytes + out_bytes, 2 * (in_bytes + out_bytes),
+  ps.out_top = out_top;
+  const size_t out_bytes = ps.out_tok + ps.out_lp + 2 * out_top;
+  grow_device(sample_io_, sample_io_bytes_, ps.in_bytes + out_bytes, 2 * (ps.in_bytes + out_bytes),
               "sampling buffers");
   const size_t ws = sample_workspace_bytes(R, V);
   grow_device(sample_workspace_, sample_workspace_bytes_, ws, ws, "sampling workspace");
-  auto* host = static_cast<char*>(sample_host_.get(in_bytes + out_bytes));
+  // Two pinned buffers, alternating: with overlapped steps this launch packs its parameters while
+  // the previous launch's upload and download may still be pending in the stream.
+  auto* host = static_cast<char*>(sample_host_[ps.slot].get(ps.in_bytes + out_bytes));
   std::memcpy(host, params.data(), params.size() * sizeof(SampleRowDev));
   std::memcpy(host + p_bytes, pen_tokens.data(), pen_tokens.size() * 4);
   std::memcpy(host + p_bytes + t_bytes, pen_counts.data(), pen_counts.size() * 4);
   auto* dev = static_cast<char*>(sample_io_);
-  check_cuda(cudaMemcpyAsync(dev, host, in_bytes, cudaMemcpyHostToDevice, stream_), "sampling upload");
+  check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, stream_), "sampling upload");
 
   SampleArgs a;
   a.logits = static_cast<const float*>(logits.data);
@@ -82,11 +103,11 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
   a.penalty_tokens = reinterpret_cast<const int32_t*>(dev + p_bytes);
   a.penalty_counts = reinterpret_cast<const int32_t*>(dev + p_bytes + t_bytes);
   a.workspace = sample_workspace_;
-  char* o = dev + in_bytes;
+  char* o = dev + ps.in_bytes;
   a.out_token = reinterpret_cast<int32_t*>(o);
-  a.out_logprob = reinterpret_cast<float*>(o + out_tok);
-  a.out_top_ids = reinterpret_cast<int32_t*>(o + out_tok + out_lp);
-  a.out_top_logprobs = reinterpret_cast<float*>(o + out_tok + out_lp + out_top);
+  a.out_logprob = reinterpret_cast<float*>(o + ps.out_tok);
+  a.out_top_ids = reinterpret_cast<int32_t*>(o + ps.out_tok + ps.out_lp);
+  a.out_top_logprobs = reinterpret_cast<float*>(o + ps.out_tok + ps.out_lp + out_top);
   sample_rows(a, stream_);
   if (step_timing_) {
     cudaEventRecord(step_end_, stream_);
@@ -95,23 +116,57 @@ void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& row
   // Only what was asked comes back: ids and log-probs always, the top lists when requested.
   const bool any_top = std::any_of(params.begin(), params.end(),
                                    [](const SampleRowDev& d) { return d.num_logprobs > 0; });
-  char* ho = host + in_bytes;
-  check_cuda(cudaMemcpyAsync(ho, o, any_top ? out_bytes : out_tok + out_lp, cudaMemcpyDeviceToHost,
-                             stream_),
+  check_cuda(cudaMemcpyAsync(host + ps.in_bytes, o, any_top ? out_bytes : ps.out_tok + ps.out_lp,
+                             cudaMemcpyDeviceToHost, stream_),
              "sampling download");
-  synchronize();
+  check_cuda(cudaEventRecord(sample_done_[ps.slot], stream_), "recording the sampling");
+  // A chained step (StepInput::tokens_from_last_sample) copies its tokens from here on the device.
+  last_sample_tokens_ = a.out_token;
+  last_sample_rows_ = R;
+  next_sample_slot_ ^= 1;
+  pending_samples_.push_back(std::move(ps));
+}
+
+void CudaBackend::sample_collect(std::vector<SampledToken>& out) {
+  if (pending_samples_.empty())
+    throw Error(ErrorCode::Internal, "sample_collect without an outstanding sample_launch");
+  const PendingSample ps = std::move(pending_samples_.front());
+  pending_samples_.pop_front();
+  out.assign(static_cast<size_t>(ps.rows), SampledToken{});
+  if (ps.rows == 0) return;
+  check_cuda(cudaEventSynchronize(sample_done_[ps.slot]), "GPU step");
+  const char* ho = static_cast<const char*>(sample_host_[ps.slot].get(0)) + ps.in_bytes;
   const auto* tok = reinterpret_cast<const int32_t*>(ho);
-  const auto* lp = reinterpret_cast<const float*>(ho + out_tok);
-  const auto* top_ids = reinterpret_cast<const int32_t*>(ho + out_tok + out_lp);
-  const auto* top_lp = reinterpret_cast<const float*>(ho + out_tok + out_lp + out_top);
-  for (int32_t i = 0; i < R; ++i) {
-    if (tok[i] < 0 || tok[i] >= V)
+  const auto* lp = reinterpret_cast<const float*>(ho + ps.out_tok);
+  const auto* top_ids = reinterpret_cast<const int32_t*>(ho + ps.out_tok + ps.out_lp);
+  const auto* top_lp = reinterpret_cast<const float*>(ho + ps.out_tok + ps.out_lp + ps.out_top);
+  for (int32_t i = 0; i < ps.rows; ++i) {
+    if (tok[i] < 0 || tok[i] >= ps.vocab)
       throw Error(ErrorCode::Internal, "the GPU sampler returned token " + std::to_string(tok[i]));
     out[i].token = tok[i];
     out[i].logprob = lp[i];
-    for (int32_t j = 0; j < params[i].num_logprobs; ++j)
+    for (int32_t j = 0; j < ps.num_logprobs[i]; ++j)
       out[i].top.push_back(TokenLogprob{top_ids[i * kMaxTopLogprobs + j], top_lp[i * kMaxTopLogprobs + j]});
   }
 }
 
+void CudaBackend::sample_abort() {
+  if (pending_samples_.empty()) return;
+  cudaStreamSynchronize(stream_);  // nothing in flight reads or writes the buffers afterwards
+  cudaGetLastError();
+  pending_samples_.clear();
+  last_sample_tokens_ = nullptr;
+  last_sample_rows_ = 0;
+}
+
 }  // namespace inferdesk::cuda
+
+namespace inferdesk {
+
+int64_t cuda_chained_steps(const Backend& backend) {
+  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
+  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_chained_steps: not a CUDA backend");
+  return b->chained_steps();
+}
+
+}  // namespace inferdesk

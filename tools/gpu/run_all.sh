@@ -92,6 +92,10 @@ bench)
   bench 1b_b1 --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
+  # Overlapped decode steps (EngineOptions::overlap_steps), against the rows above.
+  bench 8b_b1_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
+  bench 1b_b1_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
+  bench 8b_b64_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \

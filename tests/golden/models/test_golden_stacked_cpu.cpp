@@ -11,14 +11,15 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/engine/generate.h"
 #include "core/util/error.h"
+#include "tests/support/forwarding_backend.h"
 #include "tests/support/golden.h"
 
 namespace inferdesk {
 namespace {
 
-class StackingCpuBackend : public Backend {
+class StackingCpuBackend : public test::ForwardingBackend {
  public:
-  StackingCpuBackend() : b_(make_cpu_backend()) {}
+  StackingCpuBackend() : ForwardingBackend(make_cpu_backend()) {}
   int stacked_weights() const { return stacked_; }
 
   bool wants_fused_weights() const override { return true; }
@@ -46,45 +47,10 @@ class StackingCpuBackend : public Backend {
     h.data = mem->data();
     h.nbytes = bytes;
     ++stacked_;
-    return b_->load_weight(h, elems / cols, cols);
+    return inner().load_weight(h, elems / cols, cols);
   }
 
-  DeviceKind kind() const override { return b_->kind(); }
   std::string name() const override { return "stacking-cpu"; }
-  Buffer alloc(DType dt, int64_t rows, int64_t cols) override { return b_->alloc(dt, rows, cols); }
-  Buffer load_weight(const HostTensor& h, int64_t rows, int64_t cols) override {
-    return b_->load_weight(h, rows, cols);
-  }
-  void fill_random(Tensor t, uint64_t seed, float scale) override { b_->fill_random(t, seed, scale); }
-  void init_kv_cache(const KvCacheShape& s) override { b_->init_kv_cache(s); }
-  int64_t kv_block_bytes(const KvCacheShape& s) const override { return b_->kv_block_bytes(s); }
-  MemoryInfo memory_info() const override { return b_->memory_info(); }
-  DType activation_dtype() const override { return b_->activation_dtype(); }
-  StepPlan begin_step(const StepInput& s) override { return b_->begin_step(s); }
-  void end_step() override { b_->end_step(); }
-  void embed(const Tensor& table, Tensor out) override { b_->embed(table, out); }
-  void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override {
-    b_->rms_norm(x, w, eps, out);
-  }
-  void add_rms_norm(Tensor r, const Tensor& x, const Tensor& w, float eps, Tensor out) override {
-    b_->add_rms_norm(r, x, w, eps, out);
-  }
-  void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) override {
-    b_->linear(x, w, bias, out);
-  }
-  void rope(Tensor q, Tensor k, int32_t hq, int32_t hk, int32_t d, const RopeConfig& r) override {
-    b_->rope(q, k, hq, hk, d, r);
-  }
-  void write_kv(int32_t layer, const Tensor& k, const Tensor& v) override { b_->write_kv(layer, k, v); }
-  void attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) override {
-    b_->attention(layer, q, p, out);
-  }
-  void silu_mul(const Tensor& g, const Tensor& u, Tensor out) override { b_->silu_mul(g, u, out); }
-  void add(Tensor inout, const Tensor& x) override { b_->add(inout, x); }
-  void gather_rows(const Tensor& x, Tensor out) override { b_->gather_rows(x, out); }
-  void moe_route(const Tensor& l, int32_t k, bool norm, Tensor ids, Tensor w) override {
-    b_->moe_route(l, k, norm, ids, w);
-  }
   void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e,
                    const Tensor& ids, const Tensor& w, Tensor out) override {
     // The views of a stacked expert are the two row halves of one weight.
@@ -93,18 +59,10 @@ class StackingCpuBackend : public Backend {
           static_cast<const char*>(ew.gate.data) +
               ew.gate.rows * ew.gate.stride * static_cast<int64_t>(ew.gate.element_size()))
         throw Error(ErrorCode::Internal, "expert gate and up are not stacked");
-    b_->moe_experts(layer, x, e, ids, w, out);
+    inner().moe_experts(layer, x, e, ids, w, out);
   }
-  void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& g) override {
-    b_->sigmoid_gate_add(out, x, g);
-  }
-  void init_expert_counters(int32_t l, int32_t e) override { b_->init_expert_counters(l, e); }
-  std::vector<int64_t> expert_counts() override { return b_->expert_counts(); }
-  void to_host(const Tensor& t, float* dst) override { b_->to_host(t, dst); }
-  void synchronize() override { b_->synchronize(); }
 
  private:
-  std::unique_ptr<Backend> b_;
   std::vector<std::shared_ptr<std::vector<std::byte>>> host_;
   int stacked_ = 0;
 };

@@ -236,6 +236,63 @@ TEST(CudaGraphs, MoeDecodeStepsAboveEightRowsAreCapturedAndAgree) {
   for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(first[i].token_ids(), second[i].token_ids());
 }
 
+// Overlapped decode steps (EngineOptions::overlap_steps): each decode step is launched before the
+// previous step's tokens reach the host and takes them from the previous sampling on the device.
+// The steps are the same as without overlap (no request stops early here), so the results must be
+// the same, greedy and seeded, with graphs on; and the chain must really have run.
+TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
+  INFERDESK_REQUIRE_GPU();
+  auto reqs = random_requests(13, 31, 24);
+  for (size_t i = 1; i < reqs.size(); i += 2) {
+    reqs[i].params.temperature = 0.8f;
+    reqs[i].params.top_p = 0.9f;
+    reqs[i].params.seed = 7 + i;
+  }
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  opts.enable_prefix_caching = false;  // (as in GraphsOnAndOffAgree)
+  Engine plain = make_cuda_engine("llama", opts);
+  opts.overlap_steps = true;
+  Engine over = make_cuda_engine("llama", opts);
+  const auto a = generate_all(plain, reqs);
+  const auto b = generate_all(over, reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_EQ(a[i].token_ids(), b[i].token_ids()) << "request " << i;
+    EXPECT_EQ(b[i].reason, FinishReason::Length);
+    for (size_t j = 0; j < a[i].tokens.size(); ++j)
+      EXPECT_NEAR(a[i].tokens[j].logprob, b[i].tokens[j].logprob, 1e-5) << i << "/" << j;
+  }
+  EXPECT_EQ(cuda_chained_steps(*plain.model().backend), 0);
+  EXPECT_GT(cuda_chained_steps(*over.model().backend), 10);
+  EXPECT_EQ(over.stats().kv_blocks_used, 0);
+}
+
+// A stop token in the middle of a chain: the step launched ahead for that request is dropped,
+// the other request goes on, and the engine serves the next batch.
+TEST(CudaOverlap, StopTokenMidChain) {
+  INFERDESK_REQUIRE_GPU();
+  EngineOptions opts;
+  opts.num_kv_blocks = 256;
+  Engine plain = make_cuda_engine("llama", opts);
+  opts.overlap_steps = true;
+  Engine over = make_cuda_engine("llama", opts);
+  Request r = greedy({11, 22, 33, 44, 55}, 16);
+  const auto full = generate_all(plain, {r})[0].token_ids();
+  ASSERT_EQ(full.size(), 16u);
+  Request stop = r;
+  stop.params.stop_token_ids = {full[5]};
+  const Request other = greedy({7, 8, 9}, 16);
+  const auto got = generate_all(over, {stop, other});
+  EXPECT_EQ(got[0].reason, FinishReason::Stop);
+  const auto want = generate_all(plain, {stop, other});
+  EXPECT_EQ(got[0].token_ids(), want[0].token_ids());
+  EXPECT_EQ(got[1].token_ids().size(), 16u);
+  EXPECT_EQ(got[1].reason, FinishReason::Length);
+  EXPECT_GT(cuda_chained_steps(*over.model().backend), 0);
+  EXPECT_EQ(over.stats().kv_blocks_used, 0);
+  EXPECT_EQ(generate_all(over, {other})[0].token_ids().size(), 16u);  // still serving
+}
+
 TEST(CudaPrefixCache, HitGivesSameTokensAsColdRun) {
   INFERDESK_REQUIRE_GPU();
   std::mt19937 rng(3);
