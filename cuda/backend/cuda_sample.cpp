@@ -44,6 +44,8 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   const auto V = static_cast<int32_t>(logits.cols);
   ps.vocab = V;
   if (R == 0) {
+    last_sample_tokens_ = nullptr;  // nothing a chained step could take its tokens from
+    last_sample_rows_ = 0;
     pending_samples_.push_back(std::move(ps));
     return;
   }
