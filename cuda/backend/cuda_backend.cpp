@@ -75,6 +75,10 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     decode_waves_ = std::atoi(w);
   if (const char* m = std::getenv("INFERDESK_DECODE_MIN_KEYS"); m && std::atoi(m) > 0)
     decode_min_keys_ = std::atoi(m);
+  // Decode attention for grids of a few blocks: K/V double-buffered in registers (experiment until
+  // measured against the single-buffered default).
+  if (const char* l = std::getenv("INFERDESK_DECODE_PREFETCH"); l && *l == '1')
+    decode_small_grid_load_ = DecodeLoad::Prefetched;
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");

@@ -21,7 +21,9 @@
 // K/V loading (PagedAttentionArgs::decode_load, launch_split): for grids of many blocks each warp
 // streams its iterations through a 3-stage cp.async pipeline in shared memory (two iterations in
 // flight while one is scored, no registers held); for a few blocks (batch 1) each iteration's K/V
-// go straight into registers, which leaves the SM's shared memory to the neighbouring kernels.
+// go straight into registers, which leaves the SM's shared memory to the neighbouring kernels,
+// either one iteration at a time or double-buffered (DecodeLoad::Prefetched: the next iteration's
+// K/V in flight while this one is scored; small_grid_load picks which for Auto).
 //
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of its first
 // keys, then waits for the previous kernel (q, K/V) before reading anything else or writing.
@@ -48,7 +50,7 @@ struct DecodeTile {
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
   // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
-  static constexpr int kStages = S;
+  static constexpr int kStages = S > 0 ? S : 0;  // S < 0: double-buffered registers (no pipeline)
   // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
   // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
   static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * 16;
@@ -280,11 +282,54 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
       consume(base + j * C::kKeysPerIter, kr, vr);
     }
     cp_async_wait<0>();
+  } else if constexpr (ST < 0) {
+    // Registers, double-buffered: iteration j + 1's K/V are loaded (and j + 2's block ids fetched)
+    // before iteration j is scored, so each iteration's load latency hides behind the previous
+    // one's arithmetic. Twice the K/V registers: only for grids of a few blocks (batch 1), where a
+    // resident block less per SM costs nothing (see launch_split).
+    auto load = [&](int it_base, const int (&ids)[U], uint4 (&kr)[U], uint4 (&vr)[U]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int key = it_base + u * C::kKeysPerLoad + lg;
+        if (ids[u] >= 0) {
+          const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
+          kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
+          vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
+        } else {
+          kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+        }
+      }
+    };
+    uint4 kr[U], vr[U];
+    int ids[U];  // block ids of the iteration after the one whose K/V are in kr/vr
+    if (iters > 0) {
+      int first[U];
+      fetch_ids(base, first);
+      load(base, first, kr, vr);
+      if (iters > 1) fetch_ids(base + C::kKeysPerIter, ids);
+    }
+    for (int j = 0; j < iters; ++j) {
+      const int it_base = base + j * C::kKeysPerIter;
+      uint4 kn[U], vn[U];
+      if (j + 1 < iters) {
+        load(it_base + C::kKeysPerIter, ids, kn, vn);
+        if (j + 2 < iters) fetch_ids(it_base + 2 * C::kKeysPerIter, ids);
+      }
+      consume(it_base, kr, vr);
+      if (j + 1 < iters) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          kr[u] = kn[u];
+          vr[u] = vn[u];
+        }
+      }
+    }
   } else {
     // Registers only, one iteration's K/V at a time; the block ids of the next iteration are
     // fetched while this one is scored. Few blocks (latency-bound): no shared memory to carve out.
-    // (Double-buffering the K/V registers was measured slower on the H200, 2026-11-30: 64 x 1,024
-    // keys 170 us against 127 us; the extra registers cost a resident block per SM.)
+    // (Double-buffering the K/V registers for every grid was measured slower on the H200,
+    // 2026-11-30: 64 x 1,024 keys 170 us against 127 us; the extra registers cost a resident block
+    // per SM. The Prefetched branch above keeps it for few-block grids only.)
     int ids[U];
     if (iters > 0) fetch_ids(base, ids);
     for (int j = 0; j < iters; ++j) {
@@ -437,13 +482,15 @@ constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head ch
 
 template <int D, int GC>
 void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
-  const bool pipelined = p.a.decode_load == DecodeLoad::Auto
-                             ? int64_t{grid.x} * grid.z >= kDecodePipeMinBlocks
-                             : p.a.decode_load == DecodeLoad::Pipelined;
-  if (!pipelined)
-    launch_split_s<D, GC, 0>(p, grid, stream);
-  else
-    launch_split_s<D, GC, kDecodeStages>(p, grid, stream);
+  DecodeLoad load = p.a.decode_load;
+  if (load == DecodeLoad::Auto)
+    load = int64_t{grid.x} * grid.z >= kDecodePipeMinBlocks ? DecodeLoad::Pipelined
+                                                             : p.a.small_grid_load;
+  switch (load) {
+    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, stream); break;
+    case DecodeLoad::Prefetched: launch_split_s<D, GC, -1>(p, grid, stream); break;
+    default: launch_split_s<D, GC, 0>(p, grid, stream); break;
+  }
 }
 
 template <int D>

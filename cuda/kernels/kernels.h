@@ -107,8 +107,10 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 constexpr int32_t kDecodeMinKeysPerSplit = 64;
 
 // Decode kernel K/V loading: straight into registers, one iteration at a time (few blocks,
-// latency-bound), or through a cp.async pipeline in shared memory (many blocks, bandwidth-bound).
-enum class DecodeLoad { Auto, Registers, Pipelined };
+// latency-bound); into registers with the next iteration's K/V loaded while the current one is
+// scored (Prefetched: twice the K/V registers, for grids too small for occupancy to matter); or
+// through a cp.async pipeline in shared memory (many blocks, bandwidth-bound).
+enum class DecodeLoad { Auto, Registers, Prefetched, Pipelined };
 
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
@@ -141,9 +143,11 @@ struct PagedAttentionArgs {
   int32_t min_keys_per_split = kDecodeMinKeysPerSplit;
   void* workspace = nullptr;
   int32_t* split_counters = nullptr;
-  // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size; the tests
-  // force each.
+  // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size: the
+  // pipeline for many blocks, small_grid_load (Registers or Prefetched) for few; the tests force
+  // each.
   DecodeLoad decode_load = DecodeLoad::Auto;
+  DecodeLoad small_grid_load = DecodeLoad::Registers;
 };
 // Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
 // blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.

@@ -96,6 +96,9 @@ bench)
   bench 8b_b1_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   bench 1b_b1_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   bench 8b_b64_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
+  # Decode attention with double-buffered K/V registers for few-block grids (experiment).
+  INFERDESK_DECODE_PREFETCH=1 bench 8b_b1_prefetch --dummy llama-3.1-8b --batch 1 --input-len 128 \
+    --output-len 256 --repeat 2
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
@@ -103,6 +106,8 @@ bench)
   # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
   # and prefill the large-batch path (eager, one host sync per MoE layer).
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_DECODE_PREFETCH=1 bench qwen3moe_b1_prefetch --dummy qwen3-30b-a3b --batch 1 \
+    --input-len 128 --output-len 256 --repeat 2
   bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
   bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
   # Mixtral offline: every decode step of 256 sequences reads all eight experts (93 GB), so the

@@ -371,13 +371,15 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
                                                               ", min keys " + std::to_string(min_keys_per_split)
                                                         : std::string(" prefill")));
   const AttnData d = make_data(c);
-  // Decode: both ways of loading K/V, each on a freshly poisoned output.
+  // Decode: every way of loading K/V, each on a freshly poisoned output.
   std::vector<cuda::DecodeLoad> loads = {cuda::DecodeLoad::Auto};
-  if (kernel == Kernel::Decode) loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined};
+  if (kernel == Kernel::Decode)
+    loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched, cuda::DecodeLoad::Pipelined};
   for (cuda::DecodeLoad load : loads) {
-    SCOPED_TRACE(load == cuda::DecodeLoad::Registers   ? "K/V into registers"
-                 : load == cuda::DecodeLoad::Pipelined ? "K/V through the shared-memory pipeline"
-                                                       : "");
+    SCOPED_TRACE(load == cuda::DecodeLoad::Registers    ? "K/V into registers"
+                 : load == cuda::DecodeLoad::Prefetched ? "K/V into registers, double-buffered"
+                 : load == cuda::DecodeLoad::Pipelined  ? "K/V through the shared-memory pipeline"
+                                                        : "");
     DeviceAttn dev;
     make_device(d, dev);
     set_splits(dev, num_splits);

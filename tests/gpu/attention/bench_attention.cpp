@@ -38,6 +38,7 @@ struct Shape {
 constexpr Shape kLlama8B{"llama-3.1-8b", 32, 8, 128};
 constexpr Shape kLlama1B{"llama-3.2-1b", 32, 8, 64};
 constexpr Shape kD256{"d256 (16/4 heads)", 16, 4, 256};
+constexpr Shape kQwen3Moe{"qwen3-30b-a3b", 32, 4, 128};  // 8 query heads per kv head
 
 AttnCase shape_case(const Shape& s, std::vector<SeqSpec> seqs) {
   return make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim);
@@ -99,18 +100,27 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
               us, flops / us * 1e-6);
 }
 
+// Few-block (batch 1) grids are timed with both register loads, single- and double-buffered.
 void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps) {
   const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
   AttnData d;
   DeviceAttn dev;
   prepare(c, d, dev);
   const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * 2.0;
-  for (int32_t sp : splits) {
-    set_splits(dev, sp);
-    const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
-    std::printf("decode   %-18s %-28s splits %4d %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
-                seqs_text(c.seqs).c_str(), sp, us, bytes / us * 1e-3, bytes * 1e-6);
-  }
+  std::vector<k::DecodeLoad> loads = {k::DecodeLoad::Auto};
+  if (batch == 1) loads = {k::DecodeLoad::Registers, k::DecodeLoad::Prefetched};
+  for (int32_t sp : splits)
+    for (k::DecodeLoad load : loads) {
+      set_splits(dev, sp);
+      dev.args.decode_load = load;
+      const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
+      std::printf("decode   %-18s %-28s splits %4d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
+                  seqs_text(c.seqs).c_str(), sp,
+                  load == k::DecodeLoad::Prefetched  ? "prefetch"
+                  : load == k::DecodeLoad::Registers ? "registers"
+                                                     : "auto",
+                  us, bytes / us * 1e-3, bytes * 1e-6);
+    }
 }
 
 }  // namespace
@@ -150,6 +160,8 @@ int main(int argc, char** argv) {
   run([&] { bench_decode(kLlama8B, 64, 256, {1, 2}, reps); });  // the engine's batch-64 benchmark, mid-run
   run([&] { bench_decode(kLlama8B, 256, 192, {1}, reps); });    // the offline benchmark's decode steps
   run([&] { bench_decode(kLlama8B, 1, 256, {1, 4}, reps); });   // batch 1, as in the engine's benchmark
+  run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps); });
+  run([&] { bench_decode(kLlama1B, 1, 256, {1, 4}, reps); });
   run([&] { bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps); });
   run([&] { bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps); });
   run([&] { bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps); });

@@ -92,7 +92,8 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
-  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined}) {
+  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
+                    cuda::DecodeLoad::Pipelined}) {
     dev.out.poison();
     dev.args.decode_load = load;
     cuda::paged_attention_decode(dev.args, nullptr);
@@ -106,7 +107,9 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
 // A decode captured once replays correctly after the context lengths (and block tables, cache and
 // queries) change in place: each split derives its key range from context_len on the device.
 void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
-  SCOPED_TRACE(load == cuda::DecodeLoad::Pipelined ? "K/V pipelined" : "K/V into registers");
+  SCOPED_TRACE(load == cuda::DecodeLoad::Pipelined    ? "K/V pipelined"
+               : load == cuda::DecodeLoad::Prefetched ? "K/V into registers, double-buffered"
+                                                      : "K/V into registers");
   AttnCase a = make_case({{1, 20}, {1, 700}, {1, 0}, {1, 64}, {1, 300}}, 16, 4, 128, 16, 11);
   a.min_blocks = 200;  // same cache size for both steps
   AttnCase b = a;
@@ -151,6 +154,7 @@ void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
 TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   INFERDESK_REQUIRE_GPU();
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Registers);
+  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Prefetched);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Pipelined);
 }
 

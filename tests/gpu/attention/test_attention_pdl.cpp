@@ -87,7 +87,9 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits,
                  cuda::DecodeLoad load = cuda::DecodeLoad::Auto) {
   SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits)
                                                         : std::string(" prefill")) +
-               (load == cuda::DecodeLoad::Pipelined ? ", K/V pipelined" : ""));
+               (load == cuda::DecodeLoad::Pipelined    ? ", K/V pipelined"
+                : load == cuda::DecodeLoad::Prefetched ? ", K/V double-buffered"
+                                                       : ""));
   AttentionChain chain(c, kernel, splits, load);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -142,7 +144,8 @@ TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
   INFERDESK_REQUIRE_GPU();
   const std::vector<SeqSpec> seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
   for (int32_t splits : {1, 5})  // 1: one block per head writes out; 5: the last split merges
-    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined}) {
+    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
+                      cuda::DecodeLoad::Pipelined}) {
       check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits, load);
       AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
       w.sliding_window = 32;
