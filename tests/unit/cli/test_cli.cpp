@@ -132,6 +132,20 @@ TEST(CliBench, DenseModelsReportNoRouting) {
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("moe_routing"));
 }
 
+// --overlap-steps is accepted everywhere; the CPU backend cannot chain steps, so the report says
+// the steps were not overlapped (and the run is the same as without the flag).
+TEST(CliBench, OverlapStepsIsReportedAsEffective) {
+  const auto dir = test::golden_models_dir() / "llama";
+  const std::string base = "bench --model " + dir.string() +
+                           " --backend cpu --batch 1 --input-len 4 --output-len 2 --repeat 1 --json";
+  const CliRun with = run_cli(base + " --overlap-steps");
+  ASSERT_EQ(with.status, 0);
+  EXPECT_FALSE(nlohmann::json::parse(with.out)["overlap_steps"].get<bool>());
+  const CliRun without = run_cli(base);
+  ASSERT_EQ(without.status, 0);
+  EXPECT_FALSE(nlohmann::json::parse(without.out)["overlap_steps"].get<bool>());
+}
+
 }  // namespace
 }  // namespace inferdesk
 
