@@ -65,7 +65,10 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
   for (auto& e : staging_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
   check_cuda(cudaEventCreateWithFlags(&step_uploaded_, cudaEventDisableTiming), "event");
-  for (auto& e : sample_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
+  check_cuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "creating a stream");
+  for (cudaEvent_t* group : {sample_done_, sample_params_up_, sample_computed_})
+    for (int i = 0; i < 2; ++i)
+      check_cuda(cudaEventCreateWithFlags(&group[i], cudaEventDisableTiming), "event");
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
@@ -96,6 +99,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
 
 CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
+  if (copy_stream_) cudaStreamSynchronize(copy_stream_);
   if (step_timing_) {
     if (timed_steps_ > 0)
       std::fprintf(stderr, "cuda step timing: %lld steps, GPU %.3f ms/step, wall %.3f ms/step\n",
@@ -115,8 +119,10 @@ CudaBackend::~CudaBackend() {
   for (auto& e : staging_done_)
     if (e) cudaEventDestroy(e);
   if (step_uploaded_) cudaEventDestroy(step_uploaded_);
-  for (auto& e : sample_done_)
-    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t* group : {sample_done_, sample_params_up_, sample_computed_})
+    for (int i = 0; i < 2; ++i)
+      if (group[i]) cudaEventDestroy(group[i]);
+  if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 

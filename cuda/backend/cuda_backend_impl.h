@@ -214,7 +214,15 @@ class CudaBackend : public Backend {
     std::vector<int32_t> num_logprobs;                            // per row
   };
   PinnedBuffer sample_host_[2];
-  cudaEvent_t sample_done_[2] = {nullptr, nullptr};  // the download of slot i has landed
+  // Slot i of the device buffer is sample_io_ + i * sample_io_slot_bytes_ (parameters, then
+  // outputs). Uploads and downloads go through copy_stream_, off the compute stream: the
+  // parameters' upload runs while the step's forward does, and the step after needs not wait for
+  // the download of the tokens.
+  size_t sample_io_slot_bytes_ = 0;
+  cudaStream_t copy_stream_ = nullptr;
+  cudaEvent_t sample_params_up_[2] = {nullptr, nullptr};  // slot i's parameters are on the device
+  cudaEvent_t sample_computed_[2] = {nullptr, nullptr};   // slot i's sampling kernels are done
+  cudaEvent_t sample_done_[2] = {nullptr, nullptr};       // the download of slot i has landed
   std::deque<PendingSample> pending_samples_;
   int next_sample_slot_ = 0;
   // Device: the token ids of the last launch (a step with StepInput::tokens_from_last_sample copies

@@ -83,18 +83,28 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
   ps.out_top = out_top;
   const size_t out_bytes = ps.out_tok + ps.out_lp + 2 * out_top;
-  grow_device(sample_io_, sample_io_bytes_, ps.in_bytes + out_bytes, 2 * (ps.in_bytes + out_bytes),
-              "sampling buffers");
+  if (ps.in_bytes + out_bytes > sample_io_slot_bytes_) {
+    // Both slots grow together; nothing may still read or write the old buffer (the other slot's
+    // download included: its tokens are then already in its pinned buffer).
+    check_cuda(cudaStreamSynchronize(copy_stream_), "sampling buffers");
+    const size_t slot_bytes = (2 * (ps.in_bytes + out_bytes) + 255) / 256 * 256;
+    grow_device(sample_io_, sample_io_bytes_, 2 * slot_bytes, 2 * slot_bytes, "sampling buffers");
+    sample_io_slot_bytes_ = slot_bytes;
+  }
   const size_t ws = sample_workspace_bytes(R, V);
   grow_device(sample_workspace_, sample_workspace_bytes_, ws, ws, "sampling workspace");
-  // Two pinned buffers, alternating: with overlapped steps this launch packs its parameters while
-  // the previous launch's upload and download may still be pending in the stream.
+  // Two pinned buffers and two device slots, alternating: with overlapped steps this launch packs
+  // and uploads its parameters while the previous launch's kernels and download may be pending.
   auto* host = static_cast<char*>(sample_host_[ps.slot].get(ps.in_bytes + out_bytes));
   std::memcpy(host, params.data(), params.size() * sizeof(SampleRowDev));
   std::memcpy(host + p_bytes, pen_tokens.data(), pen_tokens.size() * 4);
   std::memcpy(host + p_bytes + t_bytes, pen_counts.data(), pen_counts.size() * 4);
-  auto* dev = static_cast<char*>(sample_io_);
-  check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, stream_), "sampling upload");
+  auto* dev = static_cast<char*>(sample_io_) + static_cast<size_t>(ps.slot) * sample_io_slot_bytes_;
+  // The upload runs on the copy stream (while the forward computes); the kernels wait for it.
+  check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, copy_stream_),
+             "sampling upload");
+  check_cuda(cudaEventRecord(sample_params_up_[ps.slot], copy_stream_), "sampling upload");
+  check_cuda(cudaStreamWaitEvent(stream_, sample_params_up_[ps.slot], 0), "sampling upload");
 
   SampleArgs a;
   a.logits = static_cast<const float*>(logits.data);
@@ -118,10 +128,14 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   // Only what was asked comes back: ids and log-probs always, the top lists when requested.
   const bool any_top = std::any_of(params.begin(), params.end(),
                                    [](const SampleRowDev& d) { return d.num_logprobs > 0; });
+  // The download runs on the copy stream once the kernels are done; the compute stream goes on
+  // with the next step at once.
+  check_cuda(cudaEventRecord(sample_computed_[ps.slot], stream_), "recording the sampling");
+  check_cuda(cudaStreamWaitEvent(copy_stream_, sample_computed_[ps.slot], 0), "sampling download");
   check_cuda(cudaMemcpyAsync(host + ps.in_bytes, o, any_top ? out_bytes : ps.out_tok + ps.out_lp,
-                             cudaMemcpyDeviceToHost, stream_),
+                             cudaMemcpyDeviceToHost, copy_stream_),
              "sampling download");
-  check_cuda(cudaEventRecord(sample_done_[ps.slot], stream_), "recording the sampling");
+  check_cuda(cudaEventRecord(sample_done_[ps.slot], copy_stream_), "recording the sampling");
   // A chained step (StepInput::tokens_from_last_sample) copies its tokens from here on the device.
   last_sample_tokens_ = a.out_token;
   last_sample_rows_ = R;
@@ -155,6 +169,7 @@ void CudaBackend::sample_collect(std::vector<SampledToken>& out) {
 void CudaBackend::sample_abort() {
   if (pending_samples_.empty()) return;
   cudaStreamSynchronize(stream_);  // nothing in flight reads or writes the buffers afterwards
+  cudaStreamSynchronize(copy_stream_);
   cudaGetLastError();
   pending_samples_.clear();
   last_sample_tokens_ = nullptr;
