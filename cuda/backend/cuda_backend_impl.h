@@ -220,6 +220,9 @@ class CudaBackend : public Backend {
   // the download of the tokens.
   size_t sample_io_slot_bytes_ = 0;
   cudaStream_t copy_stream_ = nullptr;
+  // Whether the copies use copy_stream_ (INFERDESK_SAMPLING_COPY_STREAM=1, an experiment until
+  // measured) or stream_, in line with the kernels.
+  bool sampling_copy_stream_ = false;
   cudaEvent_t sample_params_up_[2] = {nullptr, nullptr};  // slot i's parameters are on the device
   cudaEvent_t sample_computed_[2] = {nullptr, nullptr};   // slot i's sampling kernels are done
   cudaEvent_t sample_done_[2] = {nullptr, nullptr};       // the download of slot i has landed

@@ -101,9 +101,9 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   std::memcpy(host + p_bytes + t_bytes, pen_counts.data(), pen_counts.size() * 4);
   auto* dev = static_cast<char*>(sample_io_) + static_cast<size_t>(ps.slot) * sample_io_slot_bytes_;
   // The upload runs on the copy stream (while the forward computes); the kernels wait for it.
-  check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, copy_stream_),
-             "sampling upload");
-  check_cuda(cudaEventRecord(sample_params_up_[ps.slot], copy_stream_), "sampling upload");
+  const cudaStream_t cs = sampling_copy_stream_ ? copy_stream_ : stream_;
+  check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, cs), "sampling upload");
+  check_cuda(cudaEventRecord(sample_params_up_[ps.slot], cs), "sampling upload");
   check_cuda(cudaStreamWaitEvent(stream_, sample_params_up_[ps.slot], 0), "sampling upload");
 
   SampleArgs a;
@@ -131,11 +131,11 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   // The download runs on the copy stream once the kernels are done; the compute stream goes on
   // with the next step at once.
   check_cuda(cudaEventRecord(sample_computed_[ps.slot], stream_), "recording the sampling");
-  check_cuda(cudaStreamWaitEvent(copy_stream_, sample_computed_[ps.slot], 0), "sampling download");
+  check_cuda(cudaStreamWaitEvent(cs, sample_computed_[ps.slot], 0), "sampling download");
   check_cuda(cudaMemcpyAsync(host + ps.in_bytes, o, any_top ? out_bytes : ps.out_tok + ps.out_lp,
-                             cudaMemcpyDeviceToHost, copy_stream_),
+                             cudaMemcpyDeviceToHost, cs),
              "sampling download");
-  check_cuda(cudaEventRecord(sample_done_[ps.slot], copy_stream_), "recording the sampling");
+  check_cuda(cudaEventRecord(sample_done_[ps.slot], cs), "recording the sampling");
   // A chained step (StepInput::tokens_from_last_sample) copies its tokens from here on the device.
   last_sample_tokens_ = a.out_token;
   last_sample_rows_ = R;

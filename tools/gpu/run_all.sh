@@ -96,6 +96,8 @@ bench)
   bench 8b_b1_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   bench 1b_b1_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   bench 8b_b64_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
+  INFERDESK_SAMPLING_COPY_STREAM=1 bench 1b_b1_overlap_copystream --dummy llama-3.2-1b --batch 1 \
+    --input-len 128 --output-len 256 --repeat 2 --overlap-steps
   # Decode attention with double-buffered K/V registers for few-block grids (experiment).
   INFERDESK_DECODE_PREFETCH=1 bench 8b_b1_prefetch --dummy llama-3.1-8b --batch 1 --input-len 128 \
     --output-len 256 --repeat 2
