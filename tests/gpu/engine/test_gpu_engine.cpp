@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <future>
 #include <random>
@@ -265,6 +266,17 @@ TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
   EXPECT_EQ(cuda_chained_steps(*plain.model().backend), 0);
   EXPECT_GT(cuda_chained_steps(*over.model().backend), 10);
   EXPECT_EQ(over.stats().kv_blocks_used, 0);
+  // The same with the sampling's copies on the copy stream (INFERDESK_SAMPLING_COPY_STREAM).
+  setenv("INFERDESK_SAMPLING_COPY_STREAM", "1", 1);
+  Engine copies = make_cuda_engine("llama", opts);
+  unsetenv("INFERDESK_SAMPLING_COPY_STREAM");
+  const auto c = generate_all(copies, reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_EQ(a[i].token_ids(), c[i].token_ids()) << "request " << i << ", copy stream";
+    for (size_t j = 0; j < a[i].tokens.size(); ++j)
+      EXPECT_NEAR(a[i].tokens[j].logprob, c[i].tokens[j].logprob, 1e-5) << i << "/" << j;
+  }
+  EXPECT_GT(cuda_chained_steps(*copies.model().backend), 10);
 }
 
 // A stop token in the middle of a chain: the step launched ahead for that request is dropped,
