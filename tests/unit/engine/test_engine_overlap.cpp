@@ -5,8 +5,14 @@
 // must give the same tokens, finish reasons and events, and chaining must really happen.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <deque>
+#include <future>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/engine/generate.h"
@@ -210,6 +216,91 @@ TEST(OverlapSteps, PenaltiesDoNotChain) {
   EXPECT_EQ(run(e, reqs).tokens, run(plain, reqs).tokens);
   EXPECT_EQ(c.chained_steps, 0);
   EXPECT_GT(c.launches, 0);
+}
+
+// Requests arriving from another thread at random moments, some cancelled from their callbacks
+// and some ending on a stop token, while steps chain. Greedy CPU results do not depend on the
+// batch (see BatchInvariance), so every request must produce exactly its tokens alone on a plain
+// engine (cut at the stop token; a prefix of them when cancelled), with one final event and no
+// event after it; afterwards every KV block is free.
+TEST(OverlapSteps, RandomArrivalsCancelsAndStopsSoak) {
+  ChainCounters pc, oc;
+  Engine plain = make_engine("qwen2", false, &pc);
+  Engine over = make_engine("qwen2", true, &oc, 6);
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> tok(3, 500), len(1, 30), max_tok(2, 24), pct(0, 99);
+  constexpr int kRequests = 24;
+  struct Case {
+    Request req;
+    bool cancel = false;
+    std::vector<int32_t> want;  // alone, plain engine
+  };
+  std::vector<Case> cases(kRequests);
+  for (Case& c : cases) {
+    c.req.prompt_ids.resize(static_cast<size_t>(len(rng)));
+    for (auto& t : c.req.prompt_ids) t = tok(rng);
+    c.req.params.temperature = 0;
+    c.req.params.ignore_eos = true;
+    c.req.params.max_tokens = max_tok(rng);
+    c.want = generate_all(plain, {c.req})[0].token_ids();
+    if (pct(rng) < 30 && c.want.size() > 3) {  // stop on a token in the middle
+      const int32_t stop = c.want[c.want.size() / 2];
+      c.req.params.stop_token_ids = {stop};
+      c.want.resize(static_cast<size_t>(std::find(c.want.begin(), c.want.end(), stop) - c.want.begin()) + 1);
+    }
+    c.cancel = pct(rng) < 20;
+  }
+  struct Seen {
+    std::mutex m;
+    std::vector<int32_t> tokens;
+    int finals = 0;
+    bool after_final = false;
+    FinishReason reason = FinishReason::None;
+  };
+  std::vector<Seen> seen(kRequests);
+  std::atomic<int> finished{0};
+  std::promise<void> all_done;
+  for (int i = 0; i < kRequests; ++i) {
+    Case& c = cases[static_cast<size_t>(i)];
+    Seen& sn = seen[static_cast<size_t>(i)];
+    over.submit(c.req, [&, cancel = c.cancel](const StreamEvent& ev) {
+      std::lock_guard lock(sn.m);
+      if (sn.finals > 0) sn.after_final = true;
+      for (const auto& t : ev.tokens) sn.tokens.push_back(t.id);
+      if (cancel && sn.tokens.size() >= 2 && !ev.finished) over.cancel(ev.request_id);
+      if (ev.finished) {
+        ++sn.finals;
+        sn.reason = ev.reason;
+        if (++finished == kRequests) all_done.set_value();
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(pct(rng) * 20));
+  }
+  ASSERT_EQ(all_done.get_future().wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  int cancelled = 0, stopped = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const Case& c = cases[static_cast<size_t>(i)];
+    Seen& sn = seen[static_cast<size_t>(i)];
+    std::lock_guard lock(sn.m);
+    cancelled += sn.reason == FinishReason::Cancelled;
+    stopped += sn.reason == FinishReason::Stop;
+    EXPECT_EQ(sn.finals, 1) << i;
+    EXPECT_FALSE(sn.after_final) << i;
+    if (sn.reason == FinishReason::Cancelled) {
+      ASSERT_LE(sn.tokens.size(), c.want.size()) << i;
+      EXPECT_TRUE(std::equal(sn.tokens.begin(), sn.tokens.end(), c.want.begin())) << i;
+    } else {
+      EXPECT_EQ(sn.tokens, c.want) << i;
+      EXPECT_EQ(sn.reason, c.req.params.stop_token_ids.empty() ? FinishReason::Length : FinishReason::Stop) << i;
+    }
+  }
+  EXPECT_GT(cancelled, 0);  // the soak did exercise both endings
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(oc.chained_steps, 0);
+  // The engine publishes its stats after the final events: wait until it is idle.
+  for (int k = 0; k < 200 && over.stats().kv_blocks_used != 0; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(over.stats().kv_blocks_used, 0);
 }
 
 TEST(OverlapSteps, AFailedStepFailsItsRequestsAndTheEngineGoesOn) {
