@@ -30,6 +30,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/kernels/attention_common.cuh"
@@ -525,9 +526,17 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   DecodeParams p;
   p.a = a;
   p.group = a.num_heads / a.num_kv_heads;
-  // Heads served per thread block: the smallest of 1, 2, 4, 8 that covers the group; larger
-  // groups are cut into chunks of 8 (each chunk reads the K/V of its kv head again).
-  const int gc = p.group <= 1 ? 1 : p.group <= 2 ? 2 : p.group <= 4 ? 4 : 8;
+  // Heads served per thread block: the smallest of 1, 2, 4, 8 that covers the group, at most
+  // max_heads_per_block; larger groups are cut into chunks (each chunk reads the K/V of its kv head
+  // again). Under Auto a grid of few blocks may take smaller chunks (small_grid_heads_per_block).
+  auto pow2_cap = [](int32_t n) { return n >= 8 ? 8 : n >= 4 ? 4 : n >= 2 ? 2 : 1; };
+  if (a.max_heads_per_block < 1 || a.small_grid_heads_per_block < 1)
+    unsupported_config("paged_attention_decode: heads per block must be >= 1");
+  int gc = std::min(p.group <= 1 ? 1 : p.group <= 2 ? 2 : p.group <= 4 ? 4 : 8,
+                    pow2_cap(a.max_heads_per_block));
+  if (a.decode_load == DecodeLoad::Auto &&
+      int64_t{a.num_seqs} * a.num_kv_heads * ((p.group + gc - 1) / gc) < kDecodePipeMinBlocks)
+    gc = std::min(gc, pow2_cap(a.small_grid_heads_per_block));
   p.head_chunks = (p.group + gc - 1) / gc;
   p.log2_bs = log2_pow2(a.block_size);
   p.scale_log2 = a.scale * kLog2e;

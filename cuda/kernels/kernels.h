@@ -148,6 +148,13 @@ struct PagedAttentionArgs {
   // each.
   DecodeLoad decode_load = DecodeLoad::Auto;
   DecodeLoad small_grid_load = DecodeLoad::Registers;
+  // Decode: query heads of one kv group a thread block serves (8, 4, 2 or 1; a group larger than
+  // this is cut into chunks, each block reading its kv head's K/V again). Fewer heads per block
+  // means more blocks with less work each: for grids of a few blocks (batch 1, 8 query heads per kv
+  // head) latency rather than bandwidth. Under Auto, grids of few blocks use
+  // small_grid_heads_per_block instead when it is smaller.
+  int32_t max_heads_per_block = 8;
+  int32_t small_grid_heads_per_block = 8;
 };
 // Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
 // blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.

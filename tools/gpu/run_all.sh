@@ -110,6 +110,10 @@ bench)
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
   INFERDESK_DECODE_PREFETCH=1 bench qwen3moe_b1_prefetch --dummy qwen3-30b-a3b --batch 1 \
     --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_DECODE_HEADS_PER_BLOCK=4 bench qwen3moe_b1_4heads --dummy qwen3-30b-a3b --batch 1 \
+    --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_DECODE_HEADS_PER_BLOCK=4 INFERDESK_DECODE_PREFETCH=1 bench qwen3moe_b1_4heads_prefetch \
+    --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
   bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
   # Mixtral offline: every decode step of 256 sequences reads all eight experts (93 GB), so the

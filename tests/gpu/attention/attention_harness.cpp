@@ -375,16 +375,22 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
   std::vector<cuda::DecodeLoad> loads = {cuda::DecodeLoad::Auto};
   if (kernel == Kernel::Decode)
     loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched, cuda::DecodeLoad::Pipelined};
+  // Groups of more than 4 query heads: also served 4 heads per block (two blocks per kv head).
+  const bool big_group = c.num_heads / c.num_kv_heads > 4;
+  for (int32_t heads : {8, 4})
   for (cuda::DecodeLoad load : loads) {
+    if (heads != 8 && (kernel != Kernel::Decode || !big_group)) continue;
     SCOPED_TRACE(load == cuda::DecodeLoad::Registers    ? "K/V into registers"
                  : load == cuda::DecodeLoad::Prefetched ? "K/V into registers, double-buffered"
                  : load == cuda::DecodeLoad::Pipelined  ? "K/V through the shared-memory pipeline"
                                                         : "");
+    SCOPED_TRACE("at most " + std::to_string(heads) + " heads per block");
     DeviceAttn dev;
     make_device(d, dev);
     set_splits(dev, num_splits);
     dev.args.min_keys_per_split = min_keys_per_split;
     dev.args.decode_load = load;
+    dev.args.max_heads_per_block = heads;
     if (kernel == Kernel::Decode)
       cuda::paged_attention_decode(dev.args, nullptr);
     else

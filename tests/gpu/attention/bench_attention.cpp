@@ -101,7 +101,8 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
 }
 
 // Few-block (batch 1) grids are timed with both register loads, single- and double-buffered.
-void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps) {
+void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps,
+                  int32_t heads_per_block = 8) {
   const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
   AttnData d;
   DeviceAttn dev;
@@ -113,9 +114,10 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
     for (k::DecodeLoad load : loads) {
       set_splits(dev, sp);
       dev.args.decode_load = load;
+      dev.args.max_heads_per_block = heads_per_block;
       const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
-      std::printf("decode   %-18s %-28s splits %4d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
-                  seqs_text(c.seqs).c_str(), sp,
+      std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n",
+                  s.model, seqs_text(c.seqs).c_str(), sp, heads_per_block,
                   load == k::DecodeLoad::Prefetched  ? "prefetch"
                   : load == k::DecodeLoad::Registers ? "registers"
                                                      : "auto",
@@ -161,6 +163,7 @@ int main(int argc, char** argv) {
   run([&] { bench_decode(kLlama8B, 256, 192, {1}, reps); });    // the offline benchmark's decode steps
   run([&] { bench_decode(kLlama8B, 1, 256, {1, 4}, reps); });   // batch 1, as in the engine's benchmark
   run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps); });
+  run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps, /*heads_per_block=*/4); });
   run([&] { bench_decode(kLlama1B, 1, 256, {1, 4}, reps); });
   run([&] { bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps); });
   run([&] { bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps); });
