@@ -214,7 +214,11 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
   }
   // Anything other than "one more token for each of the same sequences" needs the full
   // schedule(), which can only run once prev's results are in.
-  if (!waiting_.empty() || !prev.preempted.empty() || !prev.finished.empty()) return std::nullopt;
+  // (pending_failed_: a request that can never run gets its error from the next schedule(), not
+  // after however many steps a chain would run.)
+  if (!waiting_.empty() || !pending_failed_.empty() || !prev.preempted.empty() ||
+      !prev.finished.empty())
+    return std::nullopt;
   for (const ScheduledSeq& row : prev.rows) {
     if (row.count != 1 || !row.sample) return std::nullopt;
     auto it = seqs_.find(row.id);

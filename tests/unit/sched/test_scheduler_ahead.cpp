@@ -200,6 +200,25 @@ TEST(SchedulerAhead, DeclinesWhenTheSchedulerHasToDecide) {
   }
 }
 
+// A request that can never run is failed by add() and reported by the next schedule(): the chain
+// stops so that it is reported at once.
+TEST(SchedulerAhead, DeclinesWhileAFailedRequestAwaitsItsReport) {
+  KvCacheManager kv(16, 4, true);
+  Scheduler s({}, kv);
+  const SchedulerOutput o2 = two_decoding(s);
+  s.add(Sequence(9, iota_tokens(80, 0), 4));  // 20 blocks: more than the cache has
+  EXPECT_TRUE(s.waiting().empty());
+  EXPECT_FALSE(s.schedule_ahead(o2).has_value());
+  run_step(s, o2);
+  const SchedulerOutput o3 = s.schedule();
+  ASSERT_EQ(o3.finished.size(), 1u);
+  EXPECT_EQ(o3.finished[0].id, 9);
+  EXPECT_FALSE(s.schedule_ahead(o3).has_value());  // o3 reported a failure itself
+  run_step(s, o3);
+  const SchedulerOutput o4 = s.schedule();
+  EXPECT_TRUE(s.schedule_ahead(o4).has_value());  // nothing left to report: the chain goes on
+}
+
 TEST(SchedulerAhead, FullCacheDeclinesWithoutPreempting) {
   KvCacheManager kv(5, 4, true);
   Scheduler s({}, kv);
