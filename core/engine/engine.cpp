@@ -288,9 +288,7 @@ bool Engine::can_chain(const Launched& l) const {
   for (int64_t id : l.sample_ids) {
     auto it = requests_.find(id);
     if (it == requests_.end()) return false;  // finished meanwhile: the batch changes
-    const SamplingParams& p = it->second->params;
-    if (p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f)
-      return false;
+    if (it->second->params.has_penalties()) return false;
   }
   return true;
 }

@@ -21,11 +21,6 @@ void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what) {
   }
 }
 
-bool has_penalties(const SamplingParams& p) {
-  return p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f ||
-         p.presence_penalty != 0.0f;
-}
-
 // Higher value first, then lower id.
 struct ByValueDesc {
   std::span<const float> v;
@@ -200,7 +195,7 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
                              SamplerScratch& scratch) const {
   const double log_z = checked_log_normalizer(logits, prompt_ids, output_ids);
   SampleResult r;
-  if (params.is_greedy() && !has_penalties(params)) {
+  if (params.is_greedy() && !params.has_penalties()) {
     r.token = static_cast<int32_t>(argmax(logits));
   } else {
     std::vector<float>& work = scratch.work;

@@ -32,6 +32,10 @@ struct SamplingParams {
   void validate() const;
 
   bool is_greedy() const { return temperature < kGreedyTemperature; }
+  // Whether any penalty applies (they depend on the tokens generated so far).
+  bool has_penalties() const {
+    return repetition_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f;
+  }
   // Below this temperature sampling is greedy (vLLM's _SAMPLING_EPS).
   static constexpr float kGreedyTemperature = 1e-5f;
   static constexpr int32_t kMaxLogprobs = 20;

@@ -16,10 +16,6 @@ namespace inferdesk::cuda {
 
 namespace {
 
-bool has_penalty(const SamplingParams& p) {
-  return p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
-}
-
 size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
 
 }  // namespace
@@ -59,7 +55,7 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
     SampleRowDev& d = params[i];
     d = make_sample_row(p, rows[i].seed, rows[i].counter);
     d.penalty_start = static_cast<int32_t>(pen_tokens.size());
-    if (!has_penalty(p)) continue;
+    if (!p.has_penalties()) continue;
     counts.clear();
     for (int32_t t : rows[i].prompt_ids) counts.emplace(t, 0);
     for (int32_t t : rows[i].output_ids) ++counts[t];
