@@ -232,6 +232,21 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
     }
   };
 
+  // The register paths: this lane's K/V chunks of the U keys of the warp iteration at it_base
+  // (masked keys: zeros, nothing read).
+  auto load_regs = [&](int it_base, const int (&ids)[U], uint4 (&kr)[U], uint4 (&vr)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int key = it_base + u * C::kKeysPerLoad + lg;
+      if (ids[u] >= 0) {
+        const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
+        kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
+        vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
+      } else {
+        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
   const int iters = base < end ? (end - base + C::kKeysPerIter - 1) / C::kKeysPerIter : 0;
   if constexpr (S > 0) {
     // Stage st's slot of this thread's u-th K (kv 0) or V (kv 1) chunk: every thread reads back only
@@ -288,32 +303,19 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
     // before iteration j is scored, so each iteration's load latency hides behind the previous
     // one's arithmetic. Twice the K/V registers: only for grids of a few blocks (batch 1), where a
     // resident block less per SM costs nothing (see launch_split).
-    auto load = [&](int it_base, const int (&ids)[U], uint4 (&kr)[U], uint4 (&vr)[U]) {
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int key = it_base + u * C::kKeysPerLoad + lg;
-        if (ids[u] >= 0) {
-          const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
-          kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
-          vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
-        } else {
-          kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-        }
-      }
-    };
     uint4 kr[U], vr[U];
     int ids[U];  // block ids of the iteration after the one whose K/V are in kr/vr
     if (iters > 0) {
       int first[U];
       fetch_ids(base, first);
-      load(base, first, kr, vr);
+      load_regs(base, first, kr, vr);
       if (iters > 1) fetch_ids(base + C::kKeysPerIter, ids);
     }
     for (int j = 0; j < iters; ++j) {
       const int it_base = base + j * C::kKeysPerIter;
       uint4 kn[U], vn[U];
       if (j + 1 < iters) {
-        load(it_base + C::kKeysPerIter, ids, kn, vn);
+        load_regs(it_base + C::kKeysPerIter, ids, kn, vn);
         if (j + 2 < iters) fetch_ids(it_base + 2 * C::kKeysPerIter, ids);
       }
       consume(it_base, kr, vr);
@@ -336,17 +338,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
     for (int j = 0; j < iters; ++j) {
       const int it_base = base + j * C::kKeysPerIter;
       uint4 kr[U], vr[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int key = it_base + u * C::kKeysPerLoad + lg;
-        if (ids[u] >= 0) {
-          const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
-          kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
-          vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
-        } else {
-          kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-        }
-      }
+      load_regs(it_base, ids, kr, vr);
       int next_ids[U];
       if (j + 1 < iters) fetch_ids(it_base + C::kKeysPerIter, next_ids);
       consume(it_base, kr, vr);

@@ -380,11 +380,8 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
   for (int32_t heads : {8, 4})
   for (cuda::DecodeLoad load : loads) {
     if (heads != 8 && (kernel != Kernel::Decode || !big_group)) continue;
-    SCOPED_TRACE(load == cuda::DecodeLoad::Registers    ? "K/V into registers"
-                 : load == cuda::DecodeLoad::Prefetched ? "K/V into registers, double-buffered"
-                 : load == cuda::DecodeLoad::Pipelined  ? "K/V through the shared-memory pipeline"
-                                                        : "");
-    SCOPED_TRACE("at most " + std::to_string(heads) + " heads per block");
+    SCOPED_TRACE(std::string("K/V ") + load_name(load) + ", at most " + std::to_string(heads) +
+                 " heads per block");
     DeviceAttn dev;
     make_device(d, dev);
     set_splits(dev, num_splits);

@@ -104,6 +104,17 @@ void upload_caches(const AttnData& d, const std::vector<float>& k, const std::ve
 // rows exactly zero, gap rows and the columns past num_heads * head_dim untouched (poison).
 ::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol);
 
+// How a decode launch loads K/V, for traces and benchmark output: "auto", "registers",
+// "prefetched" (double-buffered registers) or "pipelined" (the shared-memory pipeline).
+inline const char* load_name(cuda::DecodeLoad load) {
+  switch (load) {
+    case cuda::DecodeLoad::Registers: return "registers";
+    case cuda::DecodeLoad::Prefetched: return "prefetched";
+    case cuda::DecodeLoad::Pipelined: return "pipelined";
+    default: return "auto";
+  }
+}
+
 // A gtest parameter name like "D128_G4_S16" from (prefix, value) pairs.
 std::string param_name(std::initializer_list<std::pair<const char*, int>> parts);
 

@@ -118,9 +118,7 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
       const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
       std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n",
                   s.model, seqs_text(c.seqs).c_str(), sp, heads_per_block,
-                  load == k::DecodeLoad::Prefetched  ? "prefetch"
-                  : load == k::DecodeLoad::Registers ? "registers"
-                                                     : "auto",
+                  load_name(load),
                   us, bytes / us * 1e-3, bytes * 1e-6);
     }
 }

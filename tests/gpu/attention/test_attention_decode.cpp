@@ -107,9 +107,7 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
 // A decode captured once replays correctly after the context lengths (and block tables, cache and
 // queries) change in place: each split derives its key range from context_len on the device.
 void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
-  SCOPED_TRACE(load == cuda::DecodeLoad::Pipelined    ? "K/V pipelined"
-               : load == cuda::DecodeLoad::Prefetched ? "K/V into registers, double-buffered"
-                                                      : "K/V into registers");
+  SCOPED_TRACE(std::string("K/V ") + load_name(load));
   AttnCase a = make_case({{1, 20}, {1, 700}, {1, 0}, {1, 64}, {1, 300}}, 16, 4, 128, 16, 11);
   a.min_blocks = 200;  // same cache size for both steps
   AttnCase b = a;

@@ -87,9 +87,7 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits,
                  cuda::DecodeLoad load = cuda::DecodeLoad::Auto) {
   SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits)
                                                         : std::string(" prefill")) +
-               (load == cuda::DecodeLoad::Pipelined    ? ", K/V pipelined"
-                : load == cuda::DecodeLoad::Prefetched ? ", K/V double-buffered"
-                                                       : ""));
+               ", K/V " + load_name(load));
   AttentionChain chain(c, kernel, splits, load);
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
