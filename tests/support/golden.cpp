@@ -48,6 +48,16 @@ GoldenModel read_golden(const std::string& name) {
   return g;
 }
 
+Request golden_request(const GoldenCase& c, int32_t max_new_tokens) {
+  Request r;
+  r.prompt_ids = c.prompt_ids;
+  r.params.temperature = 0;
+  r.params.max_tokens = max_new_tokens;
+  r.params.ignore_eos = true;
+  r.params.logprobs = 5;
+  return r;
+}
+
 std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got,
                                 double logprob_tol, int* compared_steps, double near_tie_margin,
                                 int* near_ties) {

@@ -37,6 +37,10 @@ std::filesystem::path golden_models_dir();
 std::vector<std::string> golden_model_names();
 GoldenModel read_golden(const std::string& name);
 
+// The request a fixture case was generated with: its prompt, greedy, exactly max_new_tokens
+// (EOS ignored), the top-5 log-probabilities compare_with_golden needs.
+Request golden_request(const GoldenCase& c, int32_t max_new_tokens);
+
 // vLLM's rule: tokens equal until the first difference, where each side's token must be in the
 // other side's top-5; then stop. On equal steps the chosen token's log-probability must be within
 // `logprob_tol` of the reference, except on steps of MoE fixtures whose router_margin is below

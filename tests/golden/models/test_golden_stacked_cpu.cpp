@@ -84,12 +84,7 @@ TEST_P(GoldenStackedCpu, MatchesTransformers) {
   opts.num_kv_blocks = 128;
   Engine engine(std::move(m), opts);
   for (size_t i = 0; i < g.cases.size(); ++i) {
-    Request r;
-    r.prompt_ids = g.cases[i].prompt_ids;
-    r.params.temperature = 0;
-    r.params.max_tokens = g.max_new_tokens;
-    r.params.ignore_eos = true;
-    r.params.logprobs = 5;
+    const Request r = test::golden_request(g.cases[i], g.max_new_tokens);
     const auto results = generate_all(engine, {r});
     ASSERT_EQ(results[0].reason, FinishReason::Length) << results[0].error;
     EXPECT_EQ(test::compare_with_golden(g.cases[i], results[0], 1e-3), "")

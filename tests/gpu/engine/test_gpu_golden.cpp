@@ -29,7 +29,7 @@ TEST_P(GoldenCuda, MatchesTransformers) {
   // One at a time (prefill then graph-captured decode) and then all together.
   std::vector<Request> all;
   for (size_t i = 0; i < g.cases.size(); ++i) {
-    Request r = gputest::greedy(g.cases[i].prompt_ids, g.max_new_tokens);
+    const Request r = test::golden_request(g.cases[i], g.max_new_tokens);
     all.push_back(r);
     auto results = generate_all(engine, {r});
     ASSERT_EQ(results[0].reason, FinishReason::Length) << results[0].error;
