@@ -171,12 +171,7 @@ void Engine::run() {
       } catch (const std::exception& e) {
         // A failing step (e.g. out of device memory) fails the requests in it, not the app: the
         // launched steps are forgotten, so the next request starts from a clean scheduler.
-        in_flight_.reset();
-        scheduler_->abort_steps();
-        try {
-          model_.backend->sample_abort();
-        } catch (...) {
-        }
+        drop_launched_steps();
         std::vector<int64_t> ids;
         for (auto& [id, st] : requests_) ids.push_back(id);
         for (int64_t id : ids) finish_request(id, FinishReason::Error, e.what());
@@ -184,18 +179,20 @@ void Engine::run() {
       }
     }
   }
-  if (in_flight_) {  // stopped with a launched step: drop it
-    in_flight_.reset();
-    scheduler_->abort_steps();
-    try {
-      model_.backend->sample_abort();
-    } catch (...) {
-    }
-  }
+  if (in_flight_) drop_launched_steps();  // stopped with a launched step
   std::vector<int64_t> ids;
   for (auto& [id, st] : requests_) ids.push_back(id);
   for (int64_t id : ids) finish_request(id, FinishReason::Cancelled, "");
   flush_events();
+}
+
+void Engine::drop_launched_steps() {
+  in_flight_.reset();
+  scheduler_->abort_steps();
+  try {
+    model_.backend->sample_abort();
+  } catch (...) {  // the step failed already; its error is what the requests get
+  }
 }
 
 void Engine::drain_inbox(bool& stop) {

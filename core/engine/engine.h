@@ -113,6 +113,8 @@ class Engine {
   bool can_chain(const Launched& l) const;
   Launched launch(SchedulerOutput out, std::chrono::steady_clock::time_point t0);
   void complete(Launched& l);  // samples or collects, applies the tokens, delivers events
+  // Forgets the launched steps (a failed step, or stopping): scheduler and backend.
+  void drop_launched_steps();
   void finish_request(int64_t id, FinishReason reason, const std::string& error);
   void publish_stats(double step_seconds, int64_t prompt_tokens, int64_t generated);
   void flush_events();  // delivers pending_ (engine thread, no lock held)
@@ -125,7 +127,6 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<StatsTracker> tracker_;  // engine thread only
   std::vector<float> host_logits_;
-  std::vector<SampleRow> sample_rows_;        // device sampling (engine thread only)
   std::vector<SampledToken> sampled_tokens_;
   Sampler sampler_;
   std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)

@@ -198,10 +198,14 @@ SchedulerOutput Scheduler::schedule() {
                        std::to_string(kv_.num_free_blocks()) + " of " +
                        std::to_string(kv_.num_blocks()) + " KV blocks free";
   }
-  if (!out.rows.empty()) pending_steps_.push_back(out.step);
+  record_step(out);
+  return out;
+}
+
+void Scheduler::record_step(const SchedulerOutput& out) {
+  if (!out.rows.empty()) pending_steps_.push_back(out.step);  // an empty step needs no update()
   ++stats_.steps;
   stats_.scheduled_tokens += static_cast<uint64_t>(out.num_batched_tokens);
-  return out;
 }
 
 std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& prev) {
@@ -252,9 +256,7 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
     out.rows.push_back(std::move(row));
   }
   out.num_batched_tokens = static_cast<int32_t>(out.rows.size());
-  pending_steps_.push_back(out.step);
-  ++stats_.steps;
-  stats_.scheduled_tokens += static_cast<uint64_t>(out.num_batched_tokens);
+  record_step(out);
   return out;
 }
 

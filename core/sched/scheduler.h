@@ -123,6 +123,8 @@ class Scheduler {
   void preempt_last(SchedulerOutput& out);
   void fail(SeqId id, std::string message, std::vector<FinishedSeq>& into);
   void add_row(const Sequence& s, int32_t count, SchedulerOutput& out) const;
+  // A step handed out: pending until its update() (when it has rows), and counted in the stats.
+  void record_step(const SchedulerOutput& out);
 
   SchedulerConfig config_;
   KvCacheManager& kv_;
