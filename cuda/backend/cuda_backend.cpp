@@ -86,6 +86,8 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     decode_small_grid_load_ = DecodeLoad::Prefetched;
   if (const char* h = std::getenv("INFERDESK_DECODE_HEADS_PER_BLOCK"); h && std::atoi(h) > 0)
     decode_small_grid_heads_ = std::atoi(h);
+  if (const char* h = std::getenv("INFERDESK_DECODE_MAX_HEADS"); h && std::atoi(h) > 0)
+    decode_max_heads_ = std::atoi(h);
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");

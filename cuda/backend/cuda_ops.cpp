@@ -174,6 +174,7 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   a.min_keys_per_split = decode_min_keys_;
   a.small_grid_load = decode_small_grid_load_;
   a.small_grid_heads_per_block = decode_small_grid_heads_;
+  a.max_heads_per_block = decode_max_heads_;
   ensure_attention_workspace(num_seqs_, p.num_heads, p.head_dim, splits_);
   a.workspace = attn_workspace_;
   a.split_counters = static_cast<int32_t*>(split_counters_);

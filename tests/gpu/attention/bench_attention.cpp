@@ -157,12 +157,18 @@ int main(int argc, char** argv) {
   run([&] { bench_prefill(kD256, {{2048, 2048}}, reps); });
 
   run([&] { bench_decode(kLlama8B, 64, 1024, {1, 2, 4, 8}, reps); });
-  run([&] { bench_decode(kLlama8B, 64, 256, {1, 2}, reps); });  // the engine's batch-64 benchmark, mid-run
+  run([&] { bench_decode(kLlama8B, 64, 256, {1, 2, 4}, reps); });  // the engine's batch-64 benchmark, mid-run
+  run([&] { bench_decode(kLlama8B, 64, 256, {1, 2}, reps, /*heads_per_block=*/2); });
+  run([&] { bench_decode(kLlama8B, 64, 256, {1}, reps, /*heads_per_block=*/1); });
   run([&] { bench_decode(kLlama8B, 256, 192, {1}, reps); });    // the offline benchmark's decode steps
   run([&] { bench_decode(kLlama8B, 1, 256, {1, 4}, reps); });   // batch 1, as in the engine's benchmark
+  run([&] { bench_decode(kLlama8B, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
+  run([&] { bench_decode(kLlama8B, 1, 256, {4, 8}, reps, /*heads_per_block=*/1); });
   run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps); });
   run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps, /*heads_per_block=*/4); });
   run([&] { bench_decode(kLlama1B, 1, 256, {1, 4}, reps); });
+  run([&] { bench_decode(kLlama1B, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
+  run([&] { bench_decode(kQwen3Moe, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps); });
   run([&] { bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps); });
   run([&] { bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps); });
