@@ -177,7 +177,8 @@ void run_bench(const BenchArgs& a) {
       {"device_memory_used_bytes", st.memory.device_used},
       {"kv_cache_bytes", st.memory.kv_cache},
       // Whether decode steps were overlapped (asked for and the backend can chain steps).
-      {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()}};
+      {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
+      {"steps", st.steps}, {"overlapped_steps", st.overlapped_steps}};
   const int64_t step_tokens = a.num_requests > 0 ? std::min(n, a.max_num_seqs) : n;
   if (nlohmann::json moe = moe_routing(st, engine.model_config(), step_tokens); !moe.is_null())
     j["moe_routing"] = std::move(moe);

@@ -436,6 +436,7 @@ void Engine::publish_stats(double step_seconds, int64_t prompt_tokens, int64_t g
   stats_.kv_blocks_total = kv.blocks_total;
   stats_.prefix_cache_hit_rate = kv.hit_rate();
   stats_.steps = scheduler_->stats().steps;
+  stats_.overlapped_steps = scheduler_->stats().steps_ahead;
   stats_.preemptions = scheduler_->stats().preemptions;
   stats_.last_step_ms = step_seconds * 1000.0;
   if (!refresh) return;

@@ -22,6 +22,7 @@ struct EngineStats {
   int32_t kv_blocks_total = 0;
   double prefix_cache_hit_rate = 0;  // cached prompt tokens / prompt tokens looked up
   uint64_t steps = 0;
+  uint64_t overlapped_steps = 0;  // of `steps`, launched before the previous step's tokens came back
   uint64_t preemptions = 0;
   double last_step_ms = 0;
   // The figures below are refreshed at most every 100 ms while busy, and when the engine idles.

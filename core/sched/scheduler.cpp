@@ -257,6 +257,7 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
   }
   out.num_batched_tokens = static_cast<int32_t>(out.rows.size());
   record_step(out);
+  ++stats_.steps_ahead;
   return out;
 }
 

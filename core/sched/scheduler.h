@@ -57,6 +57,7 @@ struct SchedulerConfig {
 
 struct SchedulerStats {
   uint64_t steps = 0;
+  uint64_t steps_ahead = 0;  // of `steps`, those launched by schedule_ahead (overlapped)
   uint64_t preemptions = 0;
   uint64_t scheduled_tokens = 0;
 };

@@ -166,6 +166,9 @@ TEST(OverlapSteps, SameTokensAsWithoutAndStepsReallyChain) {
   EXPECT_EQ(plain_c.chained_steps, 0);
   EXPECT_EQ(plain_c.launches, 0);
   EXPECT_GT(over_c.chained_steps, 5);  // most decode steps were launched ahead
+  // The engine's statistics count the same steps (bench --json reports them).
+  EXPECT_EQ(over.stats().overlapped_steps, static_cast<uint64_t>(over_c.chained_steps));
+  EXPECT_EQ(plain.stats().overlapped_steps, 0u);
   // Every sequence's blocks come back: a second run has the whole cache again.
   EXPECT_EQ(run(over, reqs).tokens, a.tokens);
   EXPECT_EQ(over.stats().kv_blocks_used, 0);

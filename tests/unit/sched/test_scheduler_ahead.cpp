@@ -59,6 +59,7 @@ TEST(SchedulerAhead, RowsFollowThePendingStepOnePositionLater) {
   EXPECT_EQ(s.find(2)->num_tokens(), 8);
   EXPECT_TRUE(s.has_pending_step());
   EXPECT_EQ(s.stats().steps, 3u);
+  EXPECT_EQ(s.stats().steps_ahead, 1u);
   EXPECT_EQ(s.stats().scheduled_tokens, 13u + 2u + 2u);
 }
 
@@ -146,6 +147,7 @@ TEST(SchedulerAhead, DeclinesWhenTheSchedulerHasToDecide) {
     EXPECT_EQ(s.waiting(), (std::deque<SeqId>{3}));
     EXPECT_EQ(kv.num_free_blocks(), 12);
     EXPECT_EQ(s.stats().steps, 2u);
+    EXPECT_EQ(s.stats().steps_ahead, 0u);
     EXPECT_TRUE(s.cancel(3));
     EXPECT_TRUE(s.cancel(2));
     EXPECT_FALSE(s.schedule_ahead(o2).has_value());
