@@ -37,8 +37,9 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
       ->default_val(0.90);
   c->add_flag("!--no-cuda-graphs", b.cuda_graphs, "CUDA: run decode steps eagerly");
   c->add_flag("!--no-pdl", b.pdl, "CUDA: no programmatic dependent launch between kernels");
-  c->add_flag("--overlap-steps", b.overlap_steps,
-              "CUDA: launch each decode step before the previous step's tokens reach the host");
+  c->add_flag("--overlap-steps,!--no-overlap-steps", b.overlap_steps,
+              "CUDA: launch each decode step before the previous step's tokens reach the host "
+              "(default; --no-overlap-steps: one step at a time)");
 }
 
 EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {

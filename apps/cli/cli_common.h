@@ -20,7 +20,7 @@ struct BackendChoice {
   double gpu_memory_utilization = 0.90;  // CUDA: fraction of the GPU for weights + activations + KV
   bool cuda_graphs = true;               // CUDA: capture decode steps as graphs
   bool pdl = true;                       // CUDA: programmatic dependent launch
-  bool overlap_steps = false;            // EngineOptions::overlap_steps (CUDA: chained decode steps)
+  bool overlap_steps = true;             // EngineOptions::overlap_steps (CUDA: chained decode steps)
 };
 
 // Adds --backend, --threads, --gpu-memory-utilization and --no-cuda-graphs to a subcommand.

@@ -184,7 +184,7 @@ class CudaBackend : public Backend {
   int32_t decode_waves_ = 4;  // decode_splits aims at this many waves of attention blocks
   int32_t decode_min_keys_ = kDecodeMinKeysPerSplit;  // PagedAttentionArgs::min_keys_per_split
   DecodeLoad decode_small_grid_load_ = DecodeLoad::Registers;  // PagedAttentionArgs::small_grid_load
-  int32_t decode_small_grid_heads_ = 8;  // PagedAttentionArgs::small_grid_heads_per_block
+  int32_t decode_small_grid_heads_ = 2;  // PagedAttentionArgs::small_grid_heads_per_block
   int32_t decode_max_heads_ = 8;         // PagedAttentionArgs::max_heads_per_block
   int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)
   void* attn_workspace_ = nullptr;

@@ -92,14 +92,16 @@ bench)
   bench 1b_b1 --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
-  # Overlapped decode steps (EngineOptions::overlap_steps), against the rows above.
-  bench 8b_b1_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
-  bench 1b_b1_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
-  bench 8b_b64_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --overlap-steps
-  INFERDESK_SAMPLING_COPY_STREAM=1 bench 1b_b1_overlap_copystream --dummy llama-3.2-1b --batch 1 \
-    --input-len 128 --output-len 256 --repeat 2 --overlap-steps
-  # Decode attention with double-buffered K/V registers for few-block grids (experiment).
-  INFERDESK_DECODE_PREFETCH=1 bench 8b_b1_prefetch --dummy llama-3.1-8b --batch 1 --input-len 128 \
+  # The defaults against: one decode step at a time (--no-overlap-steps), the sampling's copies on
+  # the copy stream, and the decode attention's few-block grids with 1 head per block (default 2).
+  bench 8b_b1_no_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
+  bench 1b_b1_no_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
+  bench 8b_b64_no_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
+  INFERDESK_SAMPLING_COPY_STREAM=1 bench 1b_b1_copystream --dummy llama-3.2-1b --batch 1 \
+    --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 8b_b1_1head --dummy llama-3.1-8b --batch 1 --input-len 128 \
+    --output-len 256 --repeat 2
+  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 1b_b1_1head --dummy llama-3.2-1b --batch 1 --input-len 128 \
     --output-len 256 --repeat 2
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
@@ -108,12 +110,8 @@ bench)
   # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
   # and prefill the large-batch path (eager, one host sync per MoE layer).
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_DECODE_PREFETCH=1 bench qwen3moe_b1_prefetch --dummy qwen3-30b-a3b --batch 1 \
+  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench qwen3moe_b1_1head --dummy qwen3-30b-a3b --batch 1 \
     --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=4 bench qwen3moe_b1_4heads --dummy qwen3-30b-a3b --batch 1 \
-    --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=4 INFERDESK_DECODE_PREFETCH=1 bench qwen3moe_b1_4heads_prefetch \
-    --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
   bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
   # Mixtral offline: every decode step of 256 sequences reads all eight experts (93 GB), so the

@@ -252,6 +252,7 @@ TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
   EngineOptions opts;
   opts.num_kv_blocks = 256;
   opts.enable_prefix_caching = false;  // (as in GraphsOnAndOffAgree)
+  opts.overlap_steps = false;
   Engine plain = make_cuda_engine("llama", opts);
   opts.overlap_steps = true;
   Engine over = make_cuda_engine("llama", opts);
@@ -285,6 +286,7 @@ TEST(CudaOverlap, StopTokenMidChain) {
   INFERDESK_REQUIRE_GPU();
   EngineOptions opts;
   opts.num_kv_blocks = 256;
+  opts.overlap_steps = false;
   Engine plain = make_cuda_engine("llama", opts);
   opts.overlap_steps = true;
   Engine over = make_cuda_engine("llama", opts);

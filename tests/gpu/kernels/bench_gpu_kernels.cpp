@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "cuda/backend/gemm.h"
 #include "cuda/kernels/gemv_tuning.h"
 #include "cuda/kernels/kernels.h"
 
@@ -298,49 +297,6 @@ void bench_layer(cudaStream_t s, const char* filter) {
     }
 }
 
-// cuBLASLt GEMMs of decode batches (M = 16..128, Llama-3.1-8B and 3.2-1B projections) under
-// three ways of choosing the algorithm: "lt-legacy" (12 heuristic candidates timed on a warm L2),
-// "lt-cold" (32 candidates, each run timed from a cold L2: the backend's default) and
-// "lt-exhaust" (also every configuration cuBLASLt enumerates). Timed like the rest: launches in a
-// graph, weights rotating over copies bigger than the L2. gate/up is the stacked GEMM without silu_mul.
-void bench_cublaslt(cudaStream_t s, const char* filter) {
-  struct Shape {
-    const char* what;
-    int64_t n, k;
-  };
-  const Shape shapes[] = {{"8b qkv", 6144, 4096}, {"8b o", 4096, 4096}, {"8b gate/up", 28672, 4096},
-                          {"8b down", 4096, 14336}, {"1b qkv", 3072, 2048}, {"1b o", 2048, 2048},
-                          {"1b gate/up", 16384, 2048}, {"1b down", 2048, 8192}};
-  struct Mode {
-    const char* name;
-    GemmTuning t;
-  };
-  GemmTuning legacy, cold, exhaust;
-  legacy.candidates = 12;
-  legacy.flush_l2 = false;
-  exhaust.exhaustive = true;
-  const Mode modes[] = {{"lt-legacy", legacy}, {"lt-cold", cold}, {"lt-exhaust", exhaust}};
-  for (const Shape& sh : shapes)
-    for (int m : {16, 32, 64, 128}) {
-      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m);
-      if (!wanted("lt-", filter) && !wanted(shape, filter)) continue;
-      Pool pool;
-      const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
-      const int nc = copies_for(wbytes);
-      std::vector<const bf16*> ws;
-      for (int c = 0; c < nc; ++c)
-        ws.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, sh.n, sh.k, 10 + c, 0.02f, s).data));
-      const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
-      const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 2), Dt::BF16, m, sh.n);
-      const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 + m * sh.n * 2.0;
-      for (const Mode& md : modes) {
-        Gemm gemm(md.t);
-        report(md.name, shape, time_us(s, [&](int i) { gemm.run(x, ws[i % nc], sh.n, sh.k, nullptr, y, s); }),
-               bytes);
-      }
-    }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -366,7 +322,6 @@ int main(int argc, char** argv) {
   bench_rows(s, filter);
   bench_rope(s, filter);
   bench_layer(s, filter);
-  bench_cublaslt(s, filter);
   cudaStreamDestroy(s);
   return 0;
 }

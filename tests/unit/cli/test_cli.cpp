@@ -132,8 +132,8 @@ TEST(CliBench, DenseModelsReportNoRouting) {
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("moe_routing"));
 }
 
-// --overlap-steps is accepted everywhere; the CPU backend cannot chain steps, so the report says
-// the steps were not overlapped (and the run is the same as without the flag).
+// --overlap-steps (the default) and --no-overlap-steps are accepted everywhere; the CPU backend
+// cannot chain steps, so the report says the steps were not overlapped either way.
 TEST(CliBench, OverlapStepsIsReportedAsEffective) {
   const auto dir = test::golden_models_dir() / "llama";
   const std::string base = "bench --model " + dir.string() +
@@ -141,9 +141,10 @@ TEST(CliBench, OverlapStepsIsReportedAsEffective) {
   const CliRun with = run_cli(base + " --overlap-steps");
   ASSERT_EQ(with.status, 0);
   EXPECT_FALSE(nlohmann::json::parse(with.out)["overlap_steps"].get<bool>());
-  const CliRun without = run_cli(base);
+  const CliRun without = run_cli(base + " --no-overlap-steps");
   ASSERT_EQ(without.status, 0);
   EXPECT_FALSE(nlohmann::json::parse(without.out)["overlap_steps"].get<bool>());
+  EXPECT_EQ(nlohmann::json::parse(without.out)["overlapped_steps"].get<int>(), 0);
 }
 
 }  // namespace
