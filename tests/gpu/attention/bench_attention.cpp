@@ -170,6 +170,12 @@ int main(int argc, char** argv) {
   run([&] { bench_decode(kLlama1B, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kQwen3Moe, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kLlama8B, 1, 32768, {8, 16, 32, 64, 128, 256}, reps); });
+  // Long contexts with fewer heads per block (the few-block default is 2): each block of a kv
+  // group reads the group's K/V again (from L2 when the blocks run together).
+  run([&] { bench_decode(kLlama8B, 1, 32768, {16, 32, 64}, reps, /*heads_per_block=*/2); });
+  run([&] { bench_decode(kLlama8B, 1, 32768, {16, 32, 64}, reps, /*heads_per_block=*/1); });
+  run([&] { bench_decode(kQwen3Moe, 1, 8192, {8, 16, 32}, reps); });
+  run([&] { bench_decode(kQwen3Moe, 1, 8192, {8, 16, 32}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kLlama8B, 32, 4096, {1, 2, 4}, reps); });
   run([&] { bench_decode(kLlama8B, 1, 1024, {1, 8, 32}, reps); });
   run([&] { bench_decode(kLlama1B, 64, 1024, {1, 2, 4}, reps); });
