@@ -103,6 +103,11 @@ bench)
     --output-len 256 --repeat 2
   INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 1b_b1_1head --dummy llama-3.2-1b --batch 1 --input-len 128 \
     --output-len 256 --repeat 2
+  # A mid-size batch with long contexts (few-block attention grids, 2 heads per block) against the
+  # group's 4 heads per block.
+  bench 8b_b8_2048 --dummy llama-3.1-8b --batch 8 --input-len 2048 --output-len 128 --repeat 2
+  INFERDESK_DECODE_HEADS_PER_BLOCK=4 bench 8b_b8_2048_4heads --dummy llama-3.1-8b --batch 8 \
+    --input-len 2048 --output-len 128 --repeat 2
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
