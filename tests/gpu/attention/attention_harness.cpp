@@ -371,15 +371,22 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
                                                               ", min keys " + std::to_string(min_keys_per_split)
                                                         : std::string(" prefill")));
   const AttnData d = make_data(c);
-  // Decode: every way of loading K/V, each on a freshly poisoned output.
+  // Decode: every way of loading K/V, and Auto (which picks one by grid size and serves a
+  // few-block grid 2 heads per block: small_grid_heads_per_block), each on a freshly poisoned
+  // output.
   std::vector<cuda::DecodeLoad> loads = {cuda::DecodeLoad::Auto};
   if (kernel == Kernel::Decode)
-    loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched, cuda::DecodeLoad::Pipelined};
-  // Groups of more than 4 query heads: also served 4 heads per block (two blocks per kv head).
-  const bool big_group = c.num_heads / c.num_kv_heads > 4;
-  for (int32_t heads : {8, 4})
+    loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched, cuda::DecodeLoad::Pipelined,
+             cuda::DecodeLoad::Auto};
+  // A kv group is also served in chunks of 4, 2 and 1 query heads per block where it has more
+  // (each chunk's block reads the group's K/V again).
+  const int32_t group = c.num_heads / c.num_kv_heads;
+  std::vector<int32_t> head_caps = {8};
+  if (kernel == Kernel::Decode)
+    for (int32_t h : {4, 2, 1})
+      if (group > h) head_caps.push_back(h);
+  for (int32_t heads : head_caps)
   for (cuda::DecodeLoad load : loads) {
-    if (heads != 8 && (kernel != Kernel::Decode || !big_group)) continue;
     SCOPED_TRACE(std::string("K/V ") + load_name(load) + ", at most " + std::to_string(heads) +
                  " heads per block");
     DeviceAttn dev;

@@ -68,6 +68,20 @@ TEST(GpuPagedDecode, LongContextManySplits) {
   for (int splits : {1, 64}) run_decode(make_case({{1, 9000}, {1, 4097}}, 32, 8, 128, 16, 5 + splits), splits);
 }
 
+// Auto on both sides of its grid-size choice: 70 sequences x 2 kv heads (140 blocks: the
+// shared-memory pipeline with the whole group per block) and 40 x 2 (80 blocks: registers, the
+// group served 2 or 1 heads per block), for groups of 4 and 8 query heads, with and without splits.
+TEST(GpuPagedDecode, AutoOnManyAndFewBlocks) {
+  INFERDESK_REQUIRE_GPU();
+  for (int seqs : {70, 40})
+    for (int group : {4, 8}) {
+      std::vector<SeqSpec> specs;
+      for (int i = 0; i < seqs; ++i) specs.push_back({1, 1 + (i * 37) % 300});
+      for (int splits : {1, 3})
+        run_decode(make_case(specs, 2 * group, 2, 128, 16, 77 + seqs + group + splits), splits);
+    }
+}
+
 TEST(GpuPagedDecode, MisalignedCacheAndStrides) {
   INFERDESK_REQUIRE_GPU();
   for (int head_dim : {32, 64, 256})
