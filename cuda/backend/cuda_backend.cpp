@@ -80,8 +80,8 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     decode_min_keys_ = std::atoi(m);
   // Decode attention for grids of a few blocks: K/V double-buffered in registers (experiment until
   // measured against the single-buffered default).
-  if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '1')
-    sampling_copy_stream_ = true;
+  if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '0')
+    sampling_copy_stream_ = false;
   if (const char* l = std::getenv("INFERDESK_DECODE_PREFETCH"); l && *l == '1')
     decode_small_grid_load_ = DecodeLoad::Prefetched;
   if (const char* h = std::getenv("INFERDESK_DECODE_HEADS_PER_BLOCK"); h && std::atoi(h) > 0)

@@ -93,11 +93,11 @@ bench)
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
   # The defaults against: one decode step at a time (--no-overlap-steps), the sampling's copies on
-  # the copy stream, and the decode attention's few-block grids with 1 head per block (default 2).
+  # the compute stream, and the decode attention's few-block grids with 1 head per block (default 2).
   bench 8b_b1_no_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 1b_b1_no_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 8b_b64_no_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
-  INFERDESK_SAMPLING_COPY_STREAM=1 bench 1b_b1_copystream --dummy llama-3.2-1b --batch 1 \
+  INFERDESK_SAMPLING_COPY_STREAM=0 bench 1b_b1_computestream --dummy llama-3.2-1b --batch 1 \
     --input-len 128 --output-len 256 --repeat 2
   INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 8b_b1_1head --dummy llama-3.1-8b --batch 1 --input-len 128 \
     --output-len 256 --repeat 2

@@ -267,13 +267,14 @@ TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
   EXPECT_EQ(cuda_chained_steps(*plain.model().backend), 0);
   EXPECT_GT(cuda_chained_steps(*over.model().backend), 10);
   EXPECT_EQ(over.stats().kv_blocks_used, 0);
-  // The same with the sampling's copies on the copy stream (INFERDESK_SAMPLING_COPY_STREAM).
-  setenv("INFERDESK_SAMPLING_COPY_STREAM", "1", 1);
+  // The same with the sampling's copies on the compute stream (INFERDESK_SAMPLING_COPY_STREAM=0;
+  // the copy stream is the default).
+  setenv("INFERDESK_SAMPLING_COPY_STREAM", "0", 1);
   Engine copies = make_cuda_engine("llama", opts);
   unsetenv("INFERDESK_SAMPLING_COPY_STREAM");
   const auto c = generate_all(copies, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {
-    ASSERT_EQ(a[i].token_ids(), c[i].token_ids()) << "request " << i << ", copy stream";
+    ASSERT_EQ(a[i].token_ids(), c[i].token_ids()) << "request " << i << ", compute stream";
     for (size_t j = 0; j < a[i].tokens.size(); ++j)
       EXPECT_NEAR(a[i].tokens[j].logprob, c[i].tokens[j].logprob, 1e-5) << i << "/" << j;
   }
