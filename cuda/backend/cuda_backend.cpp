@@ -73,21 +73,25 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
   set_pdl_enabled(options_.pdl);
-  // Tuning experiments only: waves of decode-attention blocks and the fewest keys per split.
-  if (const char* w = std::getenv("INFERDESK_DECODE_WAVES"); w && std::atoi(w) > 0)
-    decode_waves_ = std::atoi(w);
-  if (const char* m = std::getenv("INFERDESK_DECODE_MIN_KEYS"); m && std::atoi(m) > 0)
-    decode_min_keys_ = std::atoi(m);
-  // Decode attention for grids of a few blocks: K/V double-buffered in registers (experiment until
-  // measured against the single-buffered default).
-  if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '0')
-    sampling_copy_stream_ = false;
+  // Switches for tuning experiments (benchmarks compare them with the defaults in one run;
+  // docs/PERF.md has the figures behind each default):
+  //   INFERDESK_DECODE_WAVES, INFERDESK_DECODE_MIN_KEYS: decode-attention splits (decode_splits);
+  //   INFERDESK_DECODE_PREFETCH=1: few-block grids load K/V double-buffered (DecodeLoad::Prefetched);
+  //   INFERDESK_DECODE_HEADS_PER_BLOCK, INFERDESK_DECODE_MAX_HEADS: query heads per attention
+  //     block for few-block grids (default 2) and for all (default 8);
+  //   INFERDESK_SAMPLING_COPY_STREAM=0: sampling copies on the compute stream;
+  //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
+  auto env_int = [](const char* name, int32_t& out) {
+    if (const char* v = std::getenv(name); v && std::atoi(v) > 0) out = std::atoi(v);
+  };
+  env_int("INFERDESK_DECODE_WAVES", decode_waves_);
+  env_int("INFERDESK_DECODE_MIN_KEYS", decode_min_keys_);
+  env_int("INFERDESK_DECODE_HEADS_PER_BLOCK", decode_small_grid_heads_);
+  env_int("INFERDESK_DECODE_MAX_HEADS", decode_max_heads_);
   if (const char* l = std::getenv("INFERDESK_DECODE_PREFETCH"); l && *l == '1')
     decode_small_grid_load_ = DecodeLoad::Prefetched;
-  if (const char* h = std::getenv("INFERDESK_DECODE_HEADS_PER_BLOCK"); h && std::atoi(h) > 0)
-    decode_small_grid_heads_ = std::atoi(h);
-  if (const char* h = std::getenv("INFERDESK_DECODE_MAX_HEADS"); h && std::atoi(h) > 0)
-    decode_max_heads_ = std::atoi(h);
+  if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '0')
+    sampling_copy_stream_ = false;
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");
