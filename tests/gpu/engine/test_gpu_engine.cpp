@@ -270,15 +270,15 @@ TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
   // The same with the sampling's copies on the compute stream (INFERDESK_SAMPLING_COPY_STREAM=0;
   // the copy stream is the default).
   setenv("INFERDESK_SAMPLING_COPY_STREAM", "0", 1);
-  Engine copies = make_cuda_engine("llama", opts);
+  Engine on_compute = make_cuda_engine("llama", opts);
   unsetenv("INFERDESK_SAMPLING_COPY_STREAM");
-  const auto c = generate_all(copies, reqs);
+  const auto c = generate_all(on_compute, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {
     ASSERT_EQ(a[i].token_ids(), c[i].token_ids()) << "request " << i << ", compute stream";
     for (size_t j = 0; j < a[i].tokens.size(); ++j)
       EXPECT_NEAR(a[i].tokens[j].logprob, c[i].tokens[j].logprob, 1e-5) << i << "/" << j;
   }
-  EXPECT_GT(cuda_chained_steps(*copies.model().backend), 10);
+  EXPECT_GT(cuda_chained_steps(*on_compute.model().backend), 10);
 }
 
 // A stop token in the middle of a chain: the step launched ahead for that request is dropped,
