@@ -77,9 +77,12 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   // docs/PERF.md has the figures behind each default):
   //   INFERDESK_DECODE_WAVES, INFERDESK_DECODE_MIN_KEYS: decode-attention splits (decode_splits);
   //   INFERDESK_DECODE_PREFETCH=1: few-block grids load K/V double-buffered (DecodeLoad::Prefetched);
+  //   INFERDESK_DECODE_MMA=0: many-block grids on the CUDA-core pipeline instead of DecodeLoad::Mma;
   //   INFERDESK_DECODE_HEADS_PER_BLOCK, INFERDESK_DECODE_MAX_HEADS: query heads per attention
   //     block for few-block grids (default 2) and for all (default 8);
   //   INFERDESK_SAMPLING_COPY_STREAM=0: sampling copies on the compute stream;
+  //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES: decode-batch GEMMs on skinny_gemm
+  //     instead of cuBLASLt (slower so far: docs/PERF.md), and its pipeline depth (try_skinny);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
   auto env_int = [](const char* name, int32_t& out) {
     if (const char* v = std::getenv(name); v && std::atoi(v) > 0) out = std::atoi(v);
@@ -88,10 +91,20 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   env_int("INFERDESK_DECODE_MIN_KEYS", decode_min_keys_);
   env_int("INFERDESK_DECODE_HEADS_PER_BLOCK", decode_small_grid_heads_);
   env_int("INFERDESK_DECODE_MAX_HEADS", decode_max_heads_);
+  if (const char* m = std::getenv("INFERDESK_DECODE_MMA"); m && *m == '0')
+    decode_large_grid_load_ = DecodeLoad::Pipelined;
   if (const char* l = std::getenv("INFERDESK_DECODE_PREFETCH"); l && *l == '1')
     decode_small_grid_load_ = DecodeLoad::Prefetched;
   if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '0')
     sampling_copy_stream_ = false;
+  env_int("INFERDESK_SKINNY_STAGES", skinny_stages_);
+  if (const char* g = std::getenv("INFERDESK_SKINNY_GEMM"); g && *g == '1' && skinny_gemm_available()) {
+    const size_t bytes = skinny_gemm_workspace_bytes(sm_count_);
+    skinny_workspace_ = device_alloc(bytes, "GEMM workspace");
+    check_cuda(cudaMemset(skinny_workspace_, 0, bytes), "clearing the GEMM workspace");
+    check_cuda(cudaDeviceSynchronize(), "clearing the GEMM workspace");
+    skinny_ = true;
+  }
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");
@@ -120,6 +133,7 @@ CudaBackend::~CudaBackend() {
   invalidate_graphs();
   for (auto& [k, p] : inv_freq_) cudaFree(p);
   for (void* p : {static_cast<void*>(kv_), static_cast<void*>(sb_.base), attn_workspace_, split_counters_,
+                  skinny_workspace_,
                   sample_workspace_, sample_io_, convert_scratch_, static_cast<void*>(expert_counters_),
                   moe_small_scratch_, moe_large_scratch_, moe_grouped_scratch_})
     if (p) cudaFree(p);

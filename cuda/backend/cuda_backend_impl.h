@@ -184,6 +184,9 @@ class CudaBackend : public Backend {
   int32_t decode_waves_ = 4;  // decode_splits aims at this many waves of attention blocks
   int32_t decode_min_keys_ = kDecodeMinKeysPerSplit;  // PagedAttentionArgs::min_keys_per_split
   DecodeLoad decode_small_grid_load_ = DecodeLoad::Registers;  // PagedAttentionArgs::small_grid_load
+  // PagedAttentionArgs::large_grid_load: the tensor-core decode kernel for grids of many blocks
+  // (INFERDESK_DECODE_MMA=0: the CUDA-core pipeline).
+  DecodeLoad decode_large_grid_load_ = DecodeLoad::Mma;
   int32_t decode_small_grid_heads_ = 2;  // PagedAttentionArgs::small_grid_heads_per_block
   int32_t decode_max_heads_ = 8;         // PagedAttentionArgs::max_heads_per_block
   int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)
@@ -191,6 +194,15 @@ class CudaBackend : public Backend {
   size_t attn_workspace_bytes_ = 0;
   void* split_counters_ = nullptr;  // decode arrival counters, zero between launches
   size_t split_counters_bytes_ = 0;
+
+  // Decode-batch GEMMs (kGemvMaxRows < rows <= kSkinnyMaxRows, BF16 out, no bias) through
+  // skinny_gemm instead of cuBLASLt, on devices that run it, with INFERDESK_SKINNY_GEMM=1 (off by
+  // default: slower than cuBLASLt so far, docs/PERF.md). Returns false when it does not serve the
+  // call.
+  bool try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y);
+  bool skinny_ = false;
+  int32_t skinny_stages_ = 8;        // INFERDESK_SKINNY_STAGES (4, 6 or 8)
+  void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
 
   // CUDA graphs per decode bucket.
   std::map<int, cudaGraphExec_t> graphs_;

@@ -2,6 +2,7 @@
 // cuda/kernels/kernels.h (and cuBLASLt for large GEMMs). The MoE ops are in cuda_moe.cpp.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/util/error.h"
@@ -33,6 +34,14 @@ void CudaBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w
                      stream_);
 }
 
+bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias,
+                             const Mat& y) {
+  if (!skinny_ || bias != nullptr || x.rows <= kGemvMaxRows || !skinny_gemm_supported(x, w, n, k, y))
+    return false;
+  skinny_gemm(x, w, n, k, y, skinny_workspace_, sm_count_, skinny_stages_, stream_);
+  return true;
+}
+
 void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
   const bf16* wp = bf16_ptr(w, "weight");
   const bf16* bp = bias ? bf16_ptr(*bias, "bias") : nullptr;
@@ -40,7 +49,7 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   const Mat xm = as_mat(x), ym = as_mat(out);
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
     gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
-  else
+  else if (!try_skinny(xm, wp, w.rows, w.cols, bp, ym))
     gemm_->run(xm, wp, w.rows, w.cols, bp, ym, stream_);
 }
 
@@ -52,8 +61,9 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
                 stream_);
     return;
   }
-  gemm_->run(as_mat(x), bf16_ptr(w_gate_up, "weight"), w_gate_up.rows, w_gate_up.cols, nullptr,
-             as_mat(scratch), stream_);
+  const bf16* wp = bf16_ptr(w_gate_up, "weight");
+  if (!try_skinny(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch)))
+    gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
   cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),
                  as_mat(out), stream_);
 }
@@ -173,6 +183,7 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   a.num_splits = splits_;
   a.min_keys_per_split = decode_min_keys_;
   a.small_grid_load = decode_small_grid_load_;
+  a.large_grid_load = decode_large_grid_load_;
   a.small_grid_heads_per_block = decode_small_grid_heads_;
   a.max_heads_per_block = decode_max_heads_;
   ensure_attention_workspace(num_seqs_, p.num_heads, p.head_dim, splits_);

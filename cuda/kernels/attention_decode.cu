@@ -23,7 +23,11 @@
 // flight while one is scored, no registers held); for a few blocks (batch 1) each iteration's K/V
 // go straight into registers, which leaves the SM's shared memory to the neighbouring kernels,
 // either one iteration at a time or double-buffered (DecodeLoad::Prefetched: the next iteration's
-// K/V in flight while this one is scored; small_grid_load picks which for Auto).
+// K/V in flight while this one is scored; small_grid_load picks which for Auto). DecodeLoad::Mma
+// (large_grid_load picks it for Auto's grids of many blocks) runs the tensor-core kernel of
+// attention_decode_mma.cu instead, over the same grid, splits, partials and arrival counters
+// (attention_decode_common.cuh); where it does not apply (head_dim 32 or 256, an unaligned cache)
+// the Pipelined split kernel serves the launch.
 //
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of its first
 // keys, then waits for the previous kernel (q, K/V) before reading anything else or writing.
@@ -33,7 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda/kernels/attention_common.cuh"
+#include "cuda/kernels/attention_decode_common.cuh"
 
 namespace inferdesk::cuda {
 namespace {
@@ -62,50 +66,6 @@ struct DecodeTile {
 // Upper bound of the kernel's static shared memory (s_m, s_l, s_last).
 constexpr size_t kDecodeStaticSmemBound = 1024;
 
-// cp.async of one 16-byte chunk (zero-filled when !valid) with a memory clobber: a thread rewrites
-// a stage it has just read, and the compiler must not move those shared-memory reads past it.
-__device__ __forceinline__ void cp_async_16_ordered(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(valid ? 16 : 0)
-               : "memory");
-}
-
-struct DecodeParams {
-  PagedAttentionArgs a;
-  int32_t group = 1;        // query heads per kv head
-  int32_t head_chunks = 1;  // ceil(group / GC)
-  int32_t log2_bs = 4;
-  float scale_log2 = 1;     // scale * log2(e)
-  bool kv_vec = true;       // cache 16-byte aligned
-  float* partial_out = nullptr;  // [num_seqs][num_heads][num_splits][D]; null: write out directly
-  float* partial_lse = nullptr;  // [num_seqs][num_heads][num_splits], base-2 log-sum-exp
-  int32_t* counters = nullptr;   // [num_seqs][gridDim.x] arrival counters (args.split_counters)
-};
-
-// The key range [start, end) of `split` and the first visible key `lo` of a sequence whose query
-// sits at position ctx - 1. Empty when start >= end.
-struct SplitRange {
-  int lo = 0, start = 0, end = 0;
-  int splits = 1;  // splits in use for this sequence (<= num_splits); split >= splits: no work
-};
-__device__ __forceinline__ SplitRange split_range(int ctx, int window, int num_splits, int split,
-                                                  int log2_bs, int min_keys) {
-  SplitRange r;
-  if (ctx <= 0) return r;
-  r.lo = window > 0 ? max(0, ctx - window) : 0;
-  const int lo_al = r.lo >> log2_bs << log2_bs;
-  const int span = ctx - lo_al;
-  r.splits = max(1, min(num_splits, (span + min_keys - 1) / min_keys));
-  // With per rounded up to whole blocks the last splits in use can be empty (start clamped to
-  // ctx): they write an empty partial (LSE -inf) and still count as arrived.
-  int per = (span + r.splits - 1) / r.splits;
-  per = ((per + (1 << log2_bs) - 1) >> log2_bs) << log2_bs;
-  const int64_t start = lo_al + static_cast<int64_t>(split) * per;
-  r.start = static_cast<int>(min(start, static_cast<int64_t>(ctx)));
-  r.end = min(ctx, r.start + per);
-  return r;
-}
-
 template <int D, int GC, int ST>
 __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
     paged_decode_split_kernel(const DecodeParams p) {
@@ -119,28 +79,19 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
   __shared__ int s_last;
 
   const PagedAttentionArgs& a = p.a;
-  const int hk = blockIdx.x / p.head_chunks;
-  const int h0 = (blockIdx.x % p.head_chunks) * GC;  // first head of the group served here
-  const int split = blockIdx.y;
-  const int seq = blockIdx.z;
-  const int G = p.group;
-  const int nh = min(GC, G - h0);
-  // Step metadata (uploaded before the step's first kernel; no kernel writes it) and block ids are
-  // read before pdl_wait(); q, the cache and the partials only after it.
-  const int qlen = a.query_len[seq];
-  const int ctx = a.context_len[seq];
-  const int row = a.query_start[seq];
-  const SplitRange range =
-      split_range(ctx, a.sliding_window, a.num_splits, split, p.log2_bs, a.min_keys_per_split);
-  if (split >= range.splits) return;  // a split this context does not use: nothing to do
-  const bool partial = range.splits > 1;
+  // Step metadata and block ids are read before pdl_wait(); q, the cache and the partials only
+  // after it.
+  const DecodeBlock blk = decode_block(p, GC);
+  const SplitRange& range = blk.range;
+  if (blk.split >= range.splits) return;  // a split this context does not use: nothing to do
+  const int hk = blk.hk, seq = blk.seq, split = blk.split, nh = blk.nh, head0 = blk.head0;
+  const int qlen = blk.qlen, row = blk.row;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int li = lane % LPK;  // which 8 dims of the head this lane holds
   const int lg = lane / LPK;  // which key of a load this lane group reads
-  const int head0 = hk * G + h0;
 
-  const int32_t* bt = a.block_tables + a.block_table_start[seq];
+  const int32_t* bt = blk.bt;
   const int lo = range.lo, end = range.end;
   const int log2_bs = p.log2_bs;
   // Block ids of this lane's U keys of the warp iteration starting at `base` (-1: masked).
@@ -153,21 +104,10 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
   };
   const int base = range.start + warp * C::kKeysPerWarpIter;
   // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
-  // (all of a short context's split). That kernel writes only this step's own key; L2 is the point
-  // of coherence, so a line prefetched before the write is updated by it, and the loads after
-  // pdl_wait() hit L2 instead of DRAM.
-  if (qlen > 0) {
-    constexpr int kLinesPerKey = D * 2 >= 128 ? D * 2 / 128 : 1;  // 128-byte lines
-    const int first = max(range.start, lo);
-    const int last = min(end, range.start + 2 * C::kKeysPerIter);
-    for (int idx = tid; idx < (last - first) * kLinesPerKey; idx += C::kThreads) {
-      const int key = first + idx / kLinesPerKey;
-      const int64_t off = cache_offset(bt[key >> log2_bs], a.num_kv_heads, hk, key, log2_bs, D) +
-                          (idx % kLinesPerKey) * 64;
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(a.k_cache + off));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(a.v_cache + off));
-    }
-  }
+  // (all of a short context's split).
+  if (qlen > 0)
+    prefetch_kv_l2<D, C::kThreads>(a, bt, hk, max(range.start, lo),
+                                   min(end, range.start + 2 * C::kKeysPerIter), log2_bs, tid);
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();
@@ -381,68 +321,8 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
   }
   __syncthreads();
 
-  // Merge the warps: thread e handles (head e / D, dim e % D).
-  const int64_t pidx0 = (static_cast<int64_t>(seq) * a.num_heads + head0) * a.num_splits;
-  auto out_at = [&](int h, int d) -> bf16& {
-    return a.out[static_cast<int64_t>(row) * a.out_stride + static_cast<int64_t>(head0 + h) * D + d];
-  };
-  for (int e = tid; e < GC * D; e += C::kThreads) {
-    const int h = e / D, d = e % D;
-    if (h >= nh) break;  // e grows, so every later e is past nh too
-    float mx = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < C::kWarps; ++w) mx = fmaxf(mx, s_m[w][h]);
-    const float m_use = mx == -INFINITY ? 0.0f : mx;
-    float sum = 0.0f, val = 0.0f;
-#pragma unroll
-    for (int w = 0; w < C::kWarps; ++w) {
-      const float f = fast_exp2(s_m[w][h] - m_use);
-      sum += s_l[w][h] * f;
-      val += s_acc[w][h][d] * f;
-    }
-    const float res = sum > 0.0f ? val / sum : 0.0f;
-    if (!partial) {
-      out_at(h, d) = __float2bfloat16(res);
-    } else {
-      const int64_t idx = pidx0 + static_cast<int64_t>(h) * a.num_splits + split;
-      p.partial_out[idx * D + d] = res;
-      if (d == 0) p.partial_lse[idx] = sum > 0.0f ? mx + __log2f(sum) : -INFINITY;
-    }
-  }
-  if (!partial) return;
-
-  // Arrival: the last of the sequence's splits for this head chunk merges them all.
-  __threadfence();  // this block's partials are visible device-wide before it is counted
-  __syncthreads();
-  if (tid == 0) {
-    int32_t* ctr = p.counters + static_cast<int64_t>(seq) * gridDim.x + blockIdx.x;
-    const int prev = atomicAdd(ctr, 1);
-    s_last = prev == range.splits - 1;
-    if (s_last) *ctr = 0;  // every split of this launch has arrived: ready for the next launch
-  }
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
-  const int ns = range.splits;
-  for (int e = tid; e < GC * D; e += C::kThreads) {
-    const int h = e / D, d = e % D;
-    if (h >= nh) break;
-    const int64_t i0 = pidx0 + static_cast<int64_t>(h) * a.num_splits;
-    float mx = -INFINITY;
-    for (int s2 = 0; s2 < ns; ++s2) mx = fmaxf(mx, __ldcg(p.partial_lse + i0 + s2));
-    const float m_use = mx == -INFINITY ? 0.0f : mx;
-    float sum = 0.0f, val = 0.0f;
-#pragma unroll 4
-    for (int s2 = 0; s2 < ns; ++s2) {
-      const float w = fast_exp2(__ldcg(p.partial_lse + i0 + s2) - m_use);
-      const float x = __ldcg(p.partial_out + (i0 + s2) * D + d);
-      if (w > 0.0f) {  // an empty partial (no visible key) never enters the sum
-        sum += w;
-        val += w * x;
-      }
-    }
-    out_at(h, d) = __float2bfloat16(sum > 0.0f ? val / sum : 0.0f);
-  }
+  finish_decode_block<D, GC, C::kWarps, C::kThreads>(p, &s_acc[0][0][0], &s_m[0][0], &s_l[0][0], s_last,
+                                                   seq, row, head0, nh, split, range.splits);
 }
 
 // At most this many splits.
@@ -527,16 +407,34 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   // take smaller head chunks; decided on the chunks before that reduction, so the smaller chunks
   // never tip the grid into the shared-memory pipeline (which next to the GEMVs of a small batch
   // cost Llama-8B at batch 8 and 2,048 keys a quarter of its speed: 1,042 against 1,397 tok/s).
+  // The Mma kernel serves up to kDecodeMmaMaxHeads heads per block (two mma n-blocks of 8); a
+  // max_heads_per_block below 8 (the other kernels' most) caps it too.
+  int32_t mma_cap = a.max_heads_per_block >= 8 ? kDecodeMmaMaxHeads : a.max_heads_per_block;
   if (a.decode_load == DecodeLoad::Auto) {
+    if (a.large_grid_load == DecodeLoad::Auto)
+      unsupported_config("paged_attention_decode: large_grid_load must not be Auto");
     const bool small =
         int64_t{a.num_seqs} * a.num_kv_heads * ((p.group + gc - 1) / gc) < kDecodePipeMinBlocks;
-    if (small) gc = std::min(gc, pow2_cap(a.small_grid_heads_per_block));
-    p.a.decode_load = small ? a.small_grid_load : DecodeLoad::Pipelined;
+    if (small) {
+      gc = std::min(gc, pow2_cap(a.small_grid_heads_per_block));
+      mma_cap = std::min(mma_cap, a.small_grid_heads_per_block);
+    }
+    p.a.decode_load = small ? a.small_grid_load : a.large_grid_load;
   }
-  p.head_chunks = (p.group + gc - 1) / gc;
   p.log2_bs = log2_pow2(a.block_size);
   p.scale_log2 = a.scale * kLog2e;
   p.kv_vec = aligned_to(a.k_cache, 16) && aligned_to(a.v_cache, 16);
+  p.q_vec2 = aligned_to(a.q, 4) && a.q_stride % 2 == 0;
+  // Mma where the tensor-core kernel implements the arguments (decode_mma_supported: head_dim 64
+  // or 128, 16-byte aligned cache), else the Pipelined split kernel.
+  if (p.a.decode_load == DecodeLoad::Mma) {
+    if (decode_mma_supported(p))
+      gc = std::min(p.group, mma_cap);
+    else
+      p.a.decode_load = DecodeLoad::Pipelined;
+  }
+  p.heads_per_block = gc;
+  p.head_chunks = (p.group + gc - 1) / gc;
   if (a.num_splits > 1) {
     char* ws = static_cast<char*>(a.workspace);
     p.partial_out = reinterpret_cast<float*>(ws);
@@ -546,6 +444,10 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   }
   const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks),
                   static_cast<unsigned>(a.num_splits), static_cast<unsigned>(a.num_seqs));
+  if (p.a.decode_load == DecodeLoad::Mma) {
+    launch_decode_mma(p, grid, stream);
+    return;
+  }
   switch (a.head_dim) {
     case 32: launch_split_d<32>(p, gc, grid, stream); break;
     case 64: launch_split_d<64>(p, gc, grid, stream); break;

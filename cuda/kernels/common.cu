@@ -22,33 +22,38 @@ namespace {
 
 std::atomic<bool> g_pdl_requested{true};
 
-// Per device: 0 = not looked up yet, 1 = compute capability < 9.0, 2 = >= 9.0.
-constexpr int kMaxDevices = 64;
 std::array<std::atomic<int8_t>, kMaxDevices> g_pdl_capable{};
 
-bool device_supports_pdl() {
+bool compute_capability_9(int dev) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major >= 9;
+}
+
+}  // namespace
+
+bool once_per_device(std::array<std::atomic<int8_t>, kMaxDevices>& cache, bool (*probe)(int device)) {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
     (void)cudaGetLastError();
     return false;
   }
-  int8_t known = g_pdl_capable[dev].load(std::memory_order_relaxed);
+  int8_t known = cache[dev].load(std::memory_order_relaxed);  // 0: not asked yet, 1: no, 2: yes
   if (known == 0) {
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    known = major >= 9 ? 2 : 1;
-    g_pdl_capable[dev].store(known, std::memory_order_relaxed);
+    known = probe(dev) ? 2 : 1;
+    cache[dev].store(known, std::memory_order_relaxed);
   }
   return known == 2;
 }
 
-}  // namespace
-
 void set_pdl_enabled(bool on) { g_pdl_requested.store(on, std::memory_order_relaxed); }
 
-bool pdl_enabled() { return g_pdl_requested.load(std::memory_order_relaxed) && device_supports_pdl(); }
+bool pdl_enabled() {
+  return g_pdl_requested.load(std::memory_order_relaxed) &&
+         once_per_device(g_pdl_capable, compute_capability_9);
+}
 
 }  // namespace inferdesk::cuda

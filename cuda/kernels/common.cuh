@@ -4,6 +4,10 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "core/util/error.h"
@@ -16,6 +20,39 @@ void check_launch(const char* what);
 // Same for a launch whose status is `launched` (also clears the sticky last-error slot).
 void check_launch(const char* what, cudaError_t launched);
 [[noreturn]] void unsupported_config(const std::string& what);
+
+// Raises the dynamic shared-memory limit of `Kernel` to `bytes` once per device and process (not
+// inside the launch path of every call, so launches stay cheap and capturable). The kernel is a
+// template argument so that every kernel has its own record: the instantiations of one kernel
+// template for different head dims share a function type, and a record keyed by that type let the
+// first instantiation's call (D 128) mark the others (D 256) as done, leaving their launches to
+// fail with "invalid argument".
+// static_bytes: an upper bound of the kernel's static shared memory (the 48 KB without the
+// attribute cover static and dynamic together).
+template <auto Kernel>
+void allow_dynamic_smem(size_t bytes, const char* who, size_t static_bytes = 0) {
+  if (bytes + static_bytes <= 48 * 1024) return;
+  static std::mutex mu;
+  static uint64_t done_mask = 0;  // bit d: done on device d (devices >= 64 redo it every call)
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+  const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t{1} << dev) : 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (bit != 0 && (done_mask & bit) != 0) return;
+  const cudaError_t e =
+      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(ErrorCode::Internal, std::string(who) + ": cannot allow " + std::to_string(bytes) +
+                                         " bytes of shared memory: " + cudaGetErrorString(e));
+  }
+  done_mask |= bit;
+}
+
+// Answers probe(device) for the current device, once per device and process (false when the
+// current device cannot be read). For capability checks behind launchers (PDL, sm_90a kernels).
+constexpr int kMaxDevices = 64;
+bool once_per_device(std::array<std::atomic<int8_t>, kMaxDevices>& cache, bool (*probe)(int device));
 
 __device__ __forceinline__ float load_as_float(const void* p, Dt dt, int64_t i) {
   return dt == Dt::F32 ? static_cast<const float*>(p)[i]

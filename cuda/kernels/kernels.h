@@ -100,6 +100,22 @@ struct RopeKvArgs {
 // write_kv.
 void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 
+// ---------------------------------------------------- skinny GEMM (sm90a/skinny_gemm.cu, Hopper)
+
+// y[M, N] = x[M, K] @ W[N, K]^T for decode batches (M <= kSkinnyMaxRows), BF16 x, W and y, F32
+// accumulation, on warpgroup MMAs with a stream-K grid of `grid` blocks (one per SM) and a
+// `stages`-deep (4, 6 or 8) cp.async ring; see the file for the design. Deterministic, and a row's
+// result does not depend on M. Needs skinny_gemm_available() (an sm_90 device: the kernel is built
+// for sm_90a only) and skinny_gemm_supported(); `workspace` holds skinny_gemm_workspace_bytes(grid)
+// bytes, zeroed once before the first launch (the kernel leaves it reusable).
+constexpr int32_t kSkinnyMaxRows = 64;
+constexpr int32_t kSkinnyMaxTiles = 8192;  // N / 128: up to 1,048,576 output columns
+bool skinny_gemm_available();
+bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y);
+size_t skinny_gemm_workspace_bytes(int32_t grid);
+void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
+                 int32_t grid, int32_t stages, cudaStream_t stream);
+
 // ----------------------------------------------------------------- attention (attention_*.cu)
 
 // Default fewest keys per split of a decode context (PagedAttentionArgs::min_keys_per_split);
@@ -108,9 +124,13 @@ constexpr int32_t kDecodeMinKeysPerSplit = 64;
 
 // Decode kernel K/V loading: straight into registers, one iteration at a time (few blocks,
 // latency-bound); into registers with the next iteration's K/V loaded while the current one is
-// scored (Prefetched: twice the K/V registers, for grids too small for occupancy to matter); or
-// through a cp.async pipeline in shared memory (many blocks, bandwidth-bound).
-enum class DecodeLoad { Auto, Registers, Prefetched, Pipelined };
+// scored (Prefetched: twice the K/V registers, for grids too small for occupancy to matter);
+// through a cp.async pipeline in shared memory (many blocks, bandwidth-bound); or Mma: the
+// tensor-core kernel (attention_decode_mma.cu: tiles of 16 keys through a cp.async pipeline per
+// warp, Q K^T and P V on mma.sync, up to 16 query heads per block; many blocks, with far fewer
+// instructions per byte than Pipelined). Mma serves head_dim 64 and 128 with a 16-byte aligned
+// cache; other launches asking for it run Pipelined.
+enum class DecodeLoad { Auto, Registers, Prefetched, Pipelined, Mma };
 
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
@@ -143,11 +163,15 @@ struct PagedAttentionArgs {
   int32_t min_keys_per_split = kDecodeMinKeysPerSplit;
   void* workspace = nullptr;
   int32_t* split_counters = nullptr;
-  // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size: the
-  // pipeline for many blocks, small_grid_load (Registers or Prefetched) for few; the tests force
-  // each.
+  // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size:
+  // large_grid_load for many blocks, small_grid_load (Registers or Prefetched) for few; the tests
+  // force each.
   DecodeLoad decode_load = DecodeLoad::Auto;
   DecodeLoad small_grid_load = DecodeLoad::Registers;
+  // the load Auto uses for grids of many blocks (Pipelined or Mma). H200, 2026-11-30,
+  // bench_gpu_attention, Pipelined -> Mma: Llama-8B 64 x 256 keys 26.0 -> 21.3 us, 64 x 1,024
+  // 82.9 -> 73.1, 256 x 192 67.9 -> 63.8, 32 x 4,096 172.4 -> 137.0; Llama-1B 64 x 1,024 44.4 -> 38.1.
+  DecodeLoad large_grid_load = DecodeLoad::Pipelined;
   // Decode: query heads of one kv group a thread block serves (8, 4, 2 or 1; a group larger than
   // this is cut into chunks, each block reading its kv head's K/V again). Fewer heads per block
   // means more blocks with less work each: for grids of a few blocks (batch 1, 8 query heads per kv
@@ -156,6 +180,8 @@ struct PagedAttentionArgs {
   // bench_gpu_attention, one sequence of 256 keys: Llama-8B 8.6 -> 6.4 us with 2 heads per block
   // (5.4 with 1), Qwen3-30B-A3B 13.6 -> 8.6 (4) -> 6.4 us (2); engine batch 1 with 2 against the
   // group size: 8B 228 -> 234 tok/s, 1B 1,074 -> 1,114, Qwen3-30B-A3B 291 -> 341).
+  // The Mma load serves up to 16 heads per block (a group of 4 or 8 in one block); a value below 8
+  // here (or small_grid_heads_per_block, for Auto's grids of few blocks) caps it too.
   int32_t max_heads_per_block = 8;
   int32_t small_grid_heads_per_block = 2;
 };

@@ -97,6 +97,12 @@ bench)
   bench 8b_b1_no_overlap --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 1b_b1_no_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 8b_b64_no_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
+  # Decode attention of many-block grids on the CUDA-core pipeline instead of the tensor-core kernel
+  # (the default), and the decode-batch GEMMs on skinny_gemm instead of cuBLASLt (off by default).
+  INFERDESK_DECODE_MMA=0 bench 8b_b64_pipelined --dummy llama-3.1-8b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
+  INFERDESK_SKINNY_GEMM=1 bench 8b_b64_skinny --dummy llama-3.1-8b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
   INFERDESK_SAMPLING_COPY_STREAM=0 bench 1b_b1_computestream --dummy llama-3.2-1b --batch 1 \
     --input-len 128 --output-len 256 --repeat 2
   INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 8b_b1_1head --dummy llama-3.1-8b --batch 1 --input-len 128 \
@@ -112,6 +118,8 @@ bench)
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1
+  INFERDESK_DECODE_MMA=0 bench 8b_offline_1024_pipelined --dummy llama-3.1-8b --num-requests 1024 \
+    --input-len 128 --output-len 128 --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1
   # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
   # and prefill the large-batch path (eager, one host sync per MoE layer).
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2

@@ -372,12 +372,15 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
                                                         : std::string(" prefill")));
   const AttnData d = make_data(c);
   // Decode: every way of loading K/V, and Auto (which picks one by grid size and serves a
-  // few-block grid 2 heads per block: small_grid_heads_per_block), each on a freshly poisoned
-  // output.
-  std::vector<cuda::DecodeLoad> loads = {cuda::DecodeLoad::Auto};
+  // few-block grid 2 heads per block: small_grid_heads_per_block) with either load for grids of
+  // many blocks (large_grid_load), each on a freshly poisoned output. Pairs (decode_load,
+  // large_grid_load).
+  using Load = cuda::DecodeLoad;
+  std::vector<std::pair<Load, Load>> loads = {{Load::Auto, Load::Pipelined}};
   if (kernel == Kernel::Decode)
-    loads = {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched, cuda::DecodeLoad::Pipelined,
-             cuda::DecodeLoad::Auto};
+    loads = {{Load::Registers, Load::Pipelined}, {Load::Prefetched, Load::Pipelined},
+             {Load::Pipelined, Load::Pipelined}, {Load::Mma, Load::Pipelined},
+             {Load::Auto, Load::Pipelined}, {Load::Auto, Load::Mma}};
   // A kv group is also served in chunks of 4, 2 and 1 query heads per block where it has more
   // (each chunk's block reads the group's K/V again).
   const int32_t group = c.num_heads / c.num_kv_heads;
@@ -386,14 +389,16 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
     for (int32_t h : {4, 2, 1})
       if (group > h) head_caps.push_back(h);
   for (int32_t heads : head_caps)
-  for (cuda::DecodeLoad load : loads) {
-    SCOPED_TRACE(std::string("K/V ") + load_name(load) + ", at most " + std::to_string(heads) +
-                 " heads per block");
+  for (const auto& [load, large_load] : loads) {
+    SCOPED_TRACE(std::string("K/V ") + load_name(load) +
+                 (load == Load::Auto ? std::string(" (many blocks: ") + load_name(large_load) + ")" : "") +
+                 ", at most " + std::to_string(heads) + " heads per block");
     DeviceAttn dev;
     make_device(d, dev);
     set_splits(dev, num_splits);
     dev.args.min_keys_per_split = min_keys_per_split;
     dev.args.decode_load = load;
+    dev.args.large_grid_load = large_load;
     dev.args.max_heads_per_block = heads;
     if (kernel == Kernel::Decode)
       cuda::paged_attention_decode(dev.args, nullptr);

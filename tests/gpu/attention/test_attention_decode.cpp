@@ -1,7 +1,10 @@
-// paged_attention_decode (cuda/kernels/attention_decode.cu) against the CPU backend's attention:
-// every head_dim, GQA ratios (incl. groups that are not a power of two or exceed 8 heads), split
+// paged_attention_decode (cuda/kernels/attention_decode.cu, attention_decode_mma.cu) against the
+// CPU backend's attention, with every K/V load (run_and_check: Registers, Prefetched, Pipelined,
+// Mma, Auto with either large_grid_load): every head_dim (Mma serves 64 and 128, the others fall
+// back), GQA ratios (incl. groups that are not a power of two or exceed 8 or 16 heads), split
 // counts from 1 to more splits than blocks, block sizes, sliding windows, padding sequences,
-// misaligned caches, and a captured CUDA graph replayed over new context lengths.
+// contexts shorter than one 16-key tile, misaligned caches and query/output rows, and a captured
+// CUDA graph replayed over new context lengths.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -96,6 +99,35 @@ TEST(GpuPagedDecode, MisalignedCacheAndStrides) {
     }
 }
 
+// Groups of 16 heads and more: the Mma kernel's widest blocks (two mma n-blocks of 8 heads) and
+// groups cut into head chunks of 16 (and of 4, 2, 1 under a smaller max_heads_per_block), the last
+// chunk partly filled.
+TEST(GpuPagedDecode, GroupsBeyondOneMmaTile) {
+  INFERDESK_REQUIRE_GPU();
+  for (int head_dim : {64, 128})
+    for (int group : {16, 17, 20})
+      for (int splits : {1, 4})
+        run_decode(make_case({{1, 5}, {1, 130}, {1, 0}, {1, 299}}, 2 * group, 2, head_dim, 16,
+                             400 + head_dim + group * 3 + splits),
+                   splits);
+}
+
+// Query and output rows at odd offsets and strides over an aligned cache (which the Mma kernel
+// serves: q read as single bf16, out written per element).
+TEST(GpuPagedDecode, MisalignedQueryAndOutputRows) {
+  INFERDESK_REQUIRE_GPU();
+  for (int head_dim : {64, 128})
+    for (int splits : {1, 5}) {
+      AttnCase c = make_case({{1, 33}, {1, 70}, {1, 0}, {1, 190}, {1, 3}}, 8, 2, head_dim, 16,
+                             650 + head_dim + splits);
+      c.q_pad = 3;
+      c.out_pad = 5;
+      c.q_offset = 1;
+      c.row_gap = 2;
+      run_decode(c, splits);
+    }
+}
+
 TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   INFERDESK_REQUIRE_GPU();
   const AttnData d = make_data(make_case(decode_seqs(), 32, 8, 128, 16, 31));
@@ -107,7 +139,8 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
   for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
-                    cuda::DecodeLoad::Pipelined}) {
+                    cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
+    SCOPED_TRACE(std::string("K/V ") + load_name(load));
     dev.out.poison();
     dev.args.decode_load = load;
     cuda::paged_attention_decode(dev.args, nullptr);
@@ -168,6 +201,7 @@ TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Registers);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Prefetched);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Pipelined);
+  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Mma);
 }
 
 TEST(GpuPagedDecode, WorkspaceSizes) {

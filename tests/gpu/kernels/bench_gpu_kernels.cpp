@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/backend/gemm.h"
 #include "cuda/kernels/gemv_tuning.h"
 #include "cuda/kernels/kernels.h"
 
@@ -147,6 +148,50 @@ void bench_gemv(cudaStream_t s, const char* filter) {
       for (int warps : {8, 4})
         report(name, shape + " w" + std::to_string(warps), time_us(s, [&](int i) {
                  gemv_with_warps(warps, x, ws[i % nc], sh.n, sh.k, nullptr, y, s);
+               }), bytes);
+    }
+}
+
+// Decode-batch GEMMs (M = 16, 32, 64) of the Llama-8B projections: skinny_gemm with each
+// pipeline depth against cuBLASLt (cuda::Gemm, autotuned on the first, untimed launch).
+void bench_skinny(cudaStream_t s, const char* filter) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  const bool skinny = skinny_gemm_available();
+  if (!skinny) std::printf("skinny_gemm: not available on this device\n");
+  struct Shape {
+    const char* what;
+    int64_t n, k;
+  };
+  const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096},
+                          {"down", 4096, 14336}};
+  Gemm gemm;
+  Pool ws_pool;
+  void* ws = ws_pool.get(skinny_gemm_workspace_bytes(sms));
+  check(cudaMemset(ws, 0, skinny_gemm_workspace_bytes(sms)), "workspace");
+  for (const Shape& sh : shapes)
+    for (int m : {16, 32, 64}) {
+      const bool lt = wanted(std::string("cublaslt ") + sh.what, filter);
+      const bool ours = skinny && wanted(std::string("skinny ") + sh.what, filter);
+      if (!lt && !ours) continue;
+      Pool pool;
+      const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
+      const int nc = copies_for(wbytes);
+      std::vector<const bf16*> w;
+      for (int c = 0; c < nc; ++c)
+        w.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, sh.n, sh.k, 10 + c, 0.02f, s).data));
+      const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
+      const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 2), Dt::BF16, m, sh.n);
+      const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 + m * sh.n * 2.0;
+      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" +
+                                std::to_string(sh.n) + "x" + std::to_string(sh.k) + "]";
+      if (lt)
+        report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
+               bytes);
+      if (!ours) continue;
+      for (int stages : {8, 6, 4})
+        report("skinny", shape + " s" + std::to_string(stages), time_us(s, [&](int i) {
+                 skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, stages, s);
                }), bytes);
     }
 }
@@ -319,6 +364,7 @@ int main(int argc, char** argv) {
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   bench_gemv(s, filter);
+  bench_skinny(s, filter);
   bench_rows(s, filter);
   bench_rope(s, filter);
   bench_layer(s, filter);

@@ -299,6 +299,29 @@ class CapturedGraph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// A [rows, cols] BF16 weight uploaded `offset` elements into its own allocation.
+struct DevWeight {
+  DeviceBuffer<bf16> buf;
+  int64_t offset;
+  DevWeight(const std::vector<float>& v, int64_t offset) : buf(v.size() + offset), offset(offset) {
+    std::vector<bf16> h = to_bf16(v);
+    if (cudaMemcpy(buf.get() + offset, h.data(), h.size() * 2, cudaMemcpyHostToDevice) != cudaSuccess)
+      throw std::runtime_error("upload failed");
+  }
+  const bf16* get() const { return buf.get() + offset; }
+};
+
+// y[M, rows_out] of the CPU reference for x [M, K] and W [rows_w, K] (+ bias).
+inline std::vector<float> cpu_linear(CpuRef& cpu, const std::vector<float>& x, int M, int64_t K,
+                              const std::vector<float>& w, int64_t rows_w,
+                              const std::vector<float>* bias) {
+  const Tensor out = cpu.zeros(M, rows_w);
+  Tensor b;
+  if (bias) b = cpu.bf16_weight(1, rows_w, *bias);
+  cpu->linear(cpu.tensor(M, K, x), cpu.bf16_weight(rows_w, K, w), bias ? &b : nullptr, out);
+  return cpu.host(out);
+}
+
 inline void sync_ok() {
   const cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess)

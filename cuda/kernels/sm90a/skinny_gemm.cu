@@ -1,0 +1,360 @@
+// Skinny GEMM for decode batches on Hopper: y[M, N] = x[M, K] @ W[N, K]^T with M <= 64, BF16 in
+// and out, F32 accumulation, through warpgroup MMAs (wgmma, sm_90a only: this file is built for
+// sm_90a alone and skinny_gemm_available() probes that the device runs it).
+//
+// Why not cuBLASLt at these sizes: a decode step's GEMMs are weight streams (64 x 4096 activations
+// against 50-235 MB of weights per projection), and cuBLASLt reaches 2.9-4.1 TB/s on them, cannot
+// overlap its start with the previous kernel (PDL) and leaves the last wave's SMs idle. Here:
+// - W is the wgmma's A operand (64 weight rows per warpgroup, two warpgroups: 128 rows per tile)
+//   and x its B operand (N = 64 token rows, zero-filled past M), both K-major in shared memory with
+//   the 128-byte swizzle, copied by cp.async (16 bytes per thread and copy) through a kStages-deep
+//   ring: kStages - 1 stages of W (16 KB) and x (8 KB) in flight per SM while one is multiplied.
+// - Stream-K: the grid is one block per SM and the (tile, 64-wide k step) iterations are cut into
+//   equal contiguous ranges, one per block, so every SM streams the same number of weight bytes and
+//   the ring runs on across tile boundaries. A block owning a whole tile writes it; a tile shared by
+//   several blocks is reduced by the last of them to arrive (a counter of the k steps done per
+//   tile, reset by that block), which sums the pieces in block order from per-block slots: the
+//   result does not depend on timing, and a token row's result does not depend on M.
+// - PDL: the W copies of the first stages are issued before griddepcontrol.wait (W is immutable),
+//   so the weight stream starts while the previous kernel drains.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "cuda/kernels/common.cuh"
+
+namespace inferdesk::cuda {
+namespace {
+
+constexpr int kBN = 128;                  // weight rows per tile (two warpgroups of 64)
+constexpr int kBK = 64;                   // k per iteration: one 128-byte row per weight / token row
+constexpr int kThreads = 256;
+constexpr int kWBytes = kBN * 128;        // 16 KB of W per stage
+constexpr int kXBytes = kSkinnyMaxRows * 128;  // 8 KB of x per stage
+constexpr int kStageBytes = kWBytes + kXBytes;
+constexpr int kAcc = 32;                  // F32 accumulators per thread (64 x 64 per warpgroup)
+
+struct SkinnyParams {
+  const bf16* x;
+  int64_t ldx;
+  int32_t m;
+  const bf16* w;
+  int64_t k;
+  bf16* y;
+  int64_t ldy;
+  float* partials;    // [grid][2][kAcc / 4][kThreads] float4
+  int32_t* counters;  // [tiles], zero between launches
+  int64_t total;      // tiles * k_iters
+  int32_t k_iters;    // K / kBK
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+// First iteration of block b's range.
+__device__ __forceinline__ int64_t range_begin(int64_t b, int64_t total, int64_t grid) {
+  return b * total / grid;
+}
+
+// The block whose range holds iteration it.
+__device__ int64_t block_of(int64_t it, int64_t total, int64_t grid) {
+  int64_t b = it * grid / total;
+  while (b + 1 < grid && range_begin(b + 1, total, grid) <= it) ++b;
+  while (b > 0 && range_begin(b, total, grid) > it) --b;
+  return b;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Shared-memory matrix descriptor of a K-major tile of 128-byte rows with the 128-byte swizzle:
+// start address, leading byte offset 16 (unused by this layout), stride byte offset 1024 (eight
+// rows), swizzle mode 1.
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (uint64_t{1} << 16) |
+         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[kAcc], uint64_t da, uint64_t db) {
+  // scale-d is a predicate (always 1: accumulate; the accumulators are zeroed by hand).
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "n"(1));
+}
+
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous MMAs.
+__device__ __forceinline__ void fence_acc(float (&d)[kAcc]) {
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif
+
+// Walks a block's iterations (tile, k step) without divisions.
+struct Cursor {
+  int64_t tile;
+  int k;
+  __device__ __forceinline__ void next(int k_iters) {
+    if (++k == k_iters) {
+      k = 0;
+      ++tile;
+    }
+  }
+};
+
+// Writes a finished tile: thread (warpgroup wg, warp w, lane l) holds weight rows
+// n0 + 64 wg + 16 w + l / 4 (+ 8) and token columns 8 j + 2 (l % 4) (+ 1), j < 8.
+__device__ __forceinline__ void store_tile(const SkinnyParams& p, int64_t tile, const float (&v)[kAcc]) {
+  const int tid = threadIdx.x, lane = tid % 32;
+  const int64_t n0 = tile * kBN + (tid / 128) * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int token = 8 * j + 2 * (lane % 4) + (e & 1);
+      if (token < p.m) p.y[token * p.ldy + n0 + (e >= 2 ? 8 : 0)] = __float2bfloat16(v[4 * j + e]);
+    }
+}
+
+template <int S>
+__global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyParams p) {
+  // Stages in flight ahead of the one multiplied. (Keeping one wgmma group outstanding across
+  // iterations, refilling the stage two back, measured 2-5% slower on the H200: docs/PERF.md.)
+  constexpr int D = S - 1;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ int s_last;
+  __shared__ int64_t s_b0, s_b1;
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte tiles
+  const int tid = threadIdx.x;
+  const int64_t grid = gridDim.x, b = blockIdx.x;
+  const int64_t lo = range_begin(b, p.total, grid), hi = range_begin(b + 1, p.total, grid);
+  const int n_iters = static_cast<int>(hi - lo);
+  const int kI = p.k_iters;
+
+  // Stage copies: 16-byte chunk c of row r lands at r * 128 + ((c ^ (r % 8)) * 16).
+  int64_t w_row_off[kWBytes / 16 / kThreads];
+  uint32_t w_dst_off[kWBytes / 16 / kThreads];
+#pragma unroll
+  for (int i = 0; i < kWBytes / 16 / kThreads; ++i) {
+    const int id = tid + i * kThreads, r = id >> 3, c = id & 7;
+    w_row_off[i] = r * p.k + c * 8;
+    w_dst_off[i] = r * 128 + ((c ^ (r & 7)) << 4);
+  }
+  const int x_r0 = tid >> 3, x_c = tid & 7;  // rows x_r0 and x_r0 + 32
+  auto load_w = [&](const Cursor& cur, int slot) {
+    const bf16* src = p.w + cur.tile * kBN * p.k + cur.k * kBK;
+    const uint32_t dst = base + slot * kStageBytes;
+#pragma unroll
+    for (int i = 0; i < kWBytes / 16 / kThreads; ++i) cp_async_16(dst + w_dst_off[i], src + w_row_off[i], 16);
+  };
+  auto load_x = [&](const Cursor& cur, int slot) {
+    const bf16* src = p.x + cur.k * kBK + x_c * 8;
+    const uint32_t dst = base + slot * kStageBytes + kWBytes;
+#pragma unroll
+    for (int i = 0; i < kXBytes / 16 / kThreads; ++i) {
+      const int r = x_r0 + i * (kThreads / 8);
+      const bool valid = r < p.m;
+      cp_async_16(dst + r * 128 + ((x_c ^ (r & 7)) << 4), src + (valid ? r : 0) * p.ldx, valid ? 16 : 0);
+    }
+  };
+
+  const Cursor start{lo / kI, static_cast<int>(lo % kI)};
+  Cursor ld = start;
+#pragma unroll
+  for (int s = 0; s < D; ++s) {
+    if (s < n_iters) load_w(ld, s);
+    ld.next(kI);
+  }
+  pdl_wait();  // x comes from the previous kernel; y and the partials are written after this
+  ld = start;
+#pragma unroll
+  for (int s = 0; s < D; ++s) {
+    if (s < n_iters) load_x(ld, s);
+    ld.next(kI);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+  int64_t piece_begin = lo;
+  Cursor cur = start;  // the iteration being multiplied
+  const int64_t first_tile = lo / kI;
+  const uint32_t w_off = (tid / 128) * (64 * 128);
+
+  for (int i = 0; i < n_iters; ++i) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(D - 1) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // cp.async writes -> wgmma reads
+    // Every thread's copies of iteration i landed, and the MMAs that read the stage refilled next
+    // (iteration i - 1's) are done.
+    __syncthreads();
+    if (i + D < n_iters) {
+      load_w(ld, (i + D) % S);
+      load_x(ld, (i + D) % S);
+    }
+    ld.next(kI);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    const uint32_t st = base + (i % S) * kStageBytes;
+    fence_acc(acc);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < kBK / 16; ++s)  // 16 k (32 bytes) per MMA, within the swizzled rows
+      wgmma_m64n64k16(acc, smem_desc(st + w_off + s * 32), smem_desc(st + kWBytes + s * 32));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    fence_acc(acc);
+
+    const int64_t it = lo + i;
+    const int64_t tile = cur.tile;
+    const bool tile_end = cur.k + 1 == kI;
+    cur.next(kI);
+    if (!tile_end && i + 1 != n_iters) continue;  // the tile goes on in this block
+    // End of this block's piece of tile `tile`.
+    if (i + 1 == n_iters) pdl_launch_dependents();
+    if (piece_begin == tile * kI && it + 1 == (tile + 1) * kI) {
+      store_tile(p, tile, acc);  // the whole tile
+    } else {
+      // A piece: into this block's slot (0: its first tile, 1: its last), then the last block of
+      // the tile to arrive sums the pieces in block order and writes the tile.
+      float4* slot = reinterpret_cast<float4*>(p.partials) +
+                     (b * 2 + (tile == first_tile ? 0 : 1)) * (kAcc / 4) * kThreads;
+#pragma unroll
+      for (int j = 0; j < kAcc / 4; ++j)
+        slot[j * kThreads + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) {
+        const int64_t b0 = block_of(tile * kI, p.total, grid);
+        const int64_t b1 = block_of((tile + 1) * kI - 1, p.total, grid);
+        // Counted in k steps: blocks between b0 and b1 may have empty ranges (a grid larger than
+        // the work) and contribute nothing.
+        const int mine = static_cast<int>(it + 1 - piece_begin);
+        const int prev = atomicAdd(p.counters + tile, mine);
+        s_last = prev + mine == kI;
+        if (s_last) p.counters[tile] = 0;  // every piece has arrived: ready for the next launch
+        s_b0 = b0;
+        s_b1 = b1;
+      }
+      __syncthreads();
+      if (s_last) {
+        __threadfence();
+        float sum[kAcc];
+#pragma unroll
+        for (int e = 0; e < kAcc; ++e) sum[e] = 0.0f;
+        for (int64_t bb = s_b0; bb <= s_b1; ++bb) {
+          const int64_t bb_lo = range_begin(bb, p.total, grid);
+          if (bb_lo == range_begin(bb + 1, p.total, grid)) continue;  // an empty range
+          const bool first = tile == bb_lo / kI;
+          const float4* src = reinterpret_cast<const float4*>(p.partials) +
+                              (bb * 2 + (first ? 0 : 1)) * (kAcc / 4) * kThreads;
+#pragma unroll
+          for (int j = 0; j < kAcc / 4; ++j) {
+            const float4 v = __ldcg(src + j * kThreads + tid);
+            sum[4 * j] += v.x;
+            sum[4 * j + 1] += v.y;
+            sum[4 * j + 2] += v.z;
+            sum[4 * j + 3] += v.w;
+          }
+        }
+        store_tile(p, tile, sum);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
+    piece_begin = it + 1;
+  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if (n_iters == 0) pdl_launch_dependents();
+#else
+  pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
+#endif
+}
+
+__global__ void skinny_probe_kernel(int* out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+std::array<std::atomic<int8_t>, kMaxDevices> g_available{};
+
+// Whether `dev` runs this file's kernels: the probe reports the sm_90a build (on a device without
+// an sm_90a image the launch fails with "no kernel image", which is an answer, not an error).
+bool runs_skinny(int dev) {
+  (void)dev;  // the current device
+  int* d = nullptr;
+  int h = 0;
+  if (cudaMalloc(&d, sizeof(int)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  skinny_probe_kernel<<<1, 1>>>(d);
+  const bool ok = cudaGetLastError() == cudaSuccess &&
+                  cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess && h == 1;
+  cudaFree(d);
+  (void)cudaGetLastError();
+  return ok;
+}
+
+template <int S>
+void launch_skinny(const SkinnyParams& p, int grid, cudaStream_t stream) {
+  constexpr size_t smem = size_t{S} * kStageBytes + 1024;  // + the 1024-byte alignment
+  allow_dynamic_smem<skinny_gemm_kernel<S>>(smem, "skinny_gemm", 64);
+  launch_kernel("skinny_gemm", skinny_gemm_kernel<S>, dim3(grid), dim3(kThreads), smem, stream, p);
+}
+
+}  // namespace
+
+bool skinny_gemm_available() { return once_per_device(g_available, runs_skinny); }
+
+size_t skinny_gemm_workspace_bytes(int32_t grid) {
+  return static_cast<size_t>(grid) * 2 * kAcc * kThreads * sizeof(float) +
+         static_cast<size_t>(kSkinnyMaxTiles) * sizeof(int32_t);
+}
+
+bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y) {
+  auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+  return x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 && x.rows <= kSkinnyMaxRows &&
+         y.rows >= x.rows && y.cols == n && x.cols == k && n > 0 && n % kBN == 0 &&
+         n / kBN <= kSkinnyMaxTiles && k > 0 && k % kBK == 0 && x.stride % 8 == 0 &&
+         aligned(x.data) && aligned(w);
+}
+
+void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
+                 int32_t grid, int32_t stages, cudaStream_t stream) {
+  if (!skinny_gemm_supported(x, w, n, k, y) || grid < 1 || workspace == nullptr)
+    unsupported_config("skinny_gemm: shape, dtype or alignment (check skinny_gemm_supported)");
+  SkinnyParams p;
+  p.x = static_cast<const bf16*>(x.data);
+  p.ldx = x.stride;
+  p.m = static_cast<int32_t>(x.rows);
+  p.w = w;
+  p.k = k;
+  p.y = static_cast<bf16*>(y.data);
+  p.ldy = y.stride;
+  p.partials = static_cast<float*>(workspace);
+  p.counters = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) +
+                                          static_cast<size_t>(grid) * 2 * kAcc * kThreads * sizeof(float));
+  p.k_iters = static_cast<int32_t>(k / kBK);
+  p.total = (n / kBN) * p.k_iters;
+  switch (stages) {
+    case 4: launch_skinny<4>(p, grid, stream); break;
+    case 6: launch_skinny<6>(p, grid, stream); break;
+    default: launch_skinny<8>(p, grid, stream); break;
+  }
+}
+
+}  // namespace inferdesk::cuda
