@@ -201,7 +201,8 @@ class CudaBackend : public Backend {
   // call.
   bool try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y);
   bool skinny_ = false;
-  int32_t skinny_stages_ = 8;        // INFERDESK_SKINNY_STAGES (4, 6 or 8)
+  int32_t skinny_stages_ = 3;  // INFERDESK_SKINNY_STAGES (k tile 64: 4, 6 or 8; 128: 2, 3 or 4)
+  int32_t skinny_k_tile_ = 128;  // INFERDESK_SKINNY_KTILE (64 or 128)
   void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
 
   // CUDA graphs per decode bucket.

@@ -104,7 +104,8 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 
 // y[M, N] = x[M, K] @ W[N, K]^T for decode batches (M <= kSkinnyMaxRows), BF16 x, W and y, F32
 // accumulation, on warpgroup MMAs with a stream-K grid of `grid` blocks (one per SM) and a
-// `stages`-deep (4, 6 or 8) cp.async ring; see the file for the design. Deterministic, and a row's
+// `stages`-deep cp.async ring of k_tile k per stage (k_tile 64: 4, 6 or 8 stages; 128, used when
+// K % 128 == 0: 2, 3 or 4); see the file for the design. Deterministic, and a row's
 // result does not depend on M. Needs skinny_gemm_available() (an sm_90 device: the kernel is built
 // for sm_90a only) and skinny_gemm_supported(); `workspace` holds skinny_gemm_workspace_bytes(grid)
 // bytes, zeroed once before the first launch (the kernel leaves it reusable).
@@ -114,7 +115,7 @@ bool skinny_gemm_available();
 bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y);
 size_t skinny_gemm_workspace_bytes(int32_t grid);
 void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
-                 int32_t grid, int32_t stages, cudaStream_t stream);
+                 int32_t grid, int32_t stages, int32_t k_tile, cudaStream_t stream);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
 

@@ -30,12 +30,27 @@ namespace inferdesk::cuda {
 namespace {
 
 constexpr int kBN = 128;                  // weight rows per tile (two warpgroups of 64)
-constexpr int kBK = 64;                   // k per iteration: one 128-byte row per weight / token row
 constexpr int kThreads = 256;
-constexpr int kWBytes = kBN * 128;        // 16 KB of W per stage
-constexpr int kXBytes = kSkinnyMaxRows * 128;  // 8 KB of x per stage
-constexpr int kStageBytes = kWBytes + kXBytes;
 constexpr int kAcc = 32;                  // F32 accumulators per thread (64 x 64 per warpgroup)
+
+// A stage holds BK (64 or 128) k of the tile's W rows and of the 64 token rows, as BK / 64
+// "panels" of 128-byte rows (64 k each): W panels of kBN rows, then x panels of 64 rows.
+template <int BK>
+struct Stage {
+  static constexpr int kPanels = BK / 64;
+  static constexpr int kWPanel = kBN * 128;             // 16 KB
+  static constexpr int kXPanel = kSkinnyMaxRows * 128;  // 8 KB
+  static constexpr int kWBytes = kPanels * kWPanel;
+  static constexpr int kBytes = kWBytes + kPanels * kXPanel;
+  static constexpr int kChunksPerRow = BK / 8;  // 16-byte chunks of a row's BK k
+  static constexpr int kWChunks = kBN * kChunksPerRow / kThreads;  // per thread and stage
+  static constexpr int kXChunks = kSkinnyMaxRows * kChunksPerRow / kThreads;
+  // Shared-memory offset of 16-byte chunk c (of BK / 8) of row r in panels of `rows` rows: the
+  // 128-byte swizzle puts chunk c % 8 of the panel's row r at r * 128 + ((c % 8) ^ (r % 8)) * 16.
+  static __device__ __forceinline__ uint32_t offset(int r, int c, int rows) {
+    return (c >> 3) * rows * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4);
+  }
+};
 
 struct SkinnyParams {
   const bf16* x;
@@ -48,7 +63,7 @@ struct SkinnyParams {
   float* partials;    // [grid][2][kAcc / 4][kThreads] float4
   int32_t* counters;  // [tiles], zero between launches
   int64_t total;      // tiles * k_iters
-  int32_t k_iters;    // K / kBK
+  int32_t k_iters;    // K / BK
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -126,8 +141,9 @@ __device__ __forceinline__ void store_tile(const SkinnyParams& p, int64_t tile, 
     }
 }
 
-template <int S>
+template <int S, int BK>
 __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyParams p) {
+  using St = Stage<BK>;
   // Stages in flight ahead of the one multiplied. (Keeping one wgmma group outstanding across
   // iterations, refilling the stage two back, measured 2-5% slower on the H200: docs/PERF.md.)
   constexpr int D = S - 1;
@@ -142,31 +158,36 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
   const int n_iters = static_cast<int>(hi - lo);
   const int kI = p.k_iters;
 
-  // Stage copies: 16-byte chunk c of row r lands at r * 128 + ((c ^ (r % 8)) * 16).
-  int64_t w_row_off[kWBytes / 16 / kThreads];
-  uint32_t w_dst_off[kWBytes / 16 / kThreads];
+  // Stage copies (Stage::offset): this thread's chunks, consecutive threads along a row's k.
+  int64_t w_src[St::kWChunks];
+  uint32_t w_dst[St::kWChunks];
 #pragma unroll
-  for (int i = 0; i < kWBytes / 16 / kThreads; ++i) {
-    const int id = tid + i * kThreads, r = id >> 3, c = id & 7;
-    w_row_off[i] = r * p.k + c * 8;
-    w_dst_off[i] = r * 128 + ((c ^ (r & 7)) << 4);
+  for (int i = 0; i < St::kWChunks; ++i) {
+    const int id = tid + i * kThreads, r = id / St::kChunksPerRow, c = id % St::kChunksPerRow;
+    w_src[i] = r * p.k + c * 8;
+    w_dst[i] = St::offset(r, c, kBN);
   }
-  const int x_r0 = tid >> 3, x_c = tid & 7;  // rows x_r0 and x_r0 + 32
-  auto load_w = [&](const Cursor& cur, int slot) {
-    const bf16* src = p.w + cur.tile * kBN * p.k + cur.k * kBK;
-    const uint32_t dst = base + slot * kStageBytes;
+  int64_t x_src[St::kXChunks];
+  uint32_t x_dst[St::kXChunks];
+  uint32_t x_bytes[St::kXChunks];  // 16, or 0 for token rows past M (zero-filled)
 #pragma unroll
-    for (int i = 0; i < kWBytes / 16 / kThreads; ++i) cp_async_16(dst + w_dst_off[i], src + w_row_off[i], 16);
+  for (int i = 0; i < St::kXChunks; ++i) {
+    const int id = tid + i * kThreads, r = id / St::kChunksPerRow, c = id % St::kChunksPerRow;
+    x_src[i] = (r < p.m ? r : 0) * p.ldx + c * 8;
+    x_dst[i] = St::kWBytes + St::offset(r, c, kSkinnyMaxRows);
+    x_bytes[i] = r < p.m ? 16 : 0;
+  }
+  auto load_w = [&](const Cursor& cur, int slot) {
+    const bf16* src = p.w + cur.tile * kBN * p.k + cur.k * BK;
+    const uint32_t dst = base + slot * St::kBytes;
+#pragma unroll
+    for (int i = 0; i < St::kWChunks; ++i) cp_async_16(dst + w_dst[i], src + w_src[i], 16);
   };
   auto load_x = [&](const Cursor& cur, int slot) {
-    const bf16* src = p.x + cur.k * kBK + x_c * 8;
-    const uint32_t dst = base + slot * kStageBytes + kWBytes;
+    const bf16* src = p.x + cur.k * BK;
+    const uint32_t dst = base + slot * St::kBytes;
 #pragma unroll
-    for (int i = 0; i < kXBytes / 16 / kThreads; ++i) {
-      const int r = x_r0 + i * (kThreads / 8);
-      const bool valid = r < p.m;
-      cp_async_16(dst + r * 128 + ((x_c ^ (r & 7)) << 4), src + (valid ? r : 0) * p.ldx, valid ? 16 : 0);
-    }
+    for (int i = 0; i < St::kXChunks; ++i) cp_async_16(dst + x_dst[i], src + x_src[i], x_bytes[i]);
   };
 
   const Cursor start{lo / kI, static_cast<int>(lo % kI)};
@@ -205,12 +226,13 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
     }
     ld.next(kI);
     asm volatile("cp.async.commit_group;" ::: "memory");
-    const uint32_t st = base + (i % S) * kStageBytes;
+    const uint32_t st = base + (i % S) * St::kBytes;
     fence_acc(acc);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-    for (int s = 0; s < kBK / 16; ++s)  // 16 k (32 bytes) per MMA, within the swizzled rows
-      wgmma_m64n64k16(acc, smem_desc(st + w_off + s * 32), smem_desc(st + kWBytes + s * 32));
+    for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
+      wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
+                      smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     fence_acc(acc);
@@ -309,11 +331,11 @@ bool runs_skinny(int dev) {
   return ok;
 }
 
-template <int S>
+template <int S, int BK>
 void launch_skinny(const SkinnyParams& p, int grid, cudaStream_t stream) {
-  constexpr size_t smem = size_t{S} * kStageBytes + 1024;  // + the 1024-byte alignment
-  allow_dynamic_smem<skinny_gemm_kernel<S>>(smem, "skinny_gemm", 64);
-  launch_kernel("skinny_gemm", skinny_gemm_kernel<S>, dim3(grid), dim3(kThreads), smem, stream, p);
+  constexpr size_t smem = size_t{S} * Stage<BK>::kBytes + 1024;  // + the 1024-byte alignment
+  allow_dynamic_smem<skinny_gemm_kernel<S, BK>>(smem, "skinny_gemm", 64);
+  launch_kernel("skinny_gemm", skinny_gemm_kernel<S, BK>, dim3(grid), dim3(kThreads), smem, stream, p);
 }
 
 }  // namespace
@@ -329,12 +351,12 @@ bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, co
   auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
   return x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 && x.rows <= kSkinnyMaxRows &&
          y.rows >= x.rows && y.cols == n && x.cols == k && n > 0 && n % kBN == 0 &&
-         n / kBN <= kSkinnyMaxTiles && k > 0 && k % kBK == 0 && x.stride % 8 == 0 &&
+         n / kBN <= kSkinnyMaxTiles && k > 0 && k % 64 == 0 && x.stride % 8 == 0 &&
          aligned(x.data) && aligned(w);
 }
 
 void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
-                 int32_t grid, int32_t stages, cudaStream_t stream) {
+                 int32_t grid, int32_t stages, int32_t k_tile, cudaStream_t stream) {
   if (!skinny_gemm_supported(x, w, n, k, y) || grid < 1 || workspace == nullptr)
     unsupported_config("skinny_gemm: shape, dtype or alignment (check skinny_gemm_supported)");
   SkinnyParams p;
@@ -348,12 +370,21 @@ void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void*
   p.partials = static_cast<float*>(workspace);
   p.counters = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) +
                                           static_cast<size_t>(grid) * 2 * kAcc * kThreads * sizeof(float));
-  p.k_iters = static_cast<int32_t>(k / kBK);
+  const bool wide = k_tile == 128 && k % 128 == 0;  // 128 k per stage (else 64)
+  p.k_iters = static_cast<int32_t>(k / (wide ? 128 : 64));
   p.total = (n / kBN) * p.k_iters;
+  if (wide) {
+    switch (stages) {
+      case 2: launch_skinny<2, 128>(p, grid, stream); break;
+      case 3: launch_skinny<3, 128>(p, grid, stream); break;
+      default: launch_skinny<4, 128>(p, grid, stream); break;
+    }
+    return;
+  }
   switch (stages) {
-    case 4: launch_skinny<4>(p, grid, stream); break;
-    case 6: launch_skinny<6>(p, grid, stream); break;
-    default: launch_skinny<8>(p, grid, stream); break;
+    case 4: launch_skinny<4, 64>(p, grid, stream); break;
+    case 6: launch_skinny<6, 64>(p, grid, stream); break;
+    default: launch_skinny<8, 64>(p, grid, stream); break;
   }
 }
 

@@ -152,8 +152,8 @@ void bench_gemv(cudaStream_t s, const char* filter) {
     }
 }
 
-// Decode-batch GEMMs (M = 16, 32, 64) of the Llama-8B projections: skinny_gemm with each
-// pipeline depth against cuBLASLt (cuda::Gemm, autotuned on the first, untimed launch).
+// Decode-batch GEMMs (M = 16, 32, 64) of the Llama-8B projections: skinny_gemm with each k tile
+// and pipeline depth against cuBLASLt (cuda::Gemm, autotuned on the first, untimed launch).
 void bench_skinny(cudaStream_t s, const char* filter) {
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
@@ -189,10 +189,11 @@ void bench_skinny(cudaStream_t s, const char* filter) {
         report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
                bytes);
       if (!ours) continue;
-      for (int stages : {8, 6, 4})
-        report("skinny", shape + " s" + std::to_string(stages), time_us(s, [&](int i) {
-                 skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, stages, s);
-               }), bytes);
+      for (const auto& [k_tile, stages] : {std::pair{64, 8}, std::pair{64, 4}, std::pair{128, 4},
+                                           std::pair{128, 3}, std::pair{128, 2}})
+        report("skinny", shape + " k" + std::to_string(k_tile) + " s" + std::to_string(stages),
+               time_us(s, [&](int i) { skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, stages, k_tile, s); }),
+               bytes);
     }
 }
 

@@ -24,11 +24,12 @@ struct SkinnyCase {
   int grid;
   int stages = 8;
   int64_t x_pad = 8;
+  int k_tile = 64;  // 128: used when K % 128 == 0 (stages 2, 3 or 4)
 };
 
 std::ostream& operator<<(std::ostream& os, const SkinnyCase& c) {
   return os << "M " << c.M << " N " << c.N << " K " << c.K << " grid " << c.grid << " stages "
-            << c.stages << " x stride K+" << c.x_pad;
+            << c.stages << " x stride K+" << c.x_pad << " k tile " << c.k_tile;
 }
 
 class Workspace {
@@ -61,7 +62,7 @@ std::vector<float> run_skinny(const SkinnyCase& c, const std::vector<float>& x,
     Mat ym = y.mat();
     ym.rows = c.M;
     EXPECT_TRUE(cuda::skinny_gemm_supported(dx.mat(), dw.get(), c.N, c.K, ym));
-    cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, ym, ws.get(), c.grid, c.stages, nullptr);
+    cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, ym, ws.get(), c.grid, c.stages, c.k_tile, nullptr);
     sync_ok();
     const std::vector<float> got = y.download();
     const std::vector<float> rows(got.begin(), got.begin() + c.M * c.N);
@@ -110,6 +111,15 @@ TEST(GpuSkinnyGemm, GridsAndStages) {
     const SkinnyCase model{64, 4096, 4096, sms, stages};  // o-proj shape on the device's grid
     run_skinny(model, x_for(model), w_for(model));
   }
+  // 128 k per stage: every depth, several blocks per tile, idle blocks, a K that is not a
+  // multiple of 128 (falls back to 64 per stage).
+  for (int stages : {2, 3, 4}) {
+    for (const SkinnyCase& c : {SkinnyCase{64, 4096, 4096, sms, stages, 8, 128},
+                                SkinnyCase{29, 640, 768, 7, stages, 8, 128},
+                                SkinnyCase{40, 256, 128, sms, stages, 8, 128},
+                                SkinnyCase{9, 384, 448, 5, stages, 24, 128}})
+      run_skinny(c, x_for(c), w_for(c));
+  }
   const SkinnyCase down{48, 1024, 14336, sms, 8, 0};  // long K, dense x rows
   run_skinny(down, x_for(down), w_for(down));
   const SkinnyCase odd{17, 640, 448, 3, 6, 24};  // 5 tiles x 7 steps over 3 blocks, padded x
@@ -126,14 +136,15 @@ TEST(GpuSkinnyGemm, GridsAndStages) {
 
 TEST(GpuSkinnyGemm, RowsDoNotDependOnBatch) {
   REQUIRE_SKINNY();
-  const SkinnyCase big{64, 640, 1216, 11};
-  const std::vector<float> x = x_for(big), w = w_for(big);
-  const std::vector<float> all = run_skinny(big, x, w);
-  for (int M : {1, 9, 40}) {
-    const std::vector<float> xs(x.begin(), x.begin() + M * big.K);
-    const std::vector<float> part = run_skinny(with_m(big, M), xs, w);
-    const std::vector<float> ref(all.begin(), all.begin() + M * big.N);
-    EXPECT_EQ(max_abs_diff(part, ref), 0.0) << "M " << M;
+  for (const SkinnyCase& big : {SkinnyCase{64, 640, 1216, 11}, SkinnyCase{64, 640, 1280, 11, 3, 8, 128}}) {
+    const std::vector<float> x = x_for(big), w = w_for(big);
+    const std::vector<float> all = run_skinny(big, x, w);
+    for (int M : {1, 9, 40}) {
+      const std::vector<float> xs(x.begin(), x.begin() + M * big.K);
+      const std::vector<float> part = run_skinny(with_m(big, M), xs, w);
+      const std::vector<float> ref(all.begin(), all.begin() + M * big.N);
+      EXPECT_EQ(max_abs_diff(part, ref), 0.0) << "M " << M << " k tile " << big.k_tile;
+    }
   }
 }
 
@@ -152,7 +163,9 @@ TEST(GpuSkinnyGemm, InsideAGraph) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   CapturedGraph g(s, [&](cudaStream_t st) {
     for (int i = 0; i < 3; ++i)  // three launches per replay share the workspace
-      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 8, st);
+      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 8, 64, st);
+    for (int i = 0; i < 2; ++i)  // and the 128-k stages
+      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 4, 128, st);
   });
   for (int r = 0; r < 2; ++r) g.launch(s);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -171,7 +184,7 @@ TEST(GpuSkinnyGemm, RejectsUnsupportedShapes) {
   EXPECT_FALSE(cuda::skinny_gemm_supported(x2.mat(), w.get(), 128, 72, y2.mat()));  // K % 64
   DevMatrix yf(Dt::F32, 8, 128);
   EXPECT_FALSE(cuda::skinny_gemm_supported(x1.mat(), w.get(), 128, 64, yf.mat()));  // F32 y
-  EXPECT_THROW(cuda::skinny_gemm(x.mat(), w.get(), 128, 64, y.mat(), nullptr, 1, 8, nullptr), Error);
+  EXPECT_THROW(cuda::skinny_gemm(x.mat(), w.get(), 128, 64, y.mat(), nullptr, 1, 8, 64, nullptr), Error);
 }
 
 }  // namespace
