@@ -81,9 +81,9 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   //   INFERDESK_DECODE_HEADS_PER_BLOCK, INFERDESK_DECODE_MAX_HEADS: query heads per attention
   //     block for few-block grids (default 2) and for all (default 8);
   //   INFERDESK_SAMPLING_COPY_STREAM=0: sampling copies on the compute stream;
-  //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES, INFERDESK_SKINNY_KTILE: decode-batch
-  //     GEMMs on skinny_gemm instead of cuBLASLt (slower so far: docs/PERF.md), its pipeline
-  //     depth and k per stage (try_skinny);
+  //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES, INFERDESK_SKINNY_KTILE,
+  //     INFERDESK_SKINNY_TMA=1: decode-batch GEMMs on skinny_gemm instead of cuBLASLt (slower so
+  //     far: docs/PERF.md), its pipeline depth, k per stage and TMA stages (try_skinny);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
   auto env_int = [](const char* name, int32_t& out) {
     if (const char* v = std::getenv(name); v && std::atoi(v) > 0) out = std::atoi(v);
@@ -100,6 +100,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     sampling_copy_stream_ = false;
   env_int("INFERDESK_SKINNY_STAGES", skinny_stages_);
   env_int("INFERDESK_SKINNY_KTILE", skinny_k_tile_);
+  if (const char* t = std::getenv("INFERDESK_SKINNY_TMA"); t && *t == '1') skinny_tma_ = true;
   if (const char* g = std::getenv("INFERDESK_SKINNY_GEMM"); g && *g == '1' && skinny_gemm_available()) {
     const size_t bytes = skinny_gemm_workspace_bytes(sm_count_);
     skinny_workspace_ = device_alloc(bytes, "GEMM workspace");

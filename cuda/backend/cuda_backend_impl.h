@@ -203,6 +203,7 @@ class CudaBackend : public Backend {
   bool skinny_ = false;
   int32_t skinny_stages_ = 3;  // INFERDESK_SKINNY_STAGES (k tile 64: 4, 6 or 8; 128: 2, 3 or 4)
   int32_t skinny_k_tile_ = 128;  // INFERDESK_SKINNY_KTILE (64 or 128)
+  bool skinny_tma_ = false;      // INFERDESK_SKINNY_TMA=1: TMA stages
   void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
 
   // CUDA graphs per decode bucket.

@@ -38,7 +38,8 @@ bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, 
                              const Mat& y) {
   if (!skinny_ || bias != nullptr || x.rows <= kGemvMaxRows || !skinny_gemm_supported(x, w, n, k, y))
     return false;
-  skinny_gemm(x, w, n, k, y, skinny_workspace_, sm_count_, skinny_stages_, skinny_k_tile_, stream_);
+  skinny_gemm(x, w, n, k, y, skinny_workspace_, sm_count_, skinny_stages_, skinny_k_tile_, skinny_tma_,
+              stream_);
   return true;
 }
 

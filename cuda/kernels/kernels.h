@@ -114,8 +114,10 @@ constexpr int32_t kSkinnyMaxTiles = 8192;  // N / 128: up to 1,048,576 output co
 bool skinny_gemm_available();
 bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y);
 size_t skinny_gemm_workspace_bytes(int32_t grid);
+// tma: stages copied by TMA from one producer thread into mbarrier-tracked stages (k_tile 64: 6
+// or 8 stages; 128: 3 or 4) instead of cp.async from every thread.
 void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
-                 int32_t grid, int32_t stages, int32_t k_tile, cudaStream_t stream);
+                 int32_t grid, int32_t stages, int32_t k_tile, bool tma, cudaStream_t stream);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
 

@@ -15,14 +15,22 @@
 //   several blocks is reduced by the last of them to arrive (a counter of the k steps done per
 //   tile, reset by that block), which sums the pieces in block order from per-block slots: the
 //   result does not depend on timing, and a token row's result does not depend on M.
+// - Two ways to fill the stages, with the same MMAs in the same order (the same bits): cp.async
+//   from every thread with a block barrier per stage (skinny_gemm_kernel), or TMA from one
+//   producer thread into mbarrier-tracked stages that the multiplying warpgroups release
+//   (skinny_tma_kernel). On the H200 both stream the gate/up weight at ~3.6 TB/s against
+//   cuBLASLt's 4.0 (docs/PERF.md), so the loader is not what limits the kernel.
 // - PDL: the W copies of the first stages are issued before griddepcontrol.wait (W is immutable),
 //   so the weight stream starts while the previous kernel drains.
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "cuda/kernels/common.cuh"
 
@@ -129,8 +137,9 @@ struct Cursor {
 
 // Writes a finished tile: thread (warpgroup wg, warp w, lane l) holds weight rows
 // n0 + 64 wg + 16 w + l / 4 (+ 8) and token columns 8 j + 2 (l % 4) (+ 1), j < 8.
-__device__ __forceinline__ void store_tile(const SkinnyParams& p, int64_t tile, const float (&v)[kAcc]) {
-  const int tid = threadIdx.x, lane = tid % 32;
+__device__ __forceinline__ void store_tile(const SkinnyParams& p, int64_t tile, const float (&v)[kAcc],
+                                           int tid) {
+  const int lane = tid % 32;
   const int64_t n0 = tile * kBN + (tid / 128) * 64 + ((tid % 128) / 32) * 16 + lane / 4;
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j)
@@ -141,6 +150,67 @@ __device__ __forceinline__ void store_tile(const SkinnyParams& p, int64_t tile, 
     }
 }
 
+// What the threads of a block's two multiplying warpgroups share at the end of a piece.
+struct PieceShared {
+  int last;
+  int64_t b0, b1;
+};
+
+// The end of block b's piece [piece_begin, it] of tile `tile`, run by the kThreads multiplying
+// threads (tid < kThreads; `sync` synchronises exactly them): a whole tile is written; a piece goes
+// to the block's slot (0: its first tile, 1: its last), and the last block of the tile to arrive
+// (counted in k steps: blocks between b0 and b1 may have empty ranges when the grid is larger than
+// the work) sums the pieces in block order, writes the tile and resets the counter.
+template <class Sync>
+__device__ void end_piece(const SkinnyParams& p, int64_t b, int64_t grid, int64_t first_tile,
+                          int64_t tile, int64_t piece_begin, int64_t it, const float (&acc)[kAcc],
+                          int tid, PieceShared& sh, Sync sync) {
+  const int kI = p.k_iters;
+  if (piece_begin == tile * kI && it + 1 == (tile + 1) * kI) {
+    store_tile(p, tile, acc, tid);
+    return;
+  }
+  float4* slot = reinterpret_cast<float4*>(p.partials) +
+                 (b * 2 + (tile == first_tile ? 0 : 1)) * (kAcc / 4) * kThreads;
+#pragma unroll
+  for (int j = 0; j < kAcc / 4; ++j)
+    slot[j * kThreads + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+  __threadfence();
+  sync();
+  if (tid == 0) {
+    const int mine = static_cast<int>(it + 1 - piece_begin);
+    const int prev = atomicAdd(p.counters + tile, mine);
+    sh.last = prev + mine == kI;
+    if (sh.last) p.counters[tile] = 0;  // every piece has arrived: ready for the next launch
+    sh.b0 = block_of(tile * kI, p.total, grid);
+    sh.b1 = block_of((tile + 1) * kI - 1, p.total, grid);
+  }
+  sync();
+  const bool last = sh.last;
+  const int64_t b0 = sh.b0, b1 = sh.b1;
+  sync();  // sh is read by everyone before the next piece's end rewrites it
+  if (!last) return;
+  __threadfence();
+  float sum[kAcc];
+#pragma unroll
+  for (int e = 0; e < kAcc; ++e) sum[e] = 0.0f;
+  for (int64_t bb = b0; bb <= b1; ++bb) {
+    const int64_t bb_lo = range_begin(bb, p.total, grid);
+    if (bb_lo == range_begin(bb + 1, p.total, grid)) continue;  // an empty range
+    const float4* src = reinterpret_cast<const float4*>(p.partials) +
+                        (bb * 2 + (tile == bb_lo / kI ? 0 : 1)) * (kAcc / 4) * kThreads;
+#pragma unroll
+    for (int j = 0; j < kAcc / 4; ++j) {
+      const float4 v = __ldcg(src + j * kThreads + tid);
+      sum[4 * j] += v.x;
+      sum[4 * j + 1] += v.y;
+      sum[4 * j + 2] += v.z;
+      sum[4 * j + 3] += v.w;
+    }
+  }
+  store_tile(p, tile, sum, tid);
+}
+
 template <int S, int BK>
 __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyParams p) {
   using St = Stage<BK>;
@@ -149,8 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
   constexpr int D = S - 1;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
-  __shared__ int s_last;
-  __shared__ int64_t s_b0, s_b1;
+  __shared__ PieceShared sh;
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte tiles
   const int tid = threadIdx.x;
   const int64_t grid = gridDim.x, b = blockIdx.x;
@@ -244,59 +313,152 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
     if (!tile_end && i + 1 != n_iters) continue;  // the tile goes on in this block
     // End of this block's piece of tile `tile`.
     if (i + 1 == n_iters) pdl_launch_dependents();
-    if (piece_begin == tile * kI && it + 1 == (tile + 1) * kI) {
-      store_tile(p, tile, acc);  // the whole tile
-    } else {
-      // A piece: into this block's slot (0: its first tile, 1: its last), then the last block of
-      // the tile to arrive sums the pieces in block order and writes the tile.
-      float4* slot = reinterpret_cast<float4*>(p.partials) +
-                     (b * 2 + (tile == first_tile ? 0 : 1)) * (kAcc / 4) * kThreads;
-#pragma unroll
-      for (int j = 0; j < kAcc / 4; ++j)
-        slot[j * kThreads + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-      __threadfence();
-      __syncthreads();
-      if (tid == 0) {
-        const int64_t b0 = block_of(tile * kI, p.total, grid);
-        const int64_t b1 = block_of((tile + 1) * kI - 1, p.total, grid);
-        // Counted in k steps: blocks between b0 and b1 may have empty ranges (a grid larger than
-        // the work) and contribute nothing.
-        const int mine = static_cast<int>(it + 1 - piece_begin);
-        const int prev = atomicAdd(p.counters + tile, mine);
-        s_last = prev + mine == kI;
-        if (s_last) p.counters[tile] = 0;  // every piece has arrived: ready for the next launch
-        s_b0 = b0;
-        s_b1 = b1;
-      }
-      __syncthreads();
-      if (s_last) {
-        __threadfence();
-        float sum[kAcc];
-#pragma unroll
-        for (int e = 0; e < kAcc; ++e) sum[e] = 0.0f;
-        for (int64_t bb = s_b0; bb <= s_b1; ++bb) {
-          const int64_t bb_lo = range_begin(bb, p.total, grid);
-          if (bb_lo == range_begin(bb + 1, p.total, grid)) continue;  // an empty range
-          const bool first = tile == bb_lo / kI;
-          const float4* src = reinterpret_cast<const float4*>(p.partials) +
-                              (bb * 2 + (first ? 0 : 1)) * (kAcc / 4) * kThreads;
-#pragma unroll
-          for (int j = 0; j < kAcc / 4; ++j) {
-            const float4 v = __ldcg(src + j * kThreads + tid);
-            sum[4 * j] += v.x;
-            sum[4 * j + 1] += v.y;
-            sum[4 * j + 2] += v.z;
-            sum[4 * j + 3] += v.w;
-          }
-        }
-        store_tile(p, tile, sum);
-      }
-    }
+    end_piece(p, b, grid, first_tile, tile, piece_begin, it, acc, tid, sh, [] { __syncthreads(); });
 #pragma unroll
     for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
     piece_begin = it + 1;
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if (n_iters == 0) pdl_launch_dependents();
+#else
+  pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
+#endif
+}
+
+// ------------------------------------------------------------------ TMA, warp-specialised variant
+// One producer thread (of a third warpgroup) copies each stage's W and x panels with TMA
+// (cp.async.bulk.tensor, 128-byte swizzle, out-of-range token rows zero-filled) into a ring of S
+// stages tracked by mbarriers: full[s] (the copies' bytes landed) and empty[s] (the 256 multiplying
+// threads are done with it). The two multiplying warpgroups only wait, multiply and release: no
+// per-thread copies and no block-wide barrier per stage.
+constexpr int kTmaThreads = kThreads + 128;
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// A 64-wide (128-byte) box of a 2-D tensor map at (k, row) into shared memory at dst.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap& map, int k, int row, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar)
+      : "memory");
+}
+#endif
+
+template <int S, int BK>
+__global__ void __launch_bounds__(kTmaThreads, 1)
+    skinny_tma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
+                      const SkinnyParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using St = Stage<BK>;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full[S], empty[S];
+  __shared__ PieceShared sh;
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const int tid = threadIdx.x;
+  const int64_t grid = gridDim.x, b = blockIdx.x;
+  const int64_t lo = range_begin(b, p.total, grid), hi = range_begin(b + 1, p.total, grid);
+  const int n_iters = static_cast<int>(hi - lo);
+  const int kI = p.k_iters;
+  const Cursor start{lo / kI, static_cast<int>(lo % kI)};
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), kThreads);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (tid >= kThreads) {  // the producer warpgroup: one thread issues every copy
+    if (tid == kThreads) {
+      auto copy = [&](const Cursor& c, int slot, bool w_part) {
+        const uint32_t st = base + slot * St::kBytes, bar = smem_u32(&full[slot]);
+        for (int q = 0; q < St::kPanels; ++q) {
+          const int k = c.k * BK + q * 64;
+          if (w_part)
+            tma_load(st + q * St::kWPanel, wmap, k, static_cast<int>(c.tile * kBN), bar);
+          else
+            tma_load(st + St::kWBytes + q * St::kXPanel, xmap, k, 0, bar);
+        }
+      };
+      const int pre = n_iters < S ? n_iters : S;
+      Cursor ld = start;
+      for (int j = 0; j < pre; ++j) {  // W is immutable: its first stages before the wait
+        mbar_expect_tx(smem_u32(&full[j]), St::kBytes);
+        copy(ld, j, true);
+        ld.next(kI);
+      }
+      pdl_wait();  // x comes from the previous kernel
+      Cursor lx = start;
+      for (int j = 0; j < pre; ++j) {
+        copy(lx, j, false);
+        lx.next(kI);
+      }
+      for (int j = pre; j < n_iters; ++j) {
+        const int slot = j % S;
+        mbar_wait(smem_u32(&empty[slot]), static_cast<uint32_t>((j / S - 1) & 1));
+        mbar_expect_tx(smem_u32(&full[slot]), St::kBytes);
+        copy(ld, slot, true);
+        copy(ld, slot, false);
+        ld.next(kI);
+      }
+    }
+    return;
+  }
+
+  pdl_wait();  // y and the partials are written after the previous kernel completed
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+  int64_t piece_begin = lo;
+  Cursor cur = start;
+  const int64_t first_tile = start.tile;
+  const uint32_t w_off = (tid / 128) * (64 * 128);
+  for (int i = 0; i < n_iters; ++i) {
+    const int slot = i % S;
+    mbar_wait(smem_u32(&full[slot]), static_cast<uint32_t>((i / S) & 1));
+    const uint32_t st = base + slot * St::kBytes;
+    fence_acc(acc);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < BK / 16; ++s)
+      wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
+                      smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    fence_acc(acc);
+    mbar_arrive(smem_u32(&empty[slot]));
+
+    const int64_t it = lo + i;
+    const int64_t tile = cur.tile;
+    const bool tile_end = cur.k + 1 == kI;
+    cur.next(kI);
+    if (!tile_end && i + 1 != n_iters) continue;
+    if (i + 1 == n_iters) pdl_launch_dependents();
+    end_piece(p, b, grid, first_tile, tile, piece_begin, it, acc, tid, sh,
+              [] { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); });
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
+    piece_begin = it + 1;
+  }
   if (n_iters == 0) pdl_launch_dependents();
 #else
   pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
@@ -331,6 +493,49 @@ bool runs_skinny(int dev) {
   return ok;
 }
 
+// cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      f = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// A BF16 [rows, inner] tensor (row pitch `pitch` elements) read in boxes of 64 x box_rows with the
+// 128-byte swizzle; rows past the end read as zeros.
+CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int64_t pitch, uint32_t box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
+  if (encode == nullptr) unsupported_config("skinny_gemm: cuTensorMapEncodeTiled is not available");
+  CUtensorMap m{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(pitch) * sizeof(bf16)};
+  const cuuint32_t box[2] = {64, box_rows};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides,
+                            box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) unsupported_config("skinny_gemm: tensor map rejected (" + std::to_string(r) + ")");
+  return m;
+}
+
+template <int S, int BK>
+void launch_skinny_tma(const SkinnyParams& p, int64_t n, int grid, cudaStream_t stream) {
+  constexpr size_t smem = size_t{S} * Stage<BK>::kBytes + 1024;
+  allow_dynamic_smem<skinny_tma_kernel<S, BK>>(smem, "skinny_gemm (TMA)", 256);
+  const CUtensorMap wmap = tensor_map(p.w, p.k, n, p.k, kBN);
+  const CUtensorMap xmap = tensor_map(p.x, p.k, p.m, p.ldx, kSkinnyMaxRows);
+  launch_kernel("skinny_gemm (TMA)", skinny_tma_kernel<S, BK>, dim3(grid), dim3(kTmaThreads), smem, stream,
+                wmap, xmap, p);
+}
+
 template <int S, int BK>
 void launch_skinny(const SkinnyParams& p, int grid, cudaStream_t stream) {
   constexpr size_t smem = size_t{S} * Stage<BK>::kBytes + 1024;  // + the 1024-byte alignment
@@ -356,7 +561,7 @@ bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, co
 }
 
 void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
-                 int32_t grid, int32_t stages, int32_t k_tile, cudaStream_t stream) {
+                 int32_t grid, int32_t stages, int32_t k_tile, bool tma, cudaStream_t stream) {
   if (!skinny_gemm_supported(x, w, n, k, y) || grid < 1 || workspace == nullptr)
     unsupported_config("skinny_gemm: shape, dtype or alignment (check skinny_gemm_supported)");
   SkinnyParams p;
@@ -373,6 +578,19 @@ void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void*
   const bool wide = k_tile == 128 && k % 128 == 0;  // 128 k per stage (else 64)
   p.k_iters = static_cast<int32_t>(k / (wide ? 128 : 64));
   p.total = (n / kBN) * p.k_iters;
+  if (tma) {
+    if (wide) {
+      if (stages <= 3)
+        launch_skinny_tma<3, 128>(p, n, grid, stream);
+      else
+        launch_skinny_tma<4, 128>(p, n, grid, stream);
+    } else if (stages <= 6) {
+      launch_skinny_tma<6, 64>(p, n, grid, stream);
+    } else {
+      launch_skinny_tma<8, 64>(p, n, grid, stream);
+    }
+    return;
+  }
   if (wide) {
     switch (stages) {
       case 2: launch_skinny<2, 128>(p, grid, stream); break;

@@ -189,10 +189,17 @@ void bench_skinny(cudaStream_t s, const char* filter) {
         report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
                bytes);
       if (!ours) continue;
-      for (const auto& [k_tile, stages] : {std::pair{64, 8}, std::pair{64, 4}, std::pair{128, 4},
-                                           std::pair{128, 3}, std::pair{128, 2}})
-        report("skinny", shape + " k" + std::to_string(k_tile) + " s" + std::to_string(stages),
-               time_us(s, [&](int i) { skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, stages, k_tile, s); }),
+      struct Config {
+        int k_tile, stages;
+        bool tma;
+      };
+      for (const Config& c : {Config{64, 8, false}, Config{128, 3, false}, Config{64, 8, true},
+                              Config{64, 6, true}, Config{128, 4, true}, Config{128, 3, true}})
+        report("skinny", shape + (c.tma ? " tma" : " cp.async") + " k" + std::to_string(c.k_tile) + " s" +
+                             std::to_string(c.stages),
+               time_us(s, [&](int i) {
+                 skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, c.stages, c.k_tile, c.tma, s);
+               }),
                bytes);
     }
 }

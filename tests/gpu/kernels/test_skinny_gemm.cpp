@@ -1,7 +1,8 @@
 // skinny_gemm (cuda/kernels/sm90a/skinny_gemm.cu, Hopper only) against the CPU backend's linear
 // with the same BF16 operands: row counts 1..64, grids that leave blocks without work, split every
 // tile over several blocks or give blocks whole tiles, every pipeline depth, strided x, poisoned y
-// rows past M; launched twice (the tile arrival counters must be reset by the first launch), the
+// rows past M; launched twice (the tile arrival counters must be reset by the first launch) and
+// once more with the TMA stages (bit for bit the same), the
 // same bits for a row whatever M (batch invariance), and inside a CUDA graph.
 #include <gtest/gtest.h>
 
@@ -57,12 +58,14 @@ std::vector<float> run_skinny(const SkinnyCase& c, const std::vector<float>& x,
   DevWeight dw(w, 0);
   Workspace ws(c.grid);
   std::vector<float> first;
-  for (int run = 0; run < 2; ++run) {
+  // Runs 0 and 1: cp.async stages; run 2: TMA stages (the same MMAs in the same order: the same bits).
+  for (int run = 0; run < 3; ++run) {
     DevMatrix y(Dt::BF16, cuda::kSkinnyMaxRows, c.N, c.N + 8);
     Mat ym = y.mat();
     ym.rows = c.M;
     EXPECT_TRUE(cuda::skinny_gemm_supported(dx.mat(), dw.get(), c.N, c.K, ym));
-    cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, ym, ws.get(), c.grid, c.stages, c.k_tile, nullptr);
+    cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, ym, ws.get(), c.grid, c.stages, c.k_tile, run == 2,
+                      nullptr);
     sync_ok();
     const std::vector<float> got = y.download();
     const std::vector<float> rows(got.begin(), got.begin() + c.M * c.N);
@@ -74,7 +77,7 @@ std::vector<float> run_skinny(const SkinnyCase& c, const std::vector<float>& x,
     if (run == 0)
       first = rows;
     else
-      EXPECT_EQ(max_abs_diff(first, rows), 0.0) << "second launch differs (counters not reset?)";
+      EXPECT_EQ(max_abs_diff(first, rows), 0.0) << "run " << run << " differs (counters not reset?)";
   }
   return first;
 }
@@ -163,9 +166,9 @@ TEST(GpuSkinnyGemm, InsideAGraph) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   CapturedGraph g(s, [&](cudaStream_t st) {
     for (int i = 0; i < 3; ++i)  // three launches per replay share the workspace
-      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 8, 64, st);
-    for (int i = 0; i < 2; ++i)  // and the 128-k stages
-      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 4, 128, st);
+      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 8, 64, false, st);
+    for (int i = 0; i < 2; ++i)  // and the 128-k stages, by cp.async and by TMA
+      cuda::skinny_gemm(dx.mat(), dw.get(), c.N, c.K, y.mat(), ws.get(), c.grid, 4, 128, i == 1, st);
   });
   for (int r = 0; r < 2; ++r) g.launch(s);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -184,7 +187,7 @@ TEST(GpuSkinnyGemm, RejectsUnsupportedShapes) {
   EXPECT_FALSE(cuda::skinny_gemm_supported(x2.mat(), w.get(), 128, 72, y2.mat()));  // K % 64
   DevMatrix yf(Dt::F32, 8, 128);
   EXPECT_FALSE(cuda::skinny_gemm_supported(x1.mat(), w.get(), 128, 64, yf.mat()));  // F32 y
-  EXPECT_THROW(cuda::skinny_gemm(x.mat(), w.get(), 128, 64, y.mat(), nullptr, 1, 8, 64, nullptr), Error);
+  EXPECT_THROW(cuda::skinny_gemm(x.mat(), w.get(), 128, 64, y.mat(), nullptr, 1, 8, 64, false, nullptr), Error);
 }
 
 }  // namespace
