@@ -142,11 +142,25 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    if (const char* log = std::getenv("INFERDESK_GEMM_LOG"); log && *log == '1')
-      std::fprintf(stderr, "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W)\n",
+    if (const char* log = std::getenv("INFERDESK_GEMM_LOG"); log && *log == '1') {
+      // The chosen configuration too (cublasLtMatmulTile_t / cublasLtMatmulStages_t / cluster
+      // shape enumerators, split K), to compare with our own kernels' tiling.
+      auto cfg = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
+        uint32_t v = 0;
+        size_t written = 0;
+        cublasLtMatmulAlgoConfigGetAttribute(&p->algo, a, &v, sizeof(v), &written);
+        return v;
+      };
+      std::fprintf(stderr,
+                   "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W); algo %u tile %u "
+                   "stages %u split-k %u swizzle %u cluster %u\n",
                    static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
                    out_f32 ? "f32" : "bf16", found, best / 5 * 1e3,
-                   2.0 * static_cast<double>(n) * static_cast<double>(k) / (best / 5 * 1e-3) / 1e9);
+                   2.0 * static_cast<double>(n) * static_cast<double>(k) / (best / 5 * 1e-3) / 1e9,
+                   cfg(CUBLASLT_ALGO_CONFIG_ID), cfg(CUBLASLT_ALGO_CONFIG_TILE_ID),
+                   cfg(CUBLASLT_ALGO_CONFIG_STAGES_ID), cfg(CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+                   cfg(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), cfg(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+    }
   }
   return *plans_.emplace(key, std::move(p)).first->second;
 }
