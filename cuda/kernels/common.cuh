@@ -65,6 +65,17 @@ __device__ __forceinline__ void store_from_float(void* p, Dt dt, int64_t i, floa
     static_cast<bf16*>(p)[i] = __float2bfloat16(v);
 }
 
+// Shared-memory address of a generic pointer into shared memory (for PTX operands).
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// cp.async groups: close the copies issued so far into a group; wait until at most N are pending.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // Sum over a warp (all 32 lanes active).
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll

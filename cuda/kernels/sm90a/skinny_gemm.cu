@@ -74,10 +74,6 @@ struct SkinnyParams {
   int32_t k_iters;    // K / BK
 };
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
                "r"(src_bytes)
@@ -211,6 +207,53 @@ __device__ void end_piece(const SkinnyParams& p, int64_t b, int64_t grid, int64_
   store_tile(p, tile, sum, tid);
 }
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// acc += this warpgroup's 64 W rows x the 64 token rows over the BK k of the stage at `st`
+// (w_off: the warpgroup's rows within each W panel); returns with the MMAs complete.
+template <int BK>
+__device__ __forceinline__ void multiply_stage(float (&acc)[kAcc], uint32_t st, uint32_t w_off) {
+  using St = Stage<BK>;
+  fence_acc(acc);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+  for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
+    wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
+                    smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  fence_acc(acc);
+}
+#endif
+
+// A block's range of iterations [lo, lo + n_iters) and the piece of a tile being accumulated;
+// after_stage() is called by the multiplying threads after each iteration's MMAs.
+struct BlockWork {
+  int64_t grid, b, lo;
+  int n_iters;
+  Cursor start;        // iteration lo
+  Cursor cur;          // the iteration being multiplied
+  int64_t piece_begin;  // first iteration of the current piece
+  __device__ explicit BlockWork(const SkinnyParams& p)
+      : grid(gridDim.x), b(blockIdx.x), lo(range_begin(b, p.total, grid)),
+        n_iters(static_cast<int>(range_begin(b + 1, p.total, grid) - lo)),
+        start{lo / p.k_iters, static_cast<int>(lo % p.k_iters)}, cur(start), piece_begin(lo) {}
+  // At the end of a piece (its tile's last k step, or the range's): end_piece, then zeroed
+  // accumulators; the range's last iteration also lets the next kernel be scheduled.
+  template <class Sync>
+  __device__ void after_stage(int i, float (&acc)[kAcc], const SkinnyParams& p, int tid, PieceShared& sh,
+                              Sync sync) {
+    const int64_t it = lo + i, tile = cur.tile;
+    const bool tile_end = cur.k + 1 == p.k_iters;
+    cur.next(p.k_iters);
+    if (!tile_end && i + 1 != n_iters) return;  // the tile goes on in this block
+    if (i + 1 == n_iters) pdl_launch_dependents();
+    end_piece(p, b, grid, start.tile, tile, piece_begin, it, acc, tid, sh, sync);
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
+    piece_begin = it + 1;
+  }
+};
+
 template <int S, int BK>
 __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyParams p) {
   using St = Stage<BK>;
@@ -220,11 +263,10 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
   __shared__ PieceShared sh;
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte tiles
+  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte tiles
   const int tid = threadIdx.x;
-  const int64_t grid = gridDim.x, b = blockIdx.x;
-  const int64_t lo = range_begin(b, p.total, grid), hi = range_begin(b + 1, p.total, grid);
-  const int n_iters = static_cast<int>(hi - lo);
+  BlockWork work(p);
+  const int n_iters = work.n_iters;
   const int kI = p.k_iters;
 
   // Stage copies (Stage::offset): this thread's chunks, consecutive threads along a row's k.
@@ -259,32 +301,27 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
     for (int i = 0; i < St::kXChunks; ++i) cp_async_16(dst + x_dst[i], src + x_src[i], x_bytes[i]);
   };
 
-  const Cursor start{lo / kI, static_cast<int>(lo % kI)};
-  Cursor ld = start;
+  Cursor ld = work.start;
 #pragma unroll
   for (int s = 0; s < D; ++s) {
     if (s < n_iters) load_w(ld, s);
     ld.next(kI);
   }
   pdl_wait();  // x comes from the previous kernel; y and the partials are written after this
-  ld = start;
+  ld = work.start;
 #pragma unroll
   for (int s = 0; s < D; ++s) {
     if (s < n_iters) load_x(ld, s);
     ld.next(kI);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    cp_async_commit();
   }
 
   float acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-  int64_t piece_begin = lo;
-  Cursor cur = start;  // the iteration being multiplied
-  const int64_t first_tile = lo / kI;
   const uint32_t w_off = (tid / 128) * (64 * 128);
-
   for (int i = 0; i < n_iters; ++i) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(D - 1) : "memory");
+    cp_async_wait<D - 1>();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // cp.async writes -> wgmma reads
     // Every thread's copies of iteration i landed, and the MMAs that read the stage refilled next
     // (iteration i - 1's) are done.
@@ -294,31 +331,11 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
       load_x(ld, (i + D) % S);
     }
     ld.next(kI);
-    asm volatile("cp.async.commit_group;" ::: "memory");
-    const uint32_t st = base + (i % S) * St::kBytes;
-    fence_acc(acc);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-    for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
-      wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
-                      smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    fence_acc(acc);
-
-    const int64_t it = lo + i;
-    const int64_t tile = cur.tile;
-    const bool tile_end = cur.k + 1 == kI;
-    cur.next(kI);
-    if (!tile_end && i + 1 != n_iters) continue;  // the tile goes on in this block
-    // End of this block's piece of tile `tile`.
-    if (i + 1 == n_iters) pdl_launch_dependents();
-    end_piece(p, b, grid, first_tile, tile, piece_begin, it, acc, tid, sh, [] { __syncthreads(); });
-#pragma unroll
-    for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
-    piece_begin = it + 1;
+    cp_async_commit();
+    multiply_stage<BK>(acc, base + (i % S) * St::kBytes, w_off);
+    work.after_stage(i, acc, p, tid, sh, [] { __syncthreads(); });
   }
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  cp_async_wait<0>();
   if (n_iters == 0) pdl_launch_dependents();
 #else
   pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
@@ -371,17 +388,15 @@ __global__ void __launch_bounds__(kTmaThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
   __shared__ PieceShared sh;
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const int tid = threadIdx.x;
-  const int64_t grid = gridDim.x, b = blockIdx.x;
-  const int64_t lo = range_begin(b, p.total, grid), hi = range_begin(b + 1, p.total, grid);
-  const int n_iters = static_cast<int>(hi - lo);
+  BlockWork work(p);
+  const int n_iters = work.n_iters;
   const int kI = p.k_iters;
-  const Cursor start{lo / kI, static_cast<int>(lo % kI)};
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
-      mbar_init(smem_u32(&full[s]), 1);
-      mbar_init(smem_u32(&empty[s]), kThreads);
+      mbar_init(smem_addr(&full[s]), 1);
+      mbar_init(smem_addr(&empty[s]), kThreads);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -390,7 +405,7 @@ __global__ void __launch_bounds__(kTmaThreads, 1)
   if (tid >= kThreads) {  // the producer warpgroup: one thread issues every copy
     if (tid == kThreads) {
       auto copy = [&](const Cursor& c, int slot, bool w_part) {
-        const uint32_t st = base + slot * St::kBytes, bar = smem_u32(&full[slot]);
+        const uint32_t st = base + slot * St::kBytes, bar = smem_addr(&full[slot]);
         for (int q = 0; q < St::kPanels; ++q) {
           const int k = c.k * BK + q * 64;
           if (w_part)
@@ -400,22 +415,22 @@ __global__ void __launch_bounds__(kTmaThreads, 1)
         }
       };
       const int pre = n_iters < S ? n_iters : S;
-      Cursor ld = start;
+      Cursor ld = work.start;
       for (int j = 0; j < pre; ++j) {  // W is immutable: its first stages before the wait
-        mbar_expect_tx(smem_u32(&full[j]), St::kBytes);
+        mbar_expect_tx(smem_addr(&full[j]), St::kBytes);
         copy(ld, j, true);
         ld.next(kI);
       }
       pdl_wait();  // x comes from the previous kernel
-      Cursor lx = start;
+      Cursor lx = work.start;
       for (int j = 0; j < pre; ++j) {
         copy(lx, j, false);
         lx.next(kI);
       }
       for (int j = pre; j < n_iters; ++j) {
         const int slot = j % S;
-        mbar_wait(smem_u32(&empty[slot]), static_cast<uint32_t>((j / S - 1) & 1));
-        mbar_expect_tx(smem_u32(&full[slot]), St::kBytes);
+        mbar_wait(smem_addr(&empty[slot]), static_cast<uint32_t>((j / S - 1) & 1));
+        mbar_expect_tx(smem_addr(&full[slot]), St::kBytes);
         copy(ld, slot, true);
         copy(ld, slot, false);
         ld.next(kI);
@@ -428,36 +443,13 @@ __global__ void __launch_bounds__(kTmaThreads, 1)
   float acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-  int64_t piece_begin = lo;
-  Cursor cur = start;
-  const int64_t first_tile = start.tile;
   const uint32_t w_off = (tid / 128) * (64 * 128);
   for (int i = 0; i < n_iters; ++i) {
     const int slot = i % S;
-    mbar_wait(smem_u32(&full[slot]), static_cast<uint32_t>((i / S) & 1));
-    const uint32_t st = base + slot * St::kBytes;
-    fence_acc(acc);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-    for (int s = 0; s < BK / 16; ++s)
-      wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
-                      smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    fence_acc(acc);
-    mbar_arrive(smem_u32(&empty[slot]));
-
-    const int64_t it = lo + i;
-    const int64_t tile = cur.tile;
-    const bool tile_end = cur.k + 1 == kI;
-    cur.next(kI);
-    if (!tile_end && i + 1 != n_iters) continue;
-    if (i + 1 == n_iters) pdl_launch_dependents();
-    end_piece(p, b, grid, first_tile, tile, piece_begin, it, acc, tid, sh,
-              [] { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); });
-#pragma unroll
-    for (int e = 0; e < kAcc; ++e) acc[e] = 0.0f;
-    piece_begin = it + 1;
+    mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
+    multiply_stage<BK>(acc, base + slot * St::kBytes, w_off);
+    mbar_arrive(smem_addr(&empty[slot]));
+    work.after_stage(i, acc, p, tid, sh, [] { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); });
   }
   if (n_iters == 0) pdl_launch_dependents();
 #else
