@@ -7,7 +7,10 @@
 // is given. Plain GEMVs are timed with 8 and with 4 warps per block ("w8", "w4"; gemv() uses
 // kSmallGridWarps of gemv.cu up to 8192 rows, 8 above). The "layer" lines time a whole decode
 // layer without attention (add_rms_norm, qkv GEMV, rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV,
-// down GEMV) with PDL on and off, as in a decode graph.
+// down GEMV) with PDL on and off, as in a decode graph. The "skinny" / "cublaslt" lines time the
+// decode-batch GEMMs (M = 16-64) of the Llama-8B projections; the "stream" lines read the same
+// weights without arithmetic in several tile patterns (bench_stream.cu): the bound any GEMM with
+// that pattern can reach, and each launch's fixed cost.
 //
 //   bench_gpu_kernels [--no-pdl] [substring]   (only the lines whose name contains the substring)
 #include <cuda_bf16.h>
@@ -24,6 +27,7 @@
 #include "cuda/backend/gemm.h"
 #include "cuda/kernels/gemv_tuning.h"
 #include "cuda/kernels/kernels.h"
+#include "tests/gpu/kernels/bench_stream.h"
 
 namespace {
 
@@ -204,6 +208,35 @@ void bench_skinny(cudaStream_t s, const char* filter) {
     }
 }
 
+// Pure weight streaming ("stream" lines, bench_stream.cu) over the Llama-8B projection sizes: the
+// read rate a GEMM with each tile pattern could reach, and the fixed cost per launch.
+void bench_stream(cudaStream_t s, const char* filter) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  struct Shape {
+    const char* what;
+    int64_t n, k;
+  };
+  const Shape shapes[] = {{"o", 4096, 4096}, {"qkv", 6144, 4096}, {"down", 4096, 14336}, {"gate_up", 28672, 4096}};
+  for (int v = 0; v < bench::stream_variants(); ++v) {
+    const std::string name = std::string("stream ") + bench::stream_variant_name(v);
+    if (!wanted(name, filter)) continue;
+    for (const Shape& sh : shapes) {
+      Pool pool;
+      const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
+      const int nc = copies_for(wbytes);
+      std::vector<const void*> w;
+      for (int c = 0; c < nc; ++c) w.push_back(random_mat(pool, Dt::BF16, sh.n, sh.k, 10 + c, 0.02f, s).data);
+      const Mat x = random_mat(pool, Dt::BF16, 64, sh.k, 1, 1.0f, s);
+      auto* sink = static_cast<uint32_t*>(pool.get(16));
+      if (!bench::stream_read(v, w[0], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, s)) continue;
+      report(name, std::string(sh.what) + " [" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + "]",
+             time_us(s, [&](int i) { bench::stream_read(v, w[i % nc], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, s); }),
+             static_cast<double>(wbytes));
+    }
+  }
+}
+
 void bench_rows(cudaStream_t s, const char* filter) {
   const int64_t H = 4096, I = 14336;
   for (int64_t T : {1, 256, 4096}) {
@@ -373,6 +406,7 @@ int main(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   bench_gemv(s, filter);
   bench_skinny(s, filter);
+  bench_stream(s, filter);
   bench_rows(s, filter);
   bench_rope(s, filter);
   bench_layer(s, filter);
