@@ -84,6 +84,8 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES, INFERDESK_SKINNY_KTILE,
   //     INFERDESK_SKINNY_TMA=1: decode-batch GEMMs on skinny_gemm instead of cuBLASLt (slower so
   //     far: docs/PERF.md), its pipeline depth, k per stage and TMA stages (try_skinny);
+  //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on wide_gemm (1 SwiGLU, the default; 2 plain;
+  //     0 none: cuBLASLt and silu_mul; try_wide), INFERDESK_WIDE_MIN_ROWS (fewest rows it serves);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
   auto env_int = [](const char* name, int32_t& out) {
     if (const char* v = std::getenv(name); v && std::atoi(v) > 0) out = std::atoi(v);
@@ -108,6 +110,9 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     check_cuda(cudaDeviceSynchronize(), "clearing the GEMM workspace");
     skinny_ = true;
   }
+  if (const char* m = std::getenv("INFERDESK_WIDE_GEMM"); m && *m) wide_mask_ = std::atoi(m);
+  if (!skinny_gemm_available()) wide_mask_ = 0;
+  env_int("INFERDESK_WIDE_MIN_ROWS", wide_min_rows_);
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
     check_cuda(cudaMemGetInfo(&free_b, &total_b), "querying GPU memory");

@@ -205,6 +205,15 @@ class CudaBackend : public Backend {
   int32_t skinny_k_tile_ = 128;  // INFERDESK_SKINNY_KTILE (64 or 128)
   bool skinny_tma_ = false;      // INFERDESK_SKINNY_TMA=1: TMA stages
   void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
+  // Decode-batch GEMMs through wide_gemm (whole tiles per block, no split K), by
+  // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (SiLU * up fused in its epilogue;
+  // the default on devices that run it: Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul),
+  // 2 the plain projections (slower than cuBLASLt without x multicast: docs/PERF.md), 4 with 2 the
+  // plain ones in clusters of 2 blocks sharing x (TMA multicast) where the device holds them.
+  // Returns false when it does not serve the call.
+  bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu);
+  int32_t wide_mask_ = 1;
+  int32_t wide_min_rows_ = kGemvMaxRows + 1;  // INFERDESK_WIDE_MIN_ROWS: fewest rows wide_gemm serves
 
   // CUDA graphs per decode bucket.
   std::map<int, cudaGraphExec_t> graphs_;

@@ -43,6 +43,16 @@ bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, 
   return true;
 }
 
+bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y,
+                          bool swiglu) {
+  if ((wide_mask_ & (swiglu ? 1 : 2)) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
+      !wide_gemm_supported(x, w, n, k, y, swiglu, sm_count_))
+    return false;
+  const bool pairs = !swiglu && (wide_mask_ & 4) != 0 && wide_gemm_cluster_fits(n, swiglu, sm_count_, 2);
+  wide_gemm(x, w, n, k, y, swiglu, sm_count_, stream_, pairs ? 2 : 1);
+  return true;
+}
+
 void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
   const bf16* wp = bf16_ptr(w, "weight");
   const bf16* bp = bias ? bf16_ptr(*bias, "bias") : nullptr;
@@ -50,7 +60,7 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   const Mat xm = as_mat(x), ym = as_mat(out);
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
     gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
-  else if (!try_skinny(xm, wp, w.rows, w.cols, bp, ym))
+  else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false) && !try_skinny(xm, wp, w.rows, w.cols, bp, ym))
     gemm_->run(xm, wp, w.rows, w.cols, bp, ym, stream_);
 }
 
@@ -63,6 +73,9 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
     return;
   }
   const bf16* wp = bf16_ptr(w_gate_up, "weight");
+  if (w_gate_up.stride == w_gate_up.cols &&
+      try_wide(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(out), true))
+    return;
   if (!try_skinny(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch)))
     gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
   cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),

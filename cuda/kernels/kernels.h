@@ -119,6 +119,24 @@ size_t skinny_gemm_workspace_bytes(int32_t grid);
 void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
                  int32_t grid, int32_t stages, int32_t k_tile, bool tma, cudaStream_t stream);
 
+// ---------------------------------------------------- wide GEMM (sm90a/wide_gemm.cu, Hopper)
+
+// Decode-batch GEMM without split K: y[M, N] = x[M, K] @ W[N, K]^T, or with swiglu
+// y[M, N / 2] = silu(x @ Wg^T) * (x @ Wu^T) where W stacks Wg [N / 2, K] over Wu. Every block owns
+// whole output tiles (2 H weight rows, or H gate and H up rows) over the whole K, a single wave of
+// blocks on `sms` SMs; deterministic, a row's result independent of M. M <= 64, K % 64 == 0, BF16;
+// needs skinny_gemm_available() and wide_gemm_supported(). wide_gemm_half: the tile's half width
+// H for that N on `sms` SMs (0: no instantiated width gives a grid of 3/4 to 1 wave).
+int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms);
+bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
+                         int32_t sms);
+// cluster 2: pairs of blocks share each stage's x panel (TMA multicast; the grid must be even and
+// the device able to hold its clusters at once, which the caller checks).
+void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
+               cudaStream_t stream, int32_t cluster = 1);
+// Whether the device holds all of that grid's clusters of `cluster` (2) blocks at once.
+bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster);
+
 // ----------------------------------------------------------------- attention (attention_*.cu)
 
 // Default fewest keys per split of a decode context (PagedAttentionArgs::min_keys_per_split);

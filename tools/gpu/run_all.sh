@@ -91,6 +91,16 @@ bench)
   bench 8b_b1 --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 1b_b1 --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
+  # The gate/up projection with SiLU * up in its epilogue (wide_gemm, the default on sm_90) against
+  # cuBLASLt followed by silu_mul (INFERDESK_WIDE_GEMM=0), at batch 64 and 32 (Llama-8B) and 64 (1B).
+  INFERDESK_WIDE_GEMM=0 bench 8b_b64_cublaslt_silu --dummy llama-3.1-8b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
+  bench 8b_b32 --dummy llama-3.1-8b --batch 32 --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_WIDE_GEMM=0 bench 8b_b32_cublaslt_silu --dummy llama-3.1-8b --batch 32 --input-len 128 \
+    --output-len 256 --repeat 2
+  bench 1b_b64 --dummy llama-3.2-1b --batch 64 --input-len 128 --output-len 256 --repeat 2
+  INFERDESK_WIDE_GEMM=0 bench 1b_b64_cublaslt_silu --dummy llama-3.2-1b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
   # The defaults against: one decode step at a time (--no-overlap-steps), the sampling's copies on
   # the compute stream, and the decode attention's few-block grids with 1 head per block (default 2).
@@ -98,7 +108,8 @@ bench)
   bench 1b_b1_no_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 8b_b64_no_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   # Decode attention of many-block grids on the CUDA-core pipeline instead of the tensor-core kernel
-  # (the default), and the decode-batch GEMMs on skinny_gemm instead of cuBLASLt (off by default).
+  # (the default), and the decode-batch GEMMs on skinny_gemm instead of cuBLASLt and wide_gemm (off
+  # by default).
   INFERDESK_DECODE_MMA=0 bench 8b_b64_pipelined --dummy llama-3.1-8b --batch 64 --input-len 128 \
     --output-len 256 --repeat 2
   INFERDESK_SKINNY_GEMM=1 bench 8b_b64_skinny --dummy llama-3.1-8b --batch 64 --input-len 128 \

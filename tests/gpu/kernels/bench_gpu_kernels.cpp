@@ -177,7 +177,8 @@ void bench_skinny(cudaStream_t s, const char* filter) {
     for (int m : {16, 32, 64}) {
       const bool lt = wanted(std::string("cublaslt ") + sh.what, filter);
       const bool ours = skinny && wanted(std::string("skinny ") + sh.what, filter);
-      if (!lt && !ours) continue;
+      const bool wide = skinny && wanted(std::string("wide ") + sh.what, filter);
+      if (!lt && !ours && !wide) continue;
       Pool pool;
       const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
       const int nc = copies_for(wbytes);
@@ -192,6 +193,21 @@ void bench_skinny(cudaStream_t s, const char* filter) {
       if (lt)
         report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
                bytes);
+      if (wide) {
+        const Mat xm = x;
+        if (wide_gemm_supported(xm, w[0], sh.n, sh.k, y, false, sms)) {
+          report("wide", shape + " h" + std::to_string(wide_gemm_half(sh.n, false, sms)),
+                 time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, y, false, sms, s); }), bytes);
+          if (wide_gemm_cluster_fits(sh.n, false, sms, 2))
+            report("wide", shape + " h" + std::to_string(wide_gemm_half(sh.n, false, sms)) + " x-pairs",
+                   time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, y, false, sms, s, 2); }), bytes);
+        }
+        Mat act = y;
+        act.cols = sh.n / 2;
+        if (wide_gemm_supported(xm, w[0], sh.n, sh.k, act, true, sms))
+          report("wide", shape + " swiglu h" + std::to_string(wide_gemm_half(sh.n, true, sms)),
+                 time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, act, true, sms, s); }), bytes);
+      }
       if (!ours) continue;
       struct Config {
         int k_tile, stages;

@@ -1,0 +1,408 @@
+// Decode-batch GEMMs with whole output tiles per block, on Hopper warpgroup MMAs (sm_90a only,
+// like skinny_gemm.cu): y[M, N] = x[M, K] @ W[N, K]^T for M <= 64, or its SwiGLU form
+// act[M, I] = silu(x @ Wg^T) * (x @ Wu^T) with W = [Wg; Wu] stacked (N = 2 I).
+//
+// Why: the stream-K skinny GEMM splits tiles over blocks and pays for putting the pieces back
+// together (a reduction at the kernel's end, ~6-9 us per launch on the H200: docs/PERF.md), and
+// cuBLASLt cannot start early under PDL or fuse the SwiGLU. Here no block shares an output:
+// - The weight rows are the wgmma's N dimension (W as the B operand, x as the A operand: 64 token
+//   rows, zero-filled past M), so a block's tile can be any multiple of 8 rows and the grid is
+//   sized to one wave: block b owns 2 H consecutive rows (plain: N / 2H blocks) or H gate rows and
+//   the H matching up rows (SwiGLU: I / H blocks), each of its two multiplying warpgroups H of them
+//   over the whole K. H is the smallest instantiated width whose grid fits the SMs (Llama-8B: qkv
+//   24, o and down 16, gate/up 112; 128 blocks).
+// - One producer thread copies each 64-k stage by TMA (x panel 64 x 64, two W panels H x 64, all
+//   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
+//   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
+//   while the previous kernel drains.
+// - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, the up half through
+//   shared memory to the gate warpgroup, which writes silu(g) * u from the F32 sums.
+// Deterministic (one block, one order per output) and a row's result does not depend on M.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/sm90a/hopper.cuh"
+
+namespace inferdesk::cuda {
+namespace {
+
+constexpr int kTokens = kSkinnyMaxRows;         // the wgmma M: 64 token rows
+constexpr int kConsumers = 256;                 // two multiplying warpgroups
+constexpr int kWideThreads = kConsumers + 128;  // + the producer warpgroup
+constexpr int kPanelK = 64;                     // k per stage: one 128-byte swizzled panel
+constexpr int kSmemBudget = 220 * 1024;
+
+template <int H>
+struct WideTile {
+  static constexpr int kXBytes = kTokens * 128;  // 8 KB
+  static constexpr int kWBytes = H * 128;        // one warpgroup's W rows (a multiple of 1 KB)
+  static constexpr int kStageBytes = kXBytes + 2 * kWBytes;
+  static constexpr int kFit = (kSmemBudget - 1024) / kStageBytes;
+  static constexpr int kStages = kFit < 12 ? kFit : 12;
+  static constexpr int kAcc = H / 2;  // F32 accumulators per thread (64 x H per warpgroup)
+  static_assert(H % 8 == 0 && kStages >= 2, "tile");
+};
+
+struct WideParams {
+  int32_t m;               // token rows
+  int32_t k_steps;         // K / 64
+  int64_t block_rows;      // W rows advanced per block: 2 H (plain) or H (SwiGLU)
+  int64_t second_offset;   // warpgroup 1's rows start this far after warpgroup 0's: H, or I
+  bool swiglu;
+  bf16* y;
+  int64_t ldy;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// acc (64 tokens x H W rows) += x panel (A) x W panel (B) over 16 k; both K-major, swizzled.
+template <int H>
+__device__ __forceinline__ void wgmma_x_w(float (&d)[H / 2], uint64_t da, uint64_t db);
+template <>
+__device__ __forceinline__ void wgmma_x_w<16>(float (&d)[8], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(da), "l"(db), "n"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_x_w<24>(float (&d)[12], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "l"(da), "l"(db), "n"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_x_w<64>(float (&d)[32], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "n"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_x_w<112>(float (&d)[56], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+      : "l"(da), "l"(db), "n"(1));
+}
+
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void store_bf16x2(bf16* p, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(a, b);
+}
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster (release / acquire at cluster scope).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster (default
+// semantics, as CUTLASS's cluster barriers: a release at cluster scope made every stage a round
+// trip of ~1 us, docs/PERF.md).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// A TMA box written at the same shared-memory offset (and completing the mbarrier at the same
+// offset) in every block of `mask`.
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap& map, int k, int row, uint32_t bar,
+                                                   uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar), "h"(mask)
+      : "memory");
+}
+#endif
+
+// C: blocks per cluster. With C > 1 the blocks of a cluster (consecutive tiles, the same k steps)
+// share each stage's x panel: block r copies token rows [r 64 / C, (r + 1) 64 / C) to all of them
+// (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
+// block of the cluster has released it (each consumer warp arrives on every block's empty barrier).
+template <int H, int C>
+__global__ void __launch_bounds__(kWideThreads, 1)
+    wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
+                     const WideParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = WideTile<H>;
+  constexpr int S = T::kStages;
+  constexpr int kXRowsPerBlock = kTokens / C;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full[S], empty[S];
+  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte panels
+  const int tid = threadIdx.x;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * p.block_rows, r1 = r0 + p.second_offset;
+  const int steps = p.k_steps;
+  const uint32_t rank = C > 1 ? cluster_rank() : 0;
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(smem_addr(&full[s]), 1);
+      mbar_init(smem_addr(&empty[s]), C * (kConsumers / 32));  // a release per consumer warp and block
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (C > 1)
+    cluster_sync();  // every block's barriers exist before any copy may complete on them
+  else
+    __syncthreads();
+
+  if (tid == kConsumers) {  // the producer: one thread issues every copy
+    auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
+      tma_load(st + T::kXBytes, wmap, j * kPanelK, static_cast<int>(r0), bar);
+      tma_load(st + T::kXBytes + T::kWBytes, wmap, j * kPanelK, static_cast<int>(r1), bar);
+    };
+    auto copy_x = [&](int j, uint32_t st, uint32_t bar) {
+      if constexpr (C > 1)
+        tma_load_multicast(st + rank * kXRowsPerBlock * 128, xmap, j * kPanelK, static_cast<int>(rank) * kXRowsPerBlock,
+                           bar, static_cast<uint16_t>((1u << C) - 1));
+      else
+        tma_load(st, xmap, j * kPanelK, 0, bar);
+    };
+    const int pre = steps < S ? steps : S;
+    for (int j = 0; j < pre; ++j) {  // W is immutable: its first stages before the wait
+      const uint32_t bar = smem_addr(&full[j]);
+      mbar_expect_tx(bar, T::kStageBytes);
+      copy_w(j, base + j * T::kStageBytes, bar);
+    }
+    pdl_wait();  // x comes from the previous kernel
+    for (int j = 0; j < pre; ++j) copy_x(j, base + j * T::kStageBytes, smem_addr(&full[j]));
+    for (int j = pre; j < steps; ++j) {
+      const int slot = j % S;
+      const uint32_t st = base + slot * T::kStageBytes, bar = smem_addr(&full[slot]);
+      mbar_wait(smem_addr(&empty[slot]), static_cast<uint32_t>((j / S - 1) & 1));
+      mbar_expect_tx(bar, T::kStageBytes);
+      copy_w(j, st, bar);
+      copy_x(j, st, bar);
+    }
+  } else if (tid < kConsumers) {
+    pdl_wait();  // y is written after the previous kernel completed
+    const int wg = tid / 128, lane = tid % 32;
+    float acc[T::kAcc];
+#pragma unroll
+    for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < steps; ++i) {
+      const int slot = i % S;
+      mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
+      const uint32_t st = base + slot * T::kStageBytes, w_panel = st + T::kXBytes + wg * T::kWBytes;
+      fence_regs(acc);
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
+        wgmma_x_w<H>(acc, smem_desc(st + s * 32), smem_desc(w_panel + s * 32));
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      fence_regs(acc);
+      __syncwarp();
+      if constexpr (C > 1) {
+        if (lane < C) mbar_arrive_cluster(smem_addr(&empty[slot]), static_cast<uint32_t>(lane));  // lane r: block r
+      } else if (lane == 0) {
+        mbar_arrive(smem_addr(&empty[slot]));
+      }
+    }
+    pdl_launch_dependents();
+
+    // Thread (warp w of its warpgroup, lane l) holds tokens 16 w + l / 4 (+ 8) and W rows
+    // 8 j + 2 (l % 4) (+ 1) of its warpgroup's H, j < H / 8: acc[4 j + {0, 1}] and acc[4 j + {2, 3}].
+    const int t0 = 16 * ((tid % 128) / 32) + lane / 4, c0 = 2 * (lane % 4);
+    if (!p.swiglu) {
+      bf16* const y = p.y + (wg == 0 ? r0 : r1) + c0;
+#pragma unroll
+      for (int j = 0; j < H / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int t = t0 + 8 * half;
+          if (t < p.m) store_bf16x2(y + t * p.ldy + 8 * j, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
+        }
+    } else {
+      // SwiGLU: the up warpgroup hands its sums to the gate warpgroup through the drained stages.
+      float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
+      if (wg == 1) {
+#pragma unroll
+        for (int e = 0; e < T::kAcc; ++e) ex[e * 128 + (tid - 128)] = acc[e];
+      }
+      asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+      if (wg == 0) {
+        bf16* const act = p.y + r0 + c0;
+#pragma unroll
+        for (int j = 0; j < H / 8; ++j)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int t = t0 + 8 * half;
+            float v[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int i = 4 * j + 2 * half + e;
+              const float g = acc[i], u = ex[i * 128 + tid];
+              v[e] = g / (1.0f + expf(-g)) * u;
+            }
+            if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
+          }
+      }
+    }
+  }
+  // No block leaves while a peer may still arrive on its barriers or copy into its stages.
+  if constexpr (C > 1) cluster_sync();
+#else
+  pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
+#endif
+}
+
+// Instantiated half widths, smallest first: the launcher takes the first whose grid fits the SMs.
+constexpr int kHalves[] = {16, 24, 64, 112};
+
+template <int H, int C>
+void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
+                 cudaStream_t stream) {
+  using T = WideTile<H>;
+  constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
+  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  const CUtensorMap wmap = tensor_map(w, k, n, k, H);
+  const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
+  WideParams p;
+  p.m = static_cast<int32_t>(x.rows);
+  p.k_steps = static_cast<int32_t>(k / kPanelK);
+  p.block_rows = swiglu ? H : 2 * H;
+  p.second_offset = swiglu ? n / 2 : H;
+  p.swiglu = swiglu;
+  p.y = static_cast<bf16*>(y.data);
+  p.ldy = y.stride;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(kWideThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  unsigned na = 0;
+  if (C > 1) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = C;
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = 1;
+    ++na;
+  }
+  if (pdl_enabled()) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    ++na;
+  }
+  cfg.attrs = attr;
+  cfg.numAttrs = na;
+  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C>, wmap, xmap, p));
+}
+
+// Clusters of C blocks of the H instantiation the device holds at once (0 when it cannot say).
+template <int H, int C>
+int max_clusters() {
+  using T = WideTile<H>;
+  constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
+  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(C);
+  cfg.blockDim = dim3(kWideThreads);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = C;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C>, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+template <int H>
+void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
+                           int64_t blocks, int cluster, cudaStream_t stream) {
+  if (cluster == 2)
+    launch_wide<H, 2>(x, w, n, k, y, swiglu, blocks, stream);
+  else
+    launch_wide<H, 1>(x, w, n, k, y, swiglu, blocks, stream);
+}
+
+}  // namespace
+
+int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms) {
+  const int64_t cols = swiglu ? n / 2 : n;  // output columns
+  if (n <= 0 || sms < 1 || (swiglu && n % 2 != 0)) return 0;
+  for (int h : kHalves) {
+    const int64_t per_block = swiglu ? h : 2 * h;
+    if (cols % per_block == 0 && cols / per_block <= sms) return cols / per_block * 4 >= int64_t{sms} * 3 ? h : 0;
+  }
+  return 0;
+}
+
+bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
+                         int32_t sms) {
+  auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+  const int64_t cols = swiglu ? n / 2 : n;
+  return skinny_gemm_available() && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
+         x.rows <= kSkinnyMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 &&
+         k % kPanelK == 0 && x.stride % 8 == 0 && aligned(x.data) && aligned(w) && y.stride % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && n <= (int64_t{1} << 31) && k <= (int64_t{1} << 31) &&
+         wide_gemm_half(n, swiglu, sms) > 0;
+}
+
+bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster) {
+  const int h = wide_gemm_half(n, swiglu, sms);
+  if (h == 0 || cluster != 2) return false;
+  const int64_t blocks = (swiglu ? n / 2 : n) / (swiglu ? h : 2 * h);
+  if (blocks % 2 != 0) return false;
+  int fit = 0;
+  switch (h) {
+    case 16: fit = max_clusters<16, 2>(); break;
+    case 24: fit = max_clusters<24, 2>(); break;
+    case 64: fit = max_clusters<64, 2>(); break;
+    default: fit = max_clusters<112, 2>(); break;
+  }
+  return fit >= blocks / 2;
+}
+
+void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
+               cudaStream_t stream, int32_t cluster) {
+  if (!wide_gemm_supported(x, w, n, k, y, swiglu, sms))
+    unsupported_config("wide_gemm: shape, dtype or alignment (check wide_gemm_supported)");
+  const int h = wide_gemm_half(n, swiglu, sms);
+  const int64_t blocks = (swiglu ? n / 2 : n) / (swiglu ? h : 2 * h);
+  if (cluster != 1 && (cluster != 2 || blocks % 2 != 0))
+    unsupported_config("wide_gemm: clusters of " + std::to_string(cluster) + " over " + std::to_string(blocks) +
+                       " blocks");
+  switch (h) {
+    case 16: launch_wide_clustered<16>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
+    case 24: launch_wide_clustered<24>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
+    case 64: launch_wide_clustered<64>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
+    default: launch_wide_clustered<112>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
+  }
+}
+
+}  // namespace inferdesk::cuda
