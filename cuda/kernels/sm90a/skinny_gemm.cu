@@ -94,24 +94,6 @@ __device__ int64_t block_of(int64_t it, int64_t total, int64_t grid) {
   return b;
 }
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[kAcc], uint64_t da, uint64_t db) {
-  // scale-d is a predicate (always 1: accumulate; the accumulators are zeroed by hand).
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "n"(1));
-}
-
-// Keeps the compiler from moving accumulator reads or writes across the asynchronous MMAs.
-__device__ __forceinline__ void fence_acc(float (&d)[kAcc]) {
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-#endif
 
 // Walks a block's iterations (tile, k step) without divisions.
 struct Cursor {
@@ -207,15 +189,15 @@ __device__ void end_piece(const SkinnyParams& p, int64_t b, int64_t grid, int64_
 template <int BK>
 __device__ __forceinline__ void multiply_stage(float (&acc)[kAcc], uint32_t st, uint32_t w_off) {
   using St = Stage<BK>;
-  fence_acc(acc);
+  fence_regs(acc);
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
   for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
-    wgmma_m64n64k16(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
+    wgmma_m64k16<64>(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
                     smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  fence_acc(acc);
+  fence_regs(acc);
 }
 #endif
 
@@ -343,7 +325,6 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
 // threads are done with it). The two multiplying warpgroups only wait, multiply and release: no
 // per-thread copies and no block-wide barrier per stage.
 constexpr int kTmaThreads = kThreads + 128;
-
 
 template <int S, int BK>
 __global__ void __launch_bounds__(kTmaThreads, 1)
