@@ -198,8 +198,11 @@ __global__ void __launch_bounds__(kWideThreads, 1)
           if (t < p.m) store_bf16x2(y + t * p.ldy + 8 * j, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
         }
     } else {
-      // SwiGLU: the up warpgroup hands its sums to the gate warpgroup through the drained stages.
+      // SwiGLU: the up warpgroup hands its sums to the gate warpgroup through the drained stages,
+      // once both are out of the main loop: the up warpgroup can finish up to a ring's worth of
+      // stages ahead of the gate one, whose last MMAs may still read stage 0.
       float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
+      asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
       if (wg == 1) {
 #pragma unroll
         for (int e = 0; e < T::kAcc; ++e) ex[e * 128 + (tid - 128)] = acc[e];
