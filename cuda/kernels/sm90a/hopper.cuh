@@ -72,8 +72,32 @@ __device__ __forceinline__ void fence_regs(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// One group of asynchronous MMAs on acc: issue() launches them; returns once they completed (so
+// the stage they read may be reused), with acc fenced on both sides.
+template <int N, class Issue>
+__device__ __forceinline__ void wgmma_group(float (&acc)[N], Issue issue) {
+  fence_regs(acc);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  issue();
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  fence_regs(acc);
+}
+
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// A stage ring's barriers, set up by thread 0 (the caller synchronises the block, or the cluster,
+// before any copy may complete on them): full[s] completes once the producer's expect_tx bytes
+// landed, empty[s] after `releases` arrivals of the multiplying threads.
+template <int S>
+__device__ __forceinline__ void init_stage_barriers(uint64_t (&full)[S], uint64_t (&empty)[S], int releases) {
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < S; ++s) {
+    mbar_init(smem_addr(&full[s]), 1);
+    mbar_init(smem_addr(&empty[s]), releases);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
@@ -99,6 +123,10 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap& map, i
       : "memory");
 }
 #endif
+
+// The first 1024-byte boundary of the dynamic shared memory at `raw`: the 128-byte swizzle works
+// on 1024-byte atoms, so every stage and panel starts on one.
+__device__ __forceinline__ uint32_t swizzle_base(const void* raw) { return (smem_addr(raw) + 1023u) & ~1023u; }
 
 // cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda).
 inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {

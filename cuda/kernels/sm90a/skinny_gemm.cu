@@ -189,15 +189,12 @@ __device__ void end_piece(const SkinnyParams& p, int64_t b, int64_t grid, int64_
 template <int BK>
 __device__ __forceinline__ void multiply_stage(float (&acc)[kAcc], uint32_t st, uint32_t w_off) {
   using St = Stage<BK>;
-  fence_regs(acc);
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  wgmma_group(acc, [&] {
 #pragma unroll
-  for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
-    wgmma_m64k16<64>(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
-                    smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  fence_regs(acc);
+    for (int s = 0; s < BK / 16; ++s)  // 16 k (32 bytes) per MMA, within a panel's swizzled rows
+      wgmma_m64k16<64>(acc, smem_desc(st + (s / 4) * St::kWPanel + w_off + (s % 4) * 32),
+                       smem_desc(st + St::kWBytes + (s / 4) * St::kXPanel + (s % 4) * 32));
+  });
 }
 #endif
 
@@ -239,7 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_gemm_kernel(const SkinnyPa
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
   __shared__ PieceShared sh;
-  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte tiles
+  const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
   BlockWork work(p);
   const int n_iters = work.n_iters;
@@ -335,18 +332,12 @@ __global__ void __launch_bounds__(kTmaThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
   __shared__ PieceShared sh;
-  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
   BlockWork work(p);
   const int n_iters = work.n_iters;
   const int kI = p.k_iters;
-  if (tid == 0) {
-    for (int s = 0; s < S; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      mbar_init(smem_addr(&empty[s]), kThreads);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  init_stage_barriers(full, empty, kThreads);
   __syncthreads();
 
   if (tid >= kThreads) {  // the producer warpgroup: one thread issues every copy

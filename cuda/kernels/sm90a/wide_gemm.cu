@@ -113,18 +113,12 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   constexpr int kXRowsPerBlock = kTokens / C;
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
-  const uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle needs 1024-byte panels
+  const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
   const int64_t r0 = static_cast<int64_t>(blockIdx.x) * p.block_rows, r1 = r0 + p.second_offset;
   const int steps = p.k_steps;
   const uint32_t rank = C > 1 ? cluster_rank() : 0;
-  if (tid == 0) {
-    for (int s = 0; s < S; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      mbar_init(smem_addr(&empty[s]), C * (kConsumers / 32));  // a release per consumer warp and block
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  init_stage_barriers(full, empty, C * (kConsumers / 32));  // a release per consumer warp and block
   if constexpr (C > 1)
     cluster_sync();  // every block's barriers exist before any copy may complete on them
   else
@@ -168,14 +162,11 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       const int slot = i % S;
       mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
       const uint32_t st = base + slot * T::kStageBytes, w_panel = st + T::kXBytes + wg * T::kWBytes;
-      fence_regs(acc);
-      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      wgmma_group(acc, [&] {
 #pragma unroll
-      for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
-        wgmma_m64k16<H>(acc, smem_desc(st + s * 32), smem_desc(w_panel + s * 32));
-      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-      fence_regs(acc);
+        for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
+          wgmma_m64k16<H>(acc, smem_desc(st + s * 32), smem_desc(w_panel + s * 32));
+      });
       __syncwarp();
       if constexpr (C > 1) {
         if (lane < C) mbar_arrive_cluster(smem_addr(&empty[slot]), static_cast<uint32_t>(lane));  // lane r: block r
