@@ -115,6 +115,24 @@ int copies_for(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((target + bytes - 1) / bytes, 1, 16));
 }
 
+// Random BF16 copies of a [rows, cols] weight, enough (copies_for) that launch i reading copy
+// i % size() streams it from DRAM.
+std::vector<const bf16*> rotating_weights(Pool& pool, int64_t rows, int64_t cols, cudaStream_t s) {
+  std::vector<const bf16*> w;
+  const int nc = copies_for(static_cast<size_t>(rows * cols) * 2);
+  for (int c = 0; c < nc; ++c)
+    w.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, rows, cols, 10 + c, 0.02f, s).data));
+  return w;
+}
+
+// The Llama-8B projections a decode batch multiplies: W [n, k].
+struct Projection {
+  const char* what;
+  int64_t n, k;
+};
+constexpr Projection kLlama8BProjections[] = {
+    {"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+
 void bench_gemv(cudaStream_t s, const char* filter) {
   struct Shape {
     const char* what;
@@ -134,10 +152,8 @@ void bench_gemv(cudaStream_t s, const char* filter) {
       Pool pool;
       const int64_t rows_w = sh.swiglu ? 2 * sh.n : sh.n;
       const size_t wbytes = static_cast<size_t>(rows_w * sh.k) * 2;
-      const int nc = copies_for(wbytes);
-      std::vector<const bf16*> ws;
-      for (int c = 0; c < nc; ++c)
-        ws.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, rows_w, sh.k, 10 + c, 0.02f, s).data));
+      const std::vector<const bf16*> ws = rotating_weights(pool, rows_w, sh.k, s);
+      const int nc = static_cast<int>(ws.size());
       const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
       const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 4), sh.ydt, m, sh.n);
       const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 +
@@ -163,17 +179,11 @@ void bench_skinny(cudaStream_t s, const char* filter) {
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   const bool skinny = skinny_gemm_available();
   if (!skinny) std::printf("skinny_gemm: not available on this device\n");
-  struct Shape {
-    const char* what;
-    int64_t n, k;
-  };
-  const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096},
-                          {"down", 4096, 14336}};
   Gemm gemm;
   Pool ws_pool;
   void* ws = ws_pool.get(skinny_gemm_workspace_bytes(sms));
   check(cudaMemset(ws, 0, skinny_gemm_workspace_bytes(sms)), "workspace");
-  for (const Shape& sh : shapes)
+  for (const Projection& sh : kLlama8BProjections)
     for (int m : {16, 32, 64}) {
       const bool lt = wanted(std::string("cublaslt ") + sh.what, filter);
       const bool ours = skinny && wanted(std::string("skinny ") + sh.what, filter);
@@ -181,10 +191,8 @@ void bench_skinny(cudaStream_t s, const char* filter) {
       if (!lt && !ours && !wide) continue;
       Pool pool;
       const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
-      const int nc = copies_for(wbytes);
-      std::vector<const bf16*> w;
-      for (int c = 0; c < nc; ++c)
-        w.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, sh.n, sh.k, 10 + c, 0.02f, s).data));
+      const std::vector<const bf16*> w = rotating_weights(pool, sh.n, sh.k, s);
+      const int nc = static_cast<int>(w.size());
       const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, s);
       const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 2), Dt::BF16, m, sh.n);
       const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 + m * sh.n * 2.0;
@@ -194,19 +202,19 @@ void bench_skinny(cudaStream_t s, const char* filter) {
         report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
                bytes);
       if (wide) {
-        const Mat xm = x;
-        if (wide_gemm_supported(xm, w[0], sh.n, sh.k, y, false, sms)) {
-          report("wide", shape + " h" + std::to_string(wide_gemm_half(sh.n, false, sms)),
-                 time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, y, false, sms, s); }), bytes);
+        if (wide_gemm_supported(x, w[0], sh.n, sh.k, y, false, sms)) {
+          const std::string h = " h" + std::to_string(wide_gemm_half(sh.n, false, sms));
+          report("wide", shape + h,
+                 time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s); }), bytes);
           if (wide_gemm_cluster_fits(sh.n, false, sms, 2))
-            report("wide", shape + " h" + std::to_string(wide_gemm_half(sh.n, false, sms)) + " x-pairs",
-                   time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, y, false, sms, s, 2); }), bytes);
+            report("wide", shape + h + " x-pairs",
+                   time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s, 2); }), bytes);
         }
         Mat act = y;
         act.cols = sh.n / 2;
-        if (wide_gemm_supported(xm, w[0], sh.n, sh.k, act, true, sms))
+        if (wide_gemm_supported(x, w[0], sh.n, sh.k, act, true, sms))
           report("wide", shape + " swiglu h" + std::to_string(wide_gemm_half(sh.n, true, sms)),
-                 time_us(s, [&](int i) { wide_gemm(xm, w[i % nc], sh.n, sh.k, act, true, sms, s); }), bytes);
+                 time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, act, true, sms, s); }), bytes);
       }
       if (!ours) continue;
       struct Config {
@@ -229,20 +237,14 @@ void bench_skinny(cudaStream_t s, const char* filter) {
 void bench_stream(cudaStream_t s, const char* filter) {
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
-  struct Shape {
-    const char* what;
-    int64_t n, k;
-  };
-  const Shape shapes[] = {{"o", 4096, 4096}, {"qkv", 6144, 4096}, {"down", 4096, 14336}, {"gate_up", 28672, 4096}};
   for (int v = 0; v < bench::stream_variants(); ++v) {
     const std::string name = std::string("stream ") + bench::stream_variant_name(v);
     if (!wanted(name, filter)) continue;
-    for (const Shape& sh : shapes) {
+    for (const Projection& sh : kLlama8BProjections) {
       Pool pool;
       const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
-      const int nc = copies_for(wbytes);
-      std::vector<const void*> w;
-      for (int c = 0; c < nc; ++c) w.push_back(random_mat(pool, Dt::BF16, sh.n, sh.k, 10 + c, 0.02f, s).data);
+      const std::vector<const bf16*> w = rotating_weights(pool, sh.n, sh.k, s);
+      const int nc = static_cast<int>(w.size());
       const Mat x = random_mat(pool, Dt::BF16, 64, sh.k, 1, 1.0f, s);
       auto* sink = static_cast<uint32_t*>(pool.get(16));
       if (!bench::stream_read(v, w[0], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, s)) continue;
