@@ -293,6 +293,10 @@ int max_clusters() {
   return n;
 }
 
+// Blocks of the grid for half width h: each owns 2 h output columns, or h with SwiGLU (whose
+// output is n / 2 wide).
+int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h : n / (2 * h); }
+
 template <int H>
 void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
                            int64_t blocks, int cluster, cudaStream_t stream) {
@@ -308,8 +312,8 @@ int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms) {
   const int64_t cols = swiglu ? n / 2 : n;  // output columns
   if (n <= 0 || sms < 1 || (swiglu && n % 2 != 0)) return 0;
   for (int h : kHalves) {
-    const int64_t per_block = swiglu ? h : 2 * h;
-    if (cols % per_block == 0 && cols / per_block <= sms) return cols / per_block * 4 >= int64_t{sms} * 3 ? h : 0;
+    const int64_t blocks = wide_blocks(n, swiglu, h);
+    if (cols % (swiglu ? h : 2 * h) == 0 && blocks <= sms) return blocks * 4 >= int64_t{sms} * 3 ? h : 0;
   }
   return 0;
 }
@@ -328,7 +332,7 @@ bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, cons
 bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster) {
   const int h = wide_gemm_half(n, swiglu, sms);
   if (h == 0 || cluster != 2) return false;
-  const int64_t blocks = (swiglu ? n / 2 : n) / (swiglu ? h : 2 * h);
+  const int64_t blocks = wide_blocks(n, swiglu, h);
   if (blocks % 2 != 0) return false;
   int fit = 0;
   switch (h) {
@@ -345,7 +349,7 @@ void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool sw
   if (!wide_gemm_supported(x, w, n, k, y, swiglu, sms))
     unsupported_config("wide_gemm: shape, dtype or alignment (check wide_gemm_supported)");
   const int h = wide_gemm_half(n, swiglu, sms);
-  const int64_t blocks = (swiglu ? n / 2 : n) / (swiglu ? h : 2 * h);
+  const int64_t blocks = wide_blocks(n, swiglu, h);
   if (cluster != 1 && (cluster != 2 || blocks % 2 != 0))
     unsupported_config("wide_gemm: clusters of " + std::to_string(cluster) + " over " + std::to_string(blocks) +
                        " blocks");
