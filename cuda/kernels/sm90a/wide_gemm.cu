@@ -42,10 +42,14 @@ constexpr int kWideThreads = kConsumers + 128;  // + the producer warpgroup
 constexpr int kPanelK = 64;                     // k per stage: one 128-byte swizzled panel
 constexpr int kSmemBudget = 220 * 1024;
 
-template <int H>
+// P: 64-k panels per stage (a stage is one barrier round: P > 1 amortises it over more bytes for
+// the narrow tiles, whose stage would otherwise carry only 2 H x 128 bytes of weights).
+template <int H, int P>
 struct WideTile {
-  static constexpr int kXBytes = kTokens * 128;  // 8 KB
-  static constexpr int kWBytes = H * 128;        // one warpgroup's W rows (a multiple of 1 KB)
+  static constexpr int kPanelX = kTokens * 128;  // an x panel: 8 KB
+  static constexpr int kPanelW = H * 128;        // a W panel of one warpgroup's rows (a multiple of 1 KB)
+  static constexpr int kXBytes = P * kPanelX;
+  static constexpr int kWBytes = P * kPanelW;
   static constexpr int kStageBytes = kXBytes + 2 * kWBytes;
   static constexpr int kFit = (kSmemBudget - 1024) / kStageBytes;
   static constexpr int kStages = kFit < 12 ? kFit : 12;
@@ -55,7 +59,7 @@ struct WideTile {
 
 struct WideParams {
   int32_t m;               // token rows
-  int32_t k_steps;         // K / 64
+  int32_t k_steps;         // stages: K / (64 P)
   int64_t block_rows;      // W rows advanced per block: 2 H (plain) or H (SwiGLU)
   int64_t second_offset;   // warpgroup 1's rows start this far after warpgroup 0's: H, or I
   bool swiglu;
@@ -103,12 +107,12 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
 // share each stage's x panel: block r copies token rows [r 64 / C, (r + 1) 64 / C) to all of them
 // (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
 // block of the cluster has released it (each consumer warp arrives on every block's empty barrier).
-template <int H, int C>
+template <int H, int C, int P>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
                      const WideParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using T = WideTile<H>;
+  using T = WideTile<H, P>;
   constexpr int S = T::kStages;
   constexpr int kXRowsPerBlock = kTokens / C;
   extern __shared__ uint8_t smem_raw[];
@@ -126,15 +130,23 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 
   if (tid == kConsumers) {  // the producer: one thread issues every copy
     auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
-      tma_load(st + T::kXBytes, wmap, j * kPanelK, static_cast<int>(r0), bar);
-      tma_load(st + T::kXBytes + T::kWBytes, wmap, j * kPanelK, static_cast<int>(r1), bar);
+#pragma unroll
+      for (int q = 0; q < P; ++q) {
+        const int k = (j * P + q) * kPanelK;
+        tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar);
+        tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar);
+      }
     };
     auto copy_x = [&](int j, uint32_t st, uint32_t bar) {
-      if constexpr (C > 1)
-        tma_load_multicast(st + rank * kXRowsPerBlock * 128, xmap, j * kPanelK, static_cast<int>(rank) * kXRowsPerBlock,
-                           bar, static_cast<uint16_t>((1u << C) - 1));
-      else
-        tma_load(st, xmap, j * kPanelK, 0, bar);
+#pragma unroll
+      for (int q = 0; q < P; ++q) {
+        const int k = (j * P + q) * kPanelK;
+        if constexpr (C > 1)
+          tma_load_multicast(st + q * T::kPanelX + rank * kXRowsPerBlock * 128, xmap, k,
+                             static_cast<int>(rank) * kXRowsPerBlock, bar, static_cast<uint16_t>((1u << C) - 1));
+        else
+          tma_load(st + q * T::kPanelX, xmap, k, 0, bar);
+      }
     };
     const int pre = steps < S ? steps : S;
     for (int j = 0; j < pre; ++j) {  // W is immutable: its first stages before the wait
@@ -161,11 +173,14 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     for (int i = 0; i < steps; ++i) {
       const int slot = i % S;
       mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
-      const uint32_t st = base + slot * T::kStageBytes, w_panel = st + T::kXBytes + wg * T::kWBytes;
+      const uint32_t st = base + slot * T::kStageBytes, w_panels = st + T::kXBytes + wg * T::kWBytes;
       wgmma_group(acc, [&] {
 #pragma unroll
-        for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
-          wgmma_m64k16<H>(acc, smem_desc(st + s * 32), smem_desc(w_panel + s * 32));
+        for (int q = 0; q < P; ++q)
+#pragma unroll
+          for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
+            wgmma_m64k16<H>(acc, smem_desc(st + q * T::kPanelX + s * 32),
+                            smem_desc(w_panels + q * T::kPanelW + s * 32));
       });
       __syncwarp();
       if constexpr (C > 1) {
@@ -228,17 +243,17 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 // Instantiated half widths, smallest first: the launcher takes the first whose grid fits the SMs.
 constexpr int kHalves[] = {16, 24, 64, 112};
 
-template <int H, int C>
+template <int H, int C, int P>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
                  cudaStream_t stream) {
-  using T = WideTile<H>;
+  using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
-  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, C, P>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   const CUtensorMap wmap = tensor_map(w, k, n, k, H);
   const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
-  p.k_steps = static_cast<int32_t>(k / kPanelK);
+  p.k_steps = static_cast<int32_t>(k / (kPanelK * P));
   p.block_rows = swiglu ? H : 2 * H;
   p.second_offset = swiglu ? n / 2 : H;
   p.swiglu = swiglu;
@@ -265,15 +280,15 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   }
   cfg.attrs = attr;
   cfg.numAttrs = na;
-  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C>, wmap, xmap, p));
+  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C, P>, wmap, xmap, p));
 }
 
 // Clusters of C blocks of the H instantiation the device holds at once (0 when it cannot say).
 template <int H, int C>
 int max_clusters() {
-  using T = WideTile<H>;
+  using T = WideTile<H, 1>;  // one block per SM whatever P
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
-  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, C, 1>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(C);
   cfg.blockDim = dim3(kWideThreads);
@@ -286,7 +301,7 @@ int max_clusters() {
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C>, &cfg) != cudaSuccess) {
+  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C, 1>, &cfg) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
@@ -297,13 +312,22 @@ int max_clusters() {
 // output is n / 2 wide).
 int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h : n / (2 * h); }
 
+// Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU and wider tiles one.
 template <int H>
 void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
                            int64_t blocks, int cluster, cudaStream_t stream) {
-  if (cluster == 2)
-    launch_wide<H, 2>(x, w, n, k, y, swiglu, blocks, stream);
-  else
-    launch_wide<H, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  constexpr int kWidePanels = H <= 24 ? 4 : 1;
+  const bool panels = kWidePanels > 1 && !swiglu && (k / kPanelK) % kWidePanels == 0;
+  if (cluster == 2) {
+    if (panels)
+      launch_wide<H, 2, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
+    else
+      launch_wide<H, 2, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  } else if (panels) {
+    launch_wide<H, 1, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
+  } else {
+    launch_wide<H, 1, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  }
 }
 
 }  // namespace
