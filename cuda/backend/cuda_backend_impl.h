@@ -209,7 +209,8 @@ class CudaBackend : public Backend {
   // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (SiLU * up fused in its epilogue;
   // the default on devices that run it: Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul),
   // 2 the plain projections (slower than cuBLASLt without x multicast: docs/PERF.md), 4 with 2 the
-  // plain ones in clusters of 2 blocks sharing x (TMA multicast) where the device holds them.
+  // plain ones in clusters of 2 blocks sharing x (TMA multicast) where the device holds them, 8 the
+  // plain ones with K split over the 2 blocks of a cluster (wide_gemm_ksplit; not yet measured).
   // Returns false when it does not serve the call.
   bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu);
   int32_t wide_mask_ = 1;

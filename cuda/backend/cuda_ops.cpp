@@ -45,6 +45,11 @@ bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, 
 
 bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y,
                           bool swiglu) {
+  if (!swiglu && (wide_mask_ & 8) != 0 && bias == nullptr && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ &&
+      wide_gemm_ksplit_supported(x, w, n, k, y, sm_count_)) {
+    wide_gemm_ksplit(x, w, n, k, y, sm_count_, stream_);
+    return true;
+  }
   if ((wide_mask_ & (swiglu ? 1 : 2)) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
       !wide_gemm_supported(x, w, n, k, y, swiglu, sm_count_))
     return false;

@@ -136,6 +136,12 @@ void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool sw
                cudaStream_t stream, int32_t cluster = 1);
 // Whether the device holds all of that grid's clusters of `cluster` (2) blocks at once.
 bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster);
+// The plain GEMM with each tile's K split over the two blocks of a cluster (the second adds its sums
+// into the first's shared memory): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256
+// == 0, a wave of clusters on `sms` SMs. wide_gemm_ksplit_half: H for that N (0: none fits).
+int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms);
+bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms);
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
 

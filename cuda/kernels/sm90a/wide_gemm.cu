@@ -42,10 +42,14 @@ constexpr int kWideThreads = kConsumers + 128;  // + the producer warpgroup
 constexpr int kPanelK = 64;                     // k per stage: one 128-byte swizzled panel
 constexpr int kSmemBudget = 220 * 1024;
 
-template <int H>
+// P: 64-k panels per stage (a stage is one barrier round: P > 1 amortises it over more bytes for
+// the narrow tiles, whose stage would otherwise carry only 2 H x 128 bytes of weights).
+template <int H, int P>
 struct WideTile {
-  static constexpr int kXBytes = kTokens * 128;  // 8 KB
-  static constexpr int kWBytes = H * 128;        // one warpgroup's W rows (a multiple of 1 KB)
+  static constexpr int kPanelX = kTokens * 128;  // an x panel: 8 KB
+  static constexpr int kPanelW = H * 128;        // a W panel of one warpgroup's rows (a multiple of 1 KB)
+  static constexpr int kXBytes = P * kPanelX;
+  static constexpr int kWBytes = P * kPanelW;
   static constexpr int kStageBytes = kXBytes + 2 * kWBytes;
   static constexpr int kFit = (kSmemBudget - 1024) / kStageBytes;
   static constexpr int kStages = kFit < 12 ? kFit : 12;
@@ -55,7 +59,7 @@ struct WideTile {
 
 struct WideParams {
   int32_t m;               // token rows
-  int32_t k_steps;         // K / 64
+  int32_t k_steps;         // stages: K / (64 P)
   int64_t block_rows;      // W rows advanced per block: 2 H (plain) or H (SwiGLU)
   int64_t second_offset;   // warpgroup 1's rows start this far after warpgroup 0's: H, or I
   bool swiglu;
@@ -103,38 +107,56 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
 // share each stage's x panel: block r copies token rows [r 64 / C, (r + 1) 64 / C) to all of them
 // (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
 // block of the cluster has released it (each consumer warp arrives on every block's empty barrier).
-template <int H, int C>
+// KS: k splits (1 or 2; plain only, with C = 1). With KS = 2 the two blocks of a cluster compute
+// the same tile over the two halves of K, and the second adds its sums into the first's shared
+// memory (distributed shared memory) once both have left their main loops: twice the rows per
+// tile for the same grid (half the x reads per weight byte) at the price of one cluster exchange.
+template <int H, int C, int P, int KS>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
                      const WideParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using T = WideTile<H>;
+  static_assert(KS == 1 || C == 1, "k splits and x multicast use the cluster differently");
+  using T = WideTile<H, P>;
   constexpr int S = T::kStages;
   constexpr int kXRowsPerBlock = kTokens / C;
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
   const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * p.block_rows, r1 = r0 + p.second_offset;
-  const int steps = p.k_steps;
-  const uint32_t rank = C > 1 ? cluster_rank() : 0;
+  const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
+  const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
+  const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
+  const int steps = p.k_steps / KS;                           // this block's stages
+  const int first = KS > 1 ? static_cast<int>(rank) * steps : 0;  // and the first of them
   init_stage_barriers(full, empty, C * (kConsumers / 32));  // a release per consumer warp and block
   if constexpr (C > 1)
     cluster_sync();  // every block's barriers exist before any copy may complete on them
   else
     __syncthreads();
+  float acc[T::kAcc];  // the consumers' sums (declared here: the k-split exchange below is cluster-wide)
+#pragma unroll
+  for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
 
   if (tid == kConsumers) {  // the producer: one thread issues every copy
     auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
-      tma_load(st + T::kXBytes, wmap, j * kPanelK, static_cast<int>(r0), bar);
-      tma_load(st + T::kXBytes + T::kWBytes, wmap, j * kPanelK, static_cast<int>(r1), bar);
+#pragma unroll
+      for (int q = 0; q < P; ++q) {
+        const int k = ((first + j) * P + q) * kPanelK;
+        tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar);
+        tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar);
+      }
     };
     auto copy_x = [&](int j, uint32_t st, uint32_t bar) {
-      if constexpr (C > 1)
-        tma_load_multicast(st + rank * kXRowsPerBlock * 128, xmap, j * kPanelK, static_cast<int>(rank) * kXRowsPerBlock,
-                           bar, static_cast<uint16_t>((1u << C) - 1));
-      else
-        tma_load(st, xmap, j * kPanelK, 0, bar);
+#pragma unroll
+      for (int q = 0; q < P; ++q) {
+        const int k = ((first + j) * P + q) * kPanelK;
+        if constexpr (C > 1)
+          tma_load_multicast(st + q * T::kPanelX + rank * kXRowsPerBlock * 128, xmap, k,
+                             static_cast<int>(rank) * kXRowsPerBlock, bar, static_cast<uint16_t>((1u << C) - 1));
+        else
+          tma_load(st + q * T::kPanelX, xmap, k, 0, bar);
+      }
     };
     const int pre = steps < S ? steps : S;
     for (int j = 0; j < pre; ++j) {  // W is immutable: its first stages before the wait
@@ -154,18 +176,18 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     }
   } else if (tid < kConsumers) {
     pdl_wait();  // y is written after the previous kernel completed
-    const int wg = tid / 128, lane = tid % 32;
-    float acc[T::kAcc];
-#pragma unroll
-    for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
+    const int lane = tid % 32, wg = tid / 128;
     for (int i = 0; i < steps; ++i) {
       const int slot = i % S;
       mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
-      const uint32_t st = base + slot * T::kStageBytes, w_panel = st + T::kXBytes + wg * T::kWBytes;
+      const uint32_t st = base + slot * T::kStageBytes, w_panels = st + T::kXBytes + wg * T::kWBytes;
       wgmma_group(acc, [&] {
 #pragma unroll
-        for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
-          wgmma_m64k16<H>(acc, smem_desc(st + s * 32), smem_desc(w_panel + s * 32));
+        for (int q = 0; q < P; ++q)
+#pragma unroll
+          for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
+            wgmma_m64k16<H>(acc, smem_desc(st + q * T::kPanelX + s * 32),
+                            smem_desc(w_panels + q * T::kPanelW + s * 32));
       });
       __syncwarp();
       if constexpr (C > 1) {
@@ -175,7 +197,34 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       }
     }
     pdl_launch_dependents();
-
+  }
+  if constexpr (KS > 1) {
+    // Both blocks out of their main loops (every stage drained), then the second block's sums go
+    // to the first's stages: [warpgroup][accumulator / 4][thread] float4s.
+    cluster_sync();
+    if (rank == 1 && tid < kConsumers) {
+      uint32_t remote;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(base));
+#pragma unroll
+      for (int e = 0; e < T::kAcc / 4; ++e)
+        asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(
+                         remote + (((tid / 128) * (T::kAcc / 4) + e) * 128 + tid % 128) * 16),
+                     "f"(acc[4 * e]), "f"(acc[4 * e + 1]), "f"(acc[4 * e + 2]), "f"(acc[4 * e + 3])
+                     : "memory");
+    }
+    cluster_sync();
+    if (rank == 1) return;  // its sums are in the first block now
+    if (tid < kConsumers) {
+      const float4* mine = reinterpret_cast<const float4*>(smem_raw + (base - smem_addr(smem_raw)));
+#pragma unroll
+      for (int e = 0; e < T::kAcc / 4; ++e) {
+        const float4 v = mine[((tid / 128) * (T::kAcc / 4) + e) * 128 + tid % 128];
+        acc[4 * e] += v.x, acc[4 * e + 1] += v.y, acc[4 * e + 2] += v.z, acc[4 * e + 3] += v.w;
+      }
+    }
+  }
+  if (tid < kConsumers) {
+    const int lane = tid % 32, wg = tid / 128;
     // Thread (warp w of its warpgroup, lane l) holds tokens 16 w + l / 4 (+ 8) and W rows
     // 8 j + 2 (l % 4) (+ 1) of its warpgroup's H, j < H / 8: acc[4 j + {0, 1}] and acc[4 j + {2, 3}].
     const int t0 = 16 * ((tid % 128) / 32) + lane / 4, c0 = 2 * (lane % 4);
@@ -227,18 +276,22 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 
 // Instantiated half widths, smallest first: the launcher takes the first whose grid fits the SMs.
 constexpr int kHalves[] = {16, 24, 64, 112};
+// The k-split form: its half widths, 64-k panels per stage and splits.
+constexpr int kSplitHalves[] = {32, 48};
+constexpr int kSplitPanels = 2;
+constexpr int kSplits = 2;
 
-template <int H, int C>
+template <int H, int C, int P, int KS = 1>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
                  cudaStream_t stream) {
-  using T = WideTile<H>;
+  using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
-  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   const CUtensorMap wmap = tensor_map(w, k, n, k, H);
   const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
-  p.k_steps = static_cast<int32_t>(k / kPanelK);
+  p.k_steps = static_cast<int32_t>(k / (kPanelK * P));
   p.block_rows = swiglu ? H : 2 * H;
   p.second_offset = swiglu ? n / 2 : H;
   p.swiglu = swiglu;
@@ -251,9 +304,9 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   cfg.stream = stream;
   cudaLaunchAttribute attr[2];
   unsigned na = 0;
-  if (C > 1) {
+  if (C * KS > 1) {
     attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = C;
+    attr[na].val.clusterDim.x = C * KS;
     attr[na].val.clusterDim.y = 1;
     attr[na].val.clusterDim.z = 1;
     ++na;
@@ -265,15 +318,15 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   }
   cfg.attrs = attr;
   cfg.numAttrs = na;
-  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C>, wmap, xmap, p));
+  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C, P, KS>, wmap, xmap, p));
 }
 
 // Clusters of C blocks of the H instantiation the device holds at once (0 when it cannot say).
 template <int H, int C>
 int max_clusters() {
-  using T = WideTile<H>;
+  using T = WideTile<H, 1>;  // one block per SM whatever P
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
-  allow_dynamic_smem<wide_gemm_kernel<H, C>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, C, 1, 1>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(C);
   cfg.blockDim = dim3(kWideThreads);
@@ -286,7 +339,7 @@ int max_clusters() {
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C>, &cfg) != cudaSuccess) {
+  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C, 1, 1>, &cfg) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
@@ -297,13 +350,22 @@ int max_clusters() {
 // output is n / 2 wide).
 int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h : n / (2 * h); }
 
+// Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU and wider tiles one.
 template <int H>
 void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
                            int64_t blocks, int cluster, cudaStream_t stream) {
-  if (cluster == 2)
-    launch_wide<H, 2>(x, w, n, k, y, swiglu, blocks, stream);
-  else
-    launch_wide<H, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  constexpr int kWidePanels = H <= 24 ? 4 : 1;
+  const bool panels = kWidePanels > 1 && !swiglu && (k / kPanelK) % kWidePanels == 0;
+  if (cluster == 2) {
+    if (panels)
+      launch_wide<H, 2, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
+    else
+      launch_wide<H, 2, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  } else if (panels) {
+    launch_wide<H, 1, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
+  } else {
+    launch_wide<H, 1, 1>(x, w, n, k, y, swiglu, blocks, stream);
+  }
 }
 
 }  // namespace
@@ -342,6 +404,40 @@ bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster
     default: fit = max_clusters<112, 2>(); break;
   }
   return fit >= blocks / 2;
+}
+
+int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms) {
+  if (n <= 0 || sms < 1) return 0;
+  for (int h : kSplitHalves) {
+    const int64_t blocks = n % (2 * h) == 0 ? kSplits * n / (2 * h) : -1;
+    if (blocks > 0 && blocks <= sms) return blocks * 4 >= int64_t{sms} * 3 ? h : 0;
+  }
+  return 0;
+}
+
+bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms) {
+  const int h = wide_gemm_ksplit_half(n, sms);
+  if (h == 0 || k % (kPanelK * kSplitPanels * kSplits) != 0) return false;
+  // The plain form's checks with a width it accepts, then the clusters of two must all fit at once.
+  if (!skinny_gemm_available() || x.dt != Dt::BF16 || y.dt != Dt::BF16 || x.rows < 1 || x.rows > kSkinnyMaxRows ||
+      y.rows < x.rows || y.cols != n || x.cols != k || x.stride % 8 != 0 ||
+      reinterpret_cast<uintptr_t>(x.data) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 ||
+      y.stride % 2 != 0 || reinterpret_cast<uintptr_t>(y.data) % 4 != 0 || n > (int64_t{1} << 31) ||
+      k > (int64_t{1} << 31))
+    return false;
+  const int fit = h == 32 ? max_clusters<32, 2>() : max_clusters<48, 2>();
+  return fit >= n / (2 * h);
+}
+
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream) {
+  if (!wide_gemm_ksplit_supported(x, w, n, k, y, sms))
+    unsupported_config("wide_gemm_ksplit: shape, dtype, alignment or clusters (check wide_gemm_ksplit_supported)");
+  const int h = wide_gemm_ksplit_half(n, sms);
+  const int64_t blocks = kSplits * n / (2 * h);
+  if (h == 32)
+    launch_wide<32, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream);
+  else
+    launch_wide<48, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream);
 }
 
 void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,

@@ -206,6 +206,9 @@ void bench_skinny(cudaStream_t s, const char* filter) {
           const std::string h = " h" + std::to_string(wide_gemm_half(sh.n, false, sms));
           report("wide", shape + h,
                  time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s); }), bytes);
+          if (wide_gemm_ksplit_supported(x, w[0], sh.n, sh.k, y, sms))
+            report("wide", shape + " k-split h" + std::to_string(wide_gemm_ksplit_half(sh.n, sms)),
+                   time_us(s, [&](int i) { wide_gemm_ksplit(x, w[i % nc], sh.n, sh.k, y, sms, s); }), bytes);
           if (wide_gemm_cluster_fits(sh.n, false, sms, 2))
             report("wide", shape + h + " x-pairs",
                    time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s, 2); }), bytes);

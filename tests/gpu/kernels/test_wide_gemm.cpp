@@ -92,6 +92,46 @@ TEST(GpuWideGemm, PlainMatchesCpu) {
   EXPECT_TRUE(k::wide_gemm_cluster_fits(256, false, 8, 2));
 }
 
+// The k-split form: tiles of 2 H rows whose K halves run on the two blocks of a cluster.
+void run_ksplit(int M, int64_t N, int64_t K, int sms, int expect_h) {
+  SCOPED_TRACE(testing::Message() << "k-split M " << M << " N " << N << " K " << K << " sms " << sms);
+  const std::vector<float> x = random_bf16(static_cast<size_t>(M * K), K + 5);
+  const std::vector<float> w = random_bf16(static_cast<size_t>(N * K), N + K, -0.25f, 0.25f);
+  CpuRef cpu;
+  const std::vector<float> want = round_bf16(cpu_linear(cpu, x, M, K, w, N, nullptr));
+  EXPECT_EQ(k::wide_gemm_ksplit_half(N, sms), expect_h);
+  DevMatrix dx(Dt::BF16, M, K, K + 8);
+  dx.upload(x);
+  DevWeight dw(w, 0);
+  DevMatrix y(Dt::BF16, k::kSkinnyMaxRows, N, N + 6);
+  Mat ym = y.mat();
+  ym.rows = M;
+  ASSERT_TRUE(k::wide_gemm_ksplit_supported(dx.mat(), dw.get(), N, K, ym, sms));
+  k::wide_gemm_ksplit(dx.mat(), dw.get(), N, K, ym, sms, nullptr);
+  sync_ok();
+  const std::vector<float> got = y.download();
+  EXPECT_LT(normalised_error(std::vector<float>(got.begin(), got.begin() + M * N), want), kTolBf16);
+  EXPECT_EQ(std::count_if(got.begin() + M * N, got.end(), [](float v) { return !std::isnan(v); }), 0);
+  EXPECT_EQ(y.damaged_padding(), 0);
+}
+
+TEST(GpuWideGemm, KSplitMatchesCpu) {
+  REQUIRE_WIDE();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  for (int M : {1, 17, 64}) run_ksplit(M, 256, 1024, 8, 32);  // 4 tiles of 64 rows x 2 halves
+  run_ksplit(40, 384, 512, 8, 48);                            // 4 tiles of 96 rows; 2 stages per half
+  if (sms >= 128) {
+    run_ksplit(64, 4096, 4096, sms, 32);   // Llama-8B o
+    run_ksplit(64, 6144, 4096, sms, 48);   // qkv
+    run_ksplit(33, 4096, 14336, sms, 32);  // down
+  }
+  DevMatrix x(Dt::BF16, 8, 320), y(Dt::BF16, 8, 256);
+  DeviceBuffer<bf16> w(256 * 320);
+  EXPECT_FALSE(k::wide_gemm_ksplit_supported(x.mat(), w.get(), 256, 320, y.mat(), 8));  // K % 256
+  EXPECT_EQ(k::wide_gemm_ksplit_half(200, 8), 0);
+}
+
 TEST(GpuWideGemm, SwigluMatchesCpu) {
   REQUIRE_WIDE();
   for (int M : {1, 12, 64}) run_case({M, 2 * 224, 4096, 2, true, 112});  // gate/up rows 112 apart per block
