@@ -84,8 +84,9 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES, INFERDESK_SKINNY_KTILE,
   //     INFERDESK_SKINNY_TMA=1: decode-batch GEMMs on skinny_gemm instead of cuBLASLt (slower so
   //     far: docs/PERF.md), its pipeline depth, k per stage and TMA stages (try_skinny);
-  //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on wide_gemm (1 SwiGLU, the default; 2 plain;
-  //     4 with 2, plain in pairs of blocks sharing x; 0 none: cuBLASLt and silu_mul; try_wide),
+  //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on wide_gemm (1 SwiGLU; 2 plain; 4 with 2,
+  //     plain in pairs of blocks sharing x; 8 plain with K split over 2-block clusters; default 9;
+  //     0 none: cuBLASLt and silu_mul; try_wide),
   //     INFERDESK_WIDE_MIN_ROWS (fewest rows it serves);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
   auto env_int = [](const char* name, int32_t& out) {

@@ -206,14 +206,15 @@ class CudaBackend : public Backend {
   bool skinny_tma_ = false;      // INFERDESK_SKINNY_TMA=1: TMA stages
   void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
   // Decode-batch GEMMs through wide_gemm (whole tiles per block, no split K), by
-  // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (SiLU * up fused in its epilogue;
-  // the default on devices that run it: Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul),
-  // 2 the plain projections (slower than cuBLASLt without x multicast: docs/PERF.md), 4 with 2 the
-  // plain ones in clusters of 2 blocks sharing x (TMA multicast) where the device holds them, 8 the
-  // plain ones with K split over the 2 blocks of a cluster (wide_gemm_ksplit; not yet measured).
+  // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (SiLU * up fused in its epilogue:
+  // Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul), 2 the plain projections (slower than
+  // cuBLASLt: docs/PERF.md), 4 with 2 the plain ones in clusters of 2 blocks sharing x (TMA
+  // multicast) where the device holds them, 8 the plain ones (o, qkv, down) with K split over the 2
+  // blocks of a cluster (wide_gemm_ksplit: batch 64 +6% over mask 1). Default 9 on devices that run
+  // them.
   // Returns false when it does not serve the call.
   bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu);
-  int32_t wide_mask_ = 1;
+  int32_t wide_mask_ = 9;
   // INFERDESK_WIDE_MIN_ROWS: fewest rows wide_gemm serves (33: at 32 rows it was slower than cuBLASLt
   // and silu_mul, Llama-8B batch 32 6,079 against 6,210 tok/s; at 64 faster, docs/PERF.md).
   int32_t wide_min_rows_ = 33;
