@@ -48,6 +48,10 @@ struct CudaBackendOptions {
   // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
   // kernel's tail. Process-wide setting, applied when the backend is created.
   bool pdl = true;
+  // linear_add_rms_norm of 33-64 rows on the wide k-split GEMM with the residual add in its
+  // epilogue and the norm's row scale applied by the next GEMM's epilogue (Hopper; otherwise, or
+  // off, a projection and an add_rms_norm). INFERDESK_FUSED_NORM=0 also turns it off.
+  bool fused_norm = true;
 };
 
 // Throws Error(Unsupported) with the reason when there is no usable GPU.
@@ -65,5 +69,7 @@ CudaMoePathCounts cuda_moe_path_counts(const Backend& backend);
 // How many steps of a CUDA backend took their tokens from the previous sampling on the device
 // (StepInput::tokens_from_last_sample; EngineOptions::overlap_steps). Same errors as above.
 int64_t cuda_chained_steps(const Backend& backend);
+// How many linear_add_rms_norm calls a CUDA backend ran fused (CudaBackendOptions::fused_norm).
+int64_t cuda_fused_norms(const Backend& backend);
 
 }  // namespace inferdesk

@@ -16,6 +16,12 @@ void Backend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scr
   silu_mul(scratch.col_slice(0, inter), scratch.col_slice(inter, inter), out);
 }
 
+void Backend::linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor scratch, Tensor residual,
+                                  const Tensor& norm_w, float eps, Tensor out) {
+  linear(x, w, nullptr, scratch);
+  add_rms_norm(residual, scratch, norm_w, eps, out);
+}
+
 void Backend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
                                     const Tensor* q_norm, const Tensor* k_norm, float eps,
                                     int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,

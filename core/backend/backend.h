@@ -242,6 +242,13 @@ class Backend {
   // out = silu(x @ gate^T) * (x @ up^T) where w_gate_up stacks gate [I, in] over up [I, in];
   // scratch is [T, 2I] of the activation dtype.
   virtual void linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out);
+  // residual += x @ w^T, then out = rms_norm(residual) * norm_w (a projection closing a residual
+  // branch and the next norm). scratch [T, w.rows] of the activation dtype receives x @ w^T where the
+  // backend composes the two. A backend may leave `out` deferred (the CUDA backend's wide path: its
+  // rows not yet scaled): then it may only be read as the x of the next linear, linear_swiglu or
+  // qkv_rope_write_kv, which resolve it, until written again. The default: linear, add_rms_norm.
+  virtual void linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor scratch, Tensor residual,
+                                   const Tensor& norm_w, float eps, Tensor out);
   // Per-head RMSNorm of q and k (when q_norm / k_norm are given, Qwen3), rotary embedding of q and
   // k in place, then K and V written to the cache of `layer`. q, k, v may be column slices of one
   // fused qkv tensor (the default needs contiguous q and k when norms are given).

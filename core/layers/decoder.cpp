@@ -165,21 +165,25 @@ class DecoderModel : public Model {
     Tensor x = ws_.x.tensor().row_slice(0, T);
     Tensor ffn_out = ws_.ffn_out.tensor().row_slice(0, T);
     b.embed(w_.embed.tensor(), x);
+    // h_ready: the previous dense layer's down projection closed its residual branch and already
+    // normalised h for this layer (linear_add_rms_norm); otherwise ffn_out is still to be added.
+    bool h_ready = false;
     for (size_t i = 0; i < w_.layers.size(); ++i) {
       const DecoderLayerWeights& L = w_.layers[i];
       Tensor h = ws_.h.tensor().row_slice(0, T);
       if (i == 0)
         b.rms_norm(x, L.attn.norm.tensor(), eps(), h);
-      else
+      else if (!h_ready)
         b.add_rms_norm(x, ffn_out, L.attn.norm.tensor(), eps(), h);
-      attention(b, static_cast<int32_t>(i), L, T);
-      b.add_rms_norm(x, ws_.o.tensor().row_slice(0, T), L.ffn_norm.tensor(), eps(), h);
+      attention(b, static_cast<int32_t>(i), L, T);  // ends with x += o, h = ffn_norm(x)
+      const Tensor* next_norm = i + 1 < w_.layers.size() ? &w_.layers[i + 1].attn.norm.tensor() : nullptr;
+      h_ready = false;
       if (L.is_moe)
         moe_ffn(b, static_cast<int32_t>(i), L.moe, h, ffn_out);
       else
-        dense_ffn(b, L.dense, h, ffn_out);
+        h_ready = dense_ffn(b, L.dense, h, ffn_out, next_norm);
     }
-    b.add(x, ffn_out);
+    b.add(x, ffn_out);  // the last layer's branch (never fused: the final norm reads x)
     Tensor last = ws_.last.tensor().row_slice(0, R);
     Tensor last_norm = ws_.last_norm.tensor().row_slice(0, R);
     b.gather_rows(x, last);
@@ -227,10 +231,13 @@ class DecoderModel : public Model {
                                                 : config_.layer_sliding_window[layer]);
     Tensor attn = ws_.attn.tensor().row_slice(0, T);
     b.attention(layer, q, p, attn);
-    b.linear(attn, a.o.tensor(), nullptr, ws_.o.tensor().row_slice(0, T));
+    b.linear_add_rms_norm(attn, a.o.tensor(), ws_.o.tensor().row_slice(0, T), ws_.x.tensor().row_slice(0, T),
+                          L.ffn_norm.tensor(), eps(), h);
   }
 
-  void dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out) {
+  // With next_norm (the next layer's attention norm) the down projection also closes the residual
+  // branch and normalises h for that layer (returns true); otherwise out = the branch.
+  bool dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out, const Tensor* next_norm) {
     const int64_t T = h.rows, I = f.inter();
     Tensor act = ws_.act.tensor().row_slice(0, T).col_slice(0, I);
     if (!f.gate_up.empty()) {
@@ -243,7 +250,13 @@ class DecoderModel : public Model {
       b.linear(h, f.up.tensor(), nullptr, up);
       b.silu_mul(gate, up, act);
     }
+    if (next_norm) {
+      b.linear_add_rms_norm(act, f.down.tensor(), out, ws_.x.tensor().row_slice(0, T), *next_norm, eps(),
+                            ws_.h.tensor().row_slice(0, T));
+      return true;
+    }
     b.linear(act, f.down.tensor(), nullptr, out);
+    return false;
   }
 
   void moe_ffn(Backend& b, int32_t layer, const MoeWeights& m, const Tensor& h, Tensor out) {
@@ -256,7 +269,7 @@ class DecoderModel : public Model {
     b.moe_experts(layer, h, m.views, ids, wts, out);
     if (!m.shared.down.empty()) {
       Tensor shared = ws_.shared.tensor().row_slice(0, T);
-      dense_ffn(b, m.shared, h, shared);
+      dense_ffn(b, m.shared, h, shared, nullptr);
       Tensor g = ws_.sgate.tensor().row_slice(0, T);
       b.linear(h, m.shared_gate.tensor(), nullptr, g);
       b.sigmoid_gate_add(out, shared, g);

@@ -87,7 +87,8 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on wide_gemm (1 SwiGLU; 2 plain; 4 with 2,
   //     plain in pairs of blocks sharing x; 8 plain with K split over 2-block clusters; default 9;
   //     0 none: cuBLASLt and silu_mul; try_wide),
-  //     INFERDESK_WIDE_MIN_ROWS (fewest rows it serves);
+  //     INFERDESK_WIDE_MIN_ROWS (fewest rows it serves); INFERDESK_FUSED_NORM=0: linear_add_rms_norm
+  //     as two ops (below);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
   auto env_int = [](const char* name, int32_t& out) {
     if (const char* v = std::getenv(name); v && std::atoi(v) > 0) out = std::atoi(v);
@@ -114,6 +115,13 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   }
   if (const char* m = std::getenv("INFERDESK_WIDE_GEMM"); m && *m) wide_mask_ = std::atoi(m);
   if (!skinny_gemm_available()) wide_mask_ = 0;
+  fused_norm_ = options_.fused_norm;
+  if (const char* f = std::getenv("INFERDESK_FUSED_NORM"); f && *f == '0') fused_norm_ = false;
+  if ((wide_mask_ & 8) != 0 && fused_norm_)
+    norm_ss_ = static_cast<float*>(device_alloc(size_t{static_cast<size_t>(sm_count_)} * kWideNormRows * sizeof(float),
+                                                "norm partial sums"));
+  else
+    fused_norm_ = false;
   env_int("INFERDESK_WIDE_MIN_ROWS", wide_min_rows_);
   if (options_.moe_scratch_bytes <= 0) {
     size_t free_b = 0, total_b = 0;
@@ -143,7 +151,7 @@ CudaBackend::~CudaBackend() {
   invalidate_graphs();
   for (auto& [k, p] : inv_freq_) cudaFree(p);
   for (void* p : {static_cast<void*>(kv_), static_cast<void*>(sb_.base), attn_workspace_, split_counters_,
-                  skinny_workspace_,
+                  skinny_workspace_, static_cast<void*>(norm_ss_),
                   sample_workspace_, sample_io_, convert_scratch_, static_cast<void*>(expert_counters_),
                   moe_small_scratch_, moe_large_scratch_, moe_grouped_scratch_})
     if (p) cudaFree(p);
@@ -382,6 +390,7 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
     capturing_ = 0;
   }
   replaying_ = 0;
+  deferred_ = {};
   if (step_timing_) {
     const auto now = std::chrono::steady_clock::now();
     if (step_event_pending_) {

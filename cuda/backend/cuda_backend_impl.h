@@ -97,6 +97,8 @@ class CudaBackend : public Backend {
   void add(Tensor inout, const Tensor& x) override;
   void gather_rows(const Tensor& x, Tensor out) override;
   void linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) override;
+  void linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor scratch, Tensor residual, const Tensor& norm_w,
+                           float eps, Tensor out) override;
   void qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias,
                          Tensor qkv, const Tensor* q_norm, const Tensor* k_norm, float eps,
                          int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
@@ -123,6 +125,7 @@ class CudaBackend : public Backend {
   void sample_collect(std::vector<SampledToken>& out) override;
   void sample_abort() override;
   int64_t chained_steps() const { return chained_steps_; }
+  int64_t fused_norms() const { return fused_norms_; }
 
   void to_host(const Tensor& t, float* dst) override;
   void synchronize() override;
@@ -213,8 +216,27 @@ class CudaBackend : public Backend {
   // blocks of a cluster (wide_gemm_ksplit: batch 64 +6% over mask 1). Default 9 on devices that run
   // them.
   // Returns false when it does not serve the call.
-  bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu);
+  bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu,
+                const WideNorm* norm = nullptr);
   int32_t wide_mask_ = 9;
+  // linear_add_rms_norm on the wide k-split GEMM (WideNorm, kernels.h): its `out` is left deferred,
+  // unscaled rows whose scale the partial sums in norm_ss_ give, until the next linear,
+  // linear_swiglu (or qkv_rope_write_kv) with it as x applies the scale in its epilogue, or
+  // settle() scales it in place for any other reader. CudaBackendOptions::fused_norm.
+  struct DeferredNorm {
+    const void* h = nullptr;  // none when null
+    int64_t rows = 0;
+    int32_t tiles = 0, norm_k = 0;
+    float eps = 0.0f;
+  };
+  DeferredNorm deferred_;
+  bool fused_norm_ = true;
+  int64_t fused_norms_ = 0;  // linear_add_rms_norm calls served fused
+  float* norm_ss_ = nullptr;  // [sm_count_][kWideNormRows] partial sums
+  // The consumer half for x when x is the deferred tensor (else null).
+  const WideNorm* deferred_for(const Tensor& x, WideNorm& storage) const;
+  // Scales the deferred tensor in place if t aliases it (any reader other than a fusing consumer).
+  void settle(const Tensor& t);
   // INFERDESK_WIDE_MIN_ROWS: fewest rows wide_gemm serves (33: at 32 rows it was slower than cuBLASLt
   // and silu_mul, Llama-8B batch 32 6,079 against 6,210 tok/s; at 64 faster, docs/PERF.md).
   int32_t wide_min_rows_ = 33;

@@ -202,6 +202,7 @@ const MoeLayerTable& CudaBackend::moe_table(int32_t layer, const std::vector<Exp
 
 void CudaBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids,
                             Tensor weights) {
+  settle(logits);
   const int64_t E = logits.cols;
   if (logits.dtype != DType::F32 || ids.dtype != DType::I32 || weights.dtype != DType::F32 ||
       top_k <= 0 || top_k > E || ids.cols != top_k || weights.cols != top_k ||
@@ -217,6 +218,7 @@ void CudaBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize,
 
 void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
                               const Tensor& ids, const Tensor& weights, Tensor out) {
+  settle(x);
   const int64_t T = x.rows;
   const auto E = static_cast<int32_t>(experts.size());
   if (x.dtype != DType::BF16 || ids.dtype != DType::I32 || weights.dtype != DType::F32 ||
@@ -394,6 +396,8 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs&
 }
 
 void CudaBackend::sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) {
+  settle(x);
+  settle(gate);
   cuda::sigmoid_gate_add(as_mat(out), as_mat(x), as_mat(gate), stream_);
 }
 

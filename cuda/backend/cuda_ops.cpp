@@ -25,11 +25,13 @@ void CudaBackend::embed(const Tensor& table, Tensor out) {
 }
 
 void CudaBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) {
+  settle(x);
   cuda::rms_norm(as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out), stream_);
 }
 
 void CudaBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
                                Tensor out) {
+  settle(x);
   cuda::add_rms_norm(as_mat(residual), as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out),
                      stream_);
 }
@@ -44,18 +46,59 @@ bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, 
 }
 
 bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y,
-                          bool swiglu) {
+                          bool swiglu, const WideNorm* norm) {
   if (!swiglu && (wide_mask_ & 8) != 0 && bias == nullptr && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ &&
       wide_gemm_ksplit_supported(x, w, n, k, y, sm_count_)) {
-    wide_gemm_ksplit(x, w, n, k, y, sm_count_, stream_);
+    wide_gemm_ksplit(x, w, n, k, y, sm_count_, stream_, norm);
     return true;
   }
   if ((wide_mask_ & (swiglu ? 1 : 2)) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
       !wide_gemm_supported(x, w, n, k, y, swiglu, sm_count_))
     return false;
-  const bool pairs = !swiglu && (wide_mask_ & 4) != 0 && wide_gemm_cluster_fits(n, swiglu, sm_count_, 2);
-  wide_gemm(x, w, n, k, y, swiglu, sm_count_, stream_, pairs ? 2 : 1);
+  const bool pairs = !swiglu && !norm && (wide_mask_ & 4) != 0 && wide_gemm_cluster_fits(n, swiglu, sm_count_, 2);
+  wide_gemm(x, w, n, k, y, swiglu, sm_count_, stream_, pairs ? 2 : 1, norm);
   return true;
+}
+
+const WideNorm* CudaBackend::deferred_for(const Tensor& x, WideNorm& storage) const {
+  if (!deferred_.h || x.data != deferred_.h || x.rows != deferred_.rows) return nullptr;
+  storage = WideNorm{};
+  storage.ss_in = norm_ss_;
+  storage.ss_tiles = deferred_.tiles;
+  storage.norm_k = deferred_.norm_k;
+  storage.eps = deferred_.eps;
+  return &storage;
+}
+
+void CudaBackend::settle(const Tensor& t) {
+  if (!deferred_.h || t.data != deferred_.h) return;
+  Mat h = as_mat(t);
+  h.rows = deferred_.rows;
+  wide_norm_scale_rows(h, norm_ss_, deferred_.tiles, deferred_.norm_k, deferred_.eps, stream_);
+  deferred_ = {};
+}
+
+void CudaBackend::linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor scratch, Tensor residual,
+                                      const Tensor& norm_w, float eps, Tensor out) {
+  settle(x);
+  if (deferred_.h == out.data) deferred_ = {};  // overwritten
+  const Mat xm = as_mat(x), om = as_mat(out), rm = as_mat(residual);
+  const int64_t n = w.rows, k = w.cols;
+  if (fused_norm_ && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ && x.rows <= kWideNormRows &&
+      w.stride == w.cols && rm.dt == Dt::F32 && rm.cols == n && om.cols == n && out.rows == x.rows &&
+      wide_gemm_ksplit_supported(xm, bf16_ptr(w, "weight"), n, k, om, sm_count_) &&
+      wide_gemm_ksplit_tiles(n, sm_count_) <= sm_count_) {
+    WideNorm nm;
+    nm.resid = static_cast<float*>(rm.data);
+    nm.ld_resid = rm.stride;
+    nm.gamma = bf16_ptr(norm_w, "norm weight");
+    nm.ss_out = norm_ss_;
+    wide_gemm_ksplit(xm, bf16_ptr(w, "weight"), n, k, om, sm_count_, stream_, &nm);
+    deferred_ = {out.data, out.rows, wide_gemm_ksplit_tiles(n, sm_count_), static_cast<int32_t>(n), eps};
+    ++fused_norms_;
+    return;
+  }
+  Backend::linear_add_rms_norm(x, w, scratch, residual, norm_w, eps, out);
 }
 
 void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
@@ -63,6 +106,11 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   const bf16* bp = bias ? bf16_ptr(*bias, "bias") : nullptr;
   if (w.stride != w.cols) throw Error(ErrorCode::Internal, "weights must be contiguous");
   const Mat xm = as_mat(x), ym = as_mat(out);
+  WideNorm storage;
+  if (const WideNorm* nm = deferred_for(x, storage)) {  // x is a deferred norm: scale in the epilogue
+    if (try_wide(xm, wp, w.rows, w.cols, bp, ym, false, nm)) return;
+    settle(x);
+  }
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
     gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
   else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false) && !try_skinny(xm, wp, w.rows, w.cols, bp, ym))
@@ -73,14 +121,18 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
                                 Tensor out) {
   const int64_t inter = w_gate_up.rows / 2;
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w_gate_up.cols % 8 == 0) {
+    settle(x);
     gemv_swiglu(as_mat(x), bf16_ptr(w_gate_up, "weight"), inter, w_gate_up.cols, as_mat(out),
                 stream_);
     return;
   }
   const bf16* wp = bf16_ptr(w_gate_up, "weight");
+  WideNorm storage;
+  const WideNorm* nm = deferred_for(x, storage);  // x a deferred norm: scaled in the epilogue
   if (w_gate_up.stride == w_gate_up.cols &&
-      try_wide(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(out), true))
+      try_wide(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(out), true, nm))
     return;
+  settle(x);
   if (!try_skinny(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch)))
     gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
   cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),
@@ -107,6 +159,9 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
                                         const Tensor* q_norm, const Tensor* k_norm, float eps,
                                         int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
                                         const RopeConfig& rope) {
+  settle(q);
+  settle(k);
+  settle(v);
   RopeKvArgs a;
   a.q = static_cast<bf16*>(q.data);
   a.q_stride = q.stride;
@@ -173,6 +228,7 @@ void CudaBackend::write_kv(int32_t, const Tensor&, const Tensor&) {
 }
 
 void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) {
+  settle(q);
   PagedAttentionArgs a;
   a.q = bf16_ptr(q, "q");
   a.q_stride = q.stride;
@@ -212,16 +268,24 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
 }
 
 void CudaBackend::silu_mul(const Tensor& gate, const Tensor& up, Tensor out) {
+  settle(gate);
+  settle(up);
   cuda::silu_mul(as_mat(gate), as_mat(up), as_mat(out), stream_);
 }
 
-void CudaBackend::add(Tensor inout, const Tensor& x) { add_inplace(as_mat(inout), as_mat(x), stream_); }
+void CudaBackend::add(Tensor inout, const Tensor& x) {
+  settle(x);
+  settle(inout);
+  add_inplace(as_mat(inout), as_mat(x), stream_);
+}
 
 void CudaBackend::gather_rows(const Tensor& x, Tensor out) {
+  settle(x);
   cuda::gather_rows(as_mat(x), sb_.logit_rows, as_mat(out), stream_);
 }
 
 void CudaBackend::to_host(const Tensor& t, float* dst) {
+  settle(t);
   const size_t es = t.element_size();
   const size_t row_bytes = static_cast<size_t>(t.cols) * es;
   auto* h = static_cast<char*>(staging_[0].get(std::max<size_t>(row_bytes * t.rows, 1)));

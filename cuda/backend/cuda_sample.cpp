@@ -182,4 +182,10 @@ int64_t cuda_chained_steps(const Backend& backend) {
   return b->chained_steps();
 }
 
+int64_t cuda_fused_norms(const Backend& backend) {
+  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
+  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_fused_norms: not a CUDA backend");
+  return b->fused_norms();
+}
+
 }  // namespace inferdesk

@@ -88,6 +88,24 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// WideNorm (kernels.h): the sum of a row's per-tile partial sums of squares, in the one order both
+// the consumer GEMMs and wide_norm_scale_rows use (four running sums over tiles t % 4, then
+// (0 + 1) + (2 + 3)), so that both give the row the same scale bit for bit.
+__device__ __forceinline__ float wide_norm_row_sum(const float* ss, int tiles, int row) {
+  float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
+  int t = 0;
+  for (; t + 3 < tiles; t += 4) {
+    p0 += ss[t * kWideNormRows + row];
+    p1 += ss[(t + 1) * kWideNormRows + row];
+    p2 += ss[(t + 2) * kWideNormRows + row];
+    p3 += ss[(t + 3) * kWideNormRows + row];
+  }
+  if (t < tiles) p0 += ss[t * kWideNormRows + row];
+  if (t + 1 < tiles) p1 += ss[(t + 1) * kWideNormRows + row];
+  if (t + 2 < tiles) p2 += ss[(t + 2) * kWideNormRows + row];
+  return (p0 + p1) + (p2 + p3);
+}
+
 // ------------------------------------------------ programmatic dependent launch (PDL, sm_90+)
 // A kernel launched by launch_kernel with PDL on may start while its predecessor on the stream is
 // still running. Every block must call pdl_wait() before it reads anything an earlier kernel may

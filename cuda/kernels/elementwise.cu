@@ -207,6 +207,26 @@ struct GatherOp {
   }
 };
 
+// WideNorm (kernels.h) finished outside a consumer GEMM: h[r] *= rsqrt(sum_t ss[t][r] / k + eps)
+// (each chunk sums its row's partials as the consumer does, wide_norm_row_sum: the same scale).
+struct NormScaleOp {
+  bf16* h;
+  int64_t stride;
+  const float* ss;
+  int32_t tiles, norm_k;
+  float eps;
+  bool vec;
+  __device__ void operator()(int64_t r, int64_t c0, int n) const {
+    const float s = rsqrtf(wide_norm_row_sum(ss, tiles, static_cast<int>(r)) / static_cast<float>(norm_k) + eps);
+    const bool v8 = vec && n == kChunk;
+    float v[kChunk];
+    load8(h + r * stride + c0, n, v8, v);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) v[i] *= s;
+    store8(h + r * stride + c0, n, v8, v);
+  }
+};
+
 // The CPU backend's generator (cpu_backend.cpp, fill_random): splitmix64 of (splitmix64(seed)
 // XOR logical element index), top 24 bits mapped to [-1, 1), times scale. Same seed and shape give
 // bit-identical values on both backends, whatever the launch configuration or row stride
@@ -427,6 +447,13 @@ void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream) {
 
 void add_inplace(Mat inout, const Mat& x, cudaStream_t stream) {
   launch_binary<AddF>(inout, x, inout, stream, "add_inplace");
+}
+
+void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, cudaStream_t stream) {
+  if (h.dt != Dt::BF16 || h.rows > kWideNormRows || tiles < 1 || norm_k < 1)
+    unsupported_config("wide_norm_scale_rows: BF16 rows <= " + std::to_string(kWideNormRows));
+  NormScaleOp op{static_cast<bf16*>(h.data), h.stride, ss, tiles, norm_k, eps, vec_ok<bf16>(h.data, h.stride, h.rows)};
+  launch_chunks(op, h.rows, h.cols, stream, "wide_norm_scale_rows");
 }
 
 void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream) {

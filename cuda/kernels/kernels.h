@@ -121,6 +121,29 @@ void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void*
 
 // ---------------------------------------------------- wide GEMM (sm90a/wide_gemm.cu, Hopper)
 
+// A residual add + RMSNorm split across two wide GEMMs (the backend's linear_add_rms_norm):
+// - Producer (plain k-split with `resid`): resid[M, N] (F32) += bf16(x @ W^T); y = bf16(resid *
+//   gamma) per column, the row not yet scaled; ss_out[tile][64] = sum over the tile's N columns of
+//   resid^2 per row (tiles of wide_gemm_ksplit_tiles; one writer each: deterministic).
+// - Consumer (plain k-split or SwiGLU with `ss_in`, x = that y): every output row r is scaled by
+//   rsqrt(sum_t ss_in[t][r] / norm_k + eps) before the SwiGLU or the store; since the scale is per
+//   row it commutes with the product: the result is rmsnorm(resid) * gamma @ W^T.
+struct WideNorm {
+  float* resid = nullptr;  // producer
+  int64_t ld_resid = 0;
+  const bf16* gamma = nullptr;
+  float* ss_out = nullptr;
+  const float* ss_in = nullptr;  // consumer
+  int32_t ss_tiles = 0;
+  int32_t norm_k = 0;
+  float eps = 0.0f;
+};
+// Rows of partial sums the producer writes per token row: one per tile (64 floats each).
+constexpr int32_t kWideNormRows = 64;
+// A WideNorm's scaling done by itself (elementwise.cu), for a consumer that is not a wide GEMM:
+// h [M <= 64, K] BF16 rows *= the consumer's scale (the same partials in the same order).
+void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, cudaStream_t stream);
+
 // Decode-batch GEMM without split K: y[M, N] = x[M, K] @ W[N, K]^T, or with swiglu
 // y[M, N / 2] = silu(x @ Wg^T) * (x @ Wu^T) where W stacks Wg [N / 2, K] over Wu. Every block owns
 // whole output tiles (2 H weight rows, or H gate and H up rows) over the whole K, a single wave of
@@ -132,16 +155,20 @@ bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, cons
                          int32_t sms);
 // cluster 2: pairs of blocks share each stage's x panel (TMA multicast; the grid must be even and
 // the device able to hold its clusters at once, which the caller checks).
+// norm: the consumer half of a WideNorm (ss_in; cluster 1).
 void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
-               cudaStream_t stream, int32_t cluster = 1);
+               cudaStream_t stream, int32_t cluster = 1, const WideNorm* norm = nullptr);
 // Whether the device holds all of that grid's clusters of `cluster` (2) blocks at once.
 bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster);
 // The plain GEMM with each tile's K split over the two blocks of a cluster (the second adds its sums
 // into the first's shared memory): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256
 // == 0, a wave of clusters on `sms` SMs. wide_gemm_ksplit_half: H for that N (0: none fits).
+// norm: either half of a WideNorm (its tiles: wide_gemm_ksplit_tiles(n, sms)).
 int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms);
+int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms);
 bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms);
-void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream);
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+                      const WideNorm* norm = nullptr);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
 

@@ -65,6 +65,7 @@ struct WideParams {
   bool swiglu;
   bf16* y;
   int64_t ldy;
+  WideNorm norm;  // kernels.h: resid set: the producer epilogue; ss_in set: rows scaled
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -103,6 +104,66 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// WideNorm producer epilogue (both multiplying warpgroups, columns c of their H): resid += the
+// projection rounded to BF16 (as a stored projection would be), y = bf16(resid * gamma), and the
+// tile's sum of resid^2 per row: over a thread's columns, its 4-lane quad (same rows), then the
+// two warpgroups through s_norm in a fixed order.
+// The thread's residual and gamma pairs (resid [token half][j], gamma [j] at column col0 + c0 +
+// 8 j) are loaded before the main loop (rpre, gpre: load_norm_operands), off the kernel's tail.
+template <int H>
+__device__ __forceinline__ void load_norm_operands(const WideParams& p, int64_t col0, int t0, int c0,
+                                                   float2 (&rpre)[2][H / 8], __nv_bfloat162 (&gpre)[H / 8]) {
+  const WideNorm& n = p.norm;
+#pragma unroll
+  for (int j = 0; j < H / 8; ++j) {
+    gpre[j] = *reinterpret_cast<const __nv_bfloat162*>(n.gamma + col0 + c0 + 8 * j);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int t = t0 + 8 * half;
+      rpre[half][j] = t < p.m ? *reinterpret_cast<const float2*>(n.resid + t * n.ld_resid + col0 + c0 + 8 * j)
+                              : make_float2(0.0f, 0.0f);
+    }
+  }
+}
+template <int H, int kAcc>
+__device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, const float (&acc)[kAcc],
+                                                       const float2 (&rpre)[2][H / 8],
+                                                       const __nv_bfloat162 (&gpre)[H / 8],
+                                                       float (&s_norm)[2][kTokens], int64_t col0, int64_t tile,
+                                                       int t0, int c0) {
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+  const WideNorm& n = p.norm;
+  float ss[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int t = t0 + 8 * half;
+    if (t >= p.m) continue;
+    float* const rrow = n.resid + t * n.ld_resid + col0 + c0;
+    bf16* const yrow = p.y + t * p.ldy + col0 + c0;
+#pragma unroll
+    for (int j = 0; j < H / 8; ++j) {
+      const float v0 = rpre[half][j].x + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half]));
+      const float v1 = rpre[half][j].y + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half + 1]));
+      *reinterpret_cast<float2*>(rrow + 8 * j) = make_float2(v0, v1);
+      store_bf16x2(yrow + 8 * j, v0 * __low2float(gpre[j]), v1 * __high2float(gpre[j]));
+      ss[half] += v0 * v0 + v1 * v1;
+    }
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    ss[half] += __shfl_xor_sync(0xffffffffu, ss[half], 1);
+    ss[half] += __shfl_xor_sync(0xffffffffu, ss[half], 2);
+  }
+  if (lane % 4 == 0) {
+    s_norm[wg][t0] = ss[0];
+    s_norm[wg][t0 + 8] = ss[1];
+  }
+  asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+  if (tid < kTokens && tid < p.m) n.ss_out[tile * kWideNormRows + tid] = s_norm[0][tid] + s_norm[1][tid];
+}
+#endif
+
 // C: blocks per cluster. With C > 1 the blocks of a cluster (consecutive tiles, the same k steps)
 // share each stage's x panel: block r copies token rows [r 64 / C, (r + 1) 64 / C) to all of them
 // (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
@@ -122,6 +183,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   constexpr int kXRowsPerBlock = kTokens / C;
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
+  __shared__ float s_norm[2][kTokens];  // WideNorm: row scales (consumer), or per-warpgroup sums (producer)
   const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
   const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
@@ -135,6 +197,9 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   else
     __syncthreads();
   float acc[T::kAcc];  // the consumers' sums (declared here: the k-split exchange below is cluster-wide)
+  // WideNorm producer operands (load_norm_operands; the k-split form only).
+  [[maybe_unused]] float2 rpre[2][KS > 1 ? H / 8 : 1];
+  [[maybe_unused]] __nv_bfloat162 gpre[KS > 1 ? H / 8 : 1];
 #pragma unroll
   for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
 
@@ -174,9 +239,25 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       copy_w(j, st, bar);
       copy_x(j, st, bar);
     }
+  } else if (tid >= kConsumers + 32 && tid < kConsumers + 32 + kTokens) {
+    // Two warps of the producer warpgroup that copy nothing. WideNorm consumer: the scale of row
+    // tid - kConsumers - 32 from its producer's partial sums (wide_norm_row_sum), while the main
+    // loop runs; handed to the epilogue by barrier 2.
+    if (p.norm.ss_in && rank == 0) {
+      pdl_wait();
+      const int row = tid - kConsumers - 32;
+      const float sum = row < p.m ? wide_norm_row_sum(p.norm.ss_in, p.norm.ss_tiles, row) : 0.0f;
+      s_norm[0][row] = rsqrtf(sum / static_cast<float>(p.norm.norm_k) + p.norm.eps);
+      asm volatile("bar.arrive 2, %0;" ::"n"(kConsumers + kTokens) : "memory");
+    }
   } else if (tid < kConsumers) {
     pdl_wait();  // y is written after the previous kernel completed
     const int lane = tid % 32, wg = tid / 128;
+    if constexpr (KS > 1) {
+      if (p.norm.resid && rank == 0)  // WideNorm producer: its epilogue's operands, in flight meanwhile
+        load_norm_operands<H>(p, wg == 0 ? r0 : r1, 16 * ((tid % 128) / 32) + lane / 4, 2 * (lane % 4), rpre,
+                              gpre);
+    }
     for (int i = 0; i < steps; ++i) {
       const int slot = i % S;
       mbar_wait(smem_addr(&full[slot]), static_cast<uint32_t>((i / S) & 1));
@@ -228,14 +309,25 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     // Thread (warp w of its warpgroup, lane l) holds tokens 16 w + l / 4 (+ 8) and W rows
     // 8 j + 2 (l % 4) (+ 1) of its warpgroup's H, j < H / 8: acc[4 j + {0, 1}] and acc[4 j + {2, 3}].
     const int t0 = 16 * ((tid % 128) / 32) + lane / 4, c0 = 2 * (lane % 4);
-    if (!p.swiglu) {
+    // WideNorm consumer: this thread's two row scales (s_norm written before the main loop).
+    float rs[2] = {1.0f, 1.0f};
+    if (p.norm.ss_in) {
+      asm volatile("bar.sync 2, %0;" ::"n"(kConsumers + kTokens) : "memory");
+      rs[0] = s_norm[0][t0];
+      rs[1] = s_norm[0][t0 + 8];
+    }
+    if (KS > 1 && p.norm.resid) {  // WideNorm producer (the k-split form only)
+      if constexpr (KS > 1)
+        producer_norm_epilogue<H, T::kAcc>(p, acc, rpre, gpre, s_norm, wg == 0 ? r0 : r1, tile, t0, c0);
+    } else if (!p.swiglu) {
       bf16* const y = p.y + (wg == 0 ? r0 : r1) + c0;
 #pragma unroll
       for (int j = 0; j < H / 8; ++j)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int t = t0 + 8 * half;
-          if (t < p.m) store_bf16x2(y + t * p.ldy + 8 * j, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
+          if (t < p.m)
+            store_bf16x2(y + t * p.ldy + 8 * j, acc[4 * j + 2 * half] * rs[half], acc[4 * j + 2 * half + 1] * rs[half]);
         }
     } else {
       // SwiGLU: the up warpgroup hands its sums to the gate warpgroup through the drained stages,
@@ -259,7 +351,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const int i = 4 * j + 2 * half + e;
-              const float g = acc[i], u = ex[i * 128 + tid];
+              const float g = acc[i] * rs[half], u = ex[i * 128 + tid] * rs[half];
               v[e] = g / (1.0f + expf(-g)) * u;
             }
             if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
@@ -283,7 +375,7 @@ constexpr int kSplits = 2;
 
 template <int H, int C, int P, int KS = 1>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, const WideNorm* norm = nullptr) {
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
   allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
@@ -297,6 +389,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   p.swiglu = swiglu;
   p.y = static_cast<bf16*>(y.data);
   p.ldy = y.stride;
+  if (norm) p.norm = *norm;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(kWideThreads);
@@ -353,7 +446,7 @@ int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h :
 // Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU and wider tiles one.
 template <int H>
 void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
-                           int64_t blocks, int cluster, cudaStream_t stream) {
+                           int64_t blocks, int cluster, cudaStream_t stream, const WideNorm* norm) {
   constexpr int kWidePanels = H <= 24 ? 4 : 1;
   const bool panels = kWidePanels > 1 && !swiglu && (k / kPanelK) % kWidePanels == 0;
   if (cluster == 2) {
@@ -362,9 +455,9 @@ void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, co
     else
       launch_wide<H, 2, 1>(x, w, n, k, y, swiglu, blocks, stream);
   } else if (panels) {
-    launch_wide<H, 1, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
+    launch_wide<H, 1, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream, norm);
   } else {
-    launch_wide<H, 1, 1>(x, w, n, k, y, swiglu, blocks, stream);
+    launch_wide<H, 1, 1>(x, w, n, k, y, swiglu, blocks, stream, norm);
   }
 }
 
@@ -429,19 +522,31 @@ bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t 
   return fit >= n / (2 * h);
 }
 
-void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream) {
+int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms) {
+  const int h = wide_gemm_ksplit_half(n, sms);
+  return h > 0 ? static_cast<int32_t>(n / (2 * h)) : 0;
+}
+
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+                      const WideNorm* norm) {
   if (!wide_gemm_ksplit_supported(x, w, n, k, y, sms))
     unsupported_config("wide_gemm_ksplit: shape, dtype, alignment or clusters (check wide_gemm_ksplit_supported)");
+  if (norm && norm->resid &&
+      (!norm->gamma || !norm->ss_out || norm->ld_resid < n || norm->ld_resid % 2 != 0 ||
+       reinterpret_cast<uintptr_t>(norm->resid) % 8 != 0 || reinterpret_cast<uintptr_t>(norm->gamma) % 4 != 0))
+    unsupported_config("wide_gemm_ksplit: a WideNorm producer needs gamma, ss_out and an aligned F32 residual");
   const int h = wide_gemm_ksplit_half(n, sms);
   const int64_t blocks = kSplits * n / (2 * h);
   if (h == 32)
-    launch_wide<32, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream);
+    launch_wide<32, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
   else
-    launch_wide<48, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream);
+    launch_wide<48, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
 }
 
 void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
-               cudaStream_t stream, int32_t cluster) {
+               cudaStream_t stream, int32_t cluster, const WideNorm* norm) {
+  if (norm && (norm->resid || !norm->ss_in || cluster != 1))
+    unsupported_config("wide_gemm: only a WideNorm consumer without clusters");
   if (!wide_gemm_supported(x, w, n, k, y, swiglu, sms))
     unsupported_config("wide_gemm: shape, dtype or alignment (check wide_gemm_supported)");
   const int h = wide_gemm_half(n, swiglu, sms);
@@ -450,10 +555,10 @@ void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool sw
     unsupported_config("wide_gemm: clusters of " + std::to_string(cluster) + " over " + std::to_string(blocks) +
                        " blocks");
   switch (h) {
-    case 16: launch_wide_clustered<16>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
-    case 24: launch_wide_clustered<24>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
-    case 64: launch_wide_clustered<64>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
-    default: launch_wide_clustered<112>(x, w, n, k, y, swiglu, blocks, cluster, stream); break;
+    case 16: launch_wide_clustered<16>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
+    case 24: launch_wide_clustered<24>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
+    case 64: launch_wide_clustered<64>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
+    default: launch_wide_clustered<112>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
   }
 }
 

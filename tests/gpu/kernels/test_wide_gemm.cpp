@@ -185,6 +185,69 @@ TEST(GpuWideGemm, InsideAGraph) {
   cudaStreamDestroy(s);
 }
 
+// WideNorm (kernels.h): a k-split producer adds its projection to an F32 residual and leaves
+// bf16(resid * gamma) with per-tile sums of squares; a k-split and a SwiGLU consumer apply the row
+// scale in their epilogues, and wide_norm_scale_rows applies it alone. Against the CPU backend's
+// add_rms_norm, linear and linear_swiglu on the same values.
+TEST(GpuWideGemm, NormSplitAcrossProducerAndConsumers) {
+  REQUIRE_WIDE();
+  const int64_t K = 1024, N = 256, N2 = 256, N3 = 2 * 224;  // N3: SwiGLU rows (H 112 on 2 SMs)
+  const int sms = 8;  // the producer's grid: 4 tiles of 64 columns x 2 halves
+  const float eps = 1e-5f;
+  for (int M : {1, 33, 64}) {
+    SCOPED_TRACE(testing::Message() << "M " << M);
+    const std::vector<float> x = random_bf16(static_cast<size_t>(M * K), 21 + M);
+    const std::vector<float> w1 = random_bf16(static_cast<size_t>(N * K), 22, -0.1f, 0.1f);
+    const std::vector<float> w2 = random_bf16(static_cast<size_t>(N2 * N), 23, -0.25f, 0.25f);
+    const std::vector<float> w3 = random_bf16(static_cast<size_t>(N3 * N), 24, -0.25f, 0.25f);
+    const std::vector<float> gamma = random_bf16(static_cast<size_t>(N), 25, 0.5f, 1.5f);
+    std::vector<float> resid = random_bf16(static_cast<size_t>(M * N), 26, -4.0f, 4.0f);
+    // CPU: residual += bf16(x W1^T); h = rmsnorm(residual) * gamma; h W2^T; swiglu(h W3^T).
+    CpuRef cpu;
+    const std::vector<float> proj = round_bf16(cpu_linear(cpu, x, M, K, w1, N, nullptr));
+    Tensor cres = cpu.tensor(M, N, resid);
+    Tensor ch = cpu.zeros(M, N);
+    cpu->add_rms_norm(cres, cpu.tensor(M, N, proj), cpu.bf16_weight(1, N, gamma), eps, ch);
+    const std::vector<float> want_resid = cpu.host(cres), want_h = cpu.host(ch);
+    const std::vector<float> want2 = cpu_linear(cpu, want_h, M, N, w2, N2, nullptr);
+    const Tensor c3 = cpu.zeros(M, N3 / 2);
+    cpu->linear_swiglu(cpu.tensor(M, N, want_h), cpu.bf16_weight(N3, N, w3), cpu.zeros(M, N3), c3);
+    const std::vector<float> want3 = cpu.host(c3);
+
+    DevMatrix dx(Dt::BF16, M, K), dres(Dt::F32, M, N, N + 2), dh(Dt::BF16, M, N), d2(Dt::BF16, M, N2),
+        d3(Dt::BF16, M, N3 / 2), dh2(Dt::BF16, M, N);
+    dx.upload(x);
+    dres.upload(resid);
+    DevWeight dw1(w1, 0), dw2(w2, 0), dw3(w3, 0), dg(gamma, 0);
+    DeviceBuffer<float> ss(static_cast<size_t>(sms) * k::kWideNormRows);
+    k::WideNorm prod;
+    prod.resid = static_cast<float*>(dres.data());
+    prod.ld_resid = dres.stride();
+    prod.gamma = dg.get();
+    prod.ss_out = ss.get();
+    ASSERT_EQ(k::wide_gemm_ksplit_tiles(N, sms), 4);
+    k::wide_gemm_ksplit(dx.mat(), dw1.get(), N, K, dh.mat(), sms, nullptr, &prod);
+    sync_ok();
+    EXPECT_LT(normalised_error(dres.download(), want_resid), 1e-3) << "residual";
+    EXPECT_EQ(dres.damaged_padding(), 0);
+    k::WideNorm cons;
+    cons.ss_in = ss.get();
+    cons.ss_tiles = 4;
+    cons.norm_k = static_cast<int32_t>(N);
+    cons.eps = eps;
+    k::wide_gemm_ksplit(dh.mat(), dw2.get(), N2, N, d2.mat(), 8, nullptr, &cons);
+    k::wide_gemm(dh.mat(), dw3.get(), N3, N, d3.mat(), true, 2, nullptr, 1, &cons);
+    sync_ok();
+    EXPECT_LT(normalised_error(d2.download(), round_bf16(want2)), kTolBf16) << "k-split consumer";
+    EXPECT_LT(normalised_error(d3.download(), round_bf16(want3)), kTolBf16) << "SwiGLU consumer";
+    // The scale alone, in place.
+    dh2.upload(dh.download());
+    k::wide_norm_scale_rows(dh2.mat(), ss.get(), 4, static_cast<int32_t>(N), eps, nullptr);
+    sync_ok();
+    EXPECT_LT(normalised_error(dh2.download(), round_bf16(want_h)), kTolBf16) << "wide_norm_scale_rows";
+  }
+}
+
 TEST(GpuWideGemm, TileWidthsAndRejects) {
   INFERDESK_REQUIRE_GPU();
   // Llama-8B on 132 SMs: 128 blocks each.
