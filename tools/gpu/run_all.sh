@@ -91,8 +91,14 @@ bench)
   bench 8b_b1 --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 1b_b1 --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
-  # The gate/up projection with SiLU * up in its epilogue (wide_gemm, the default on sm_90) against
+  # The decode-batch GEMMs on wide_gemm (the default on sm_90 at 33-64 rows: SwiGLU gate/up, k-split
+  # o/qkv/down, residual + RMSNorm fused into them) against: the norms as separate kernels
+  # (INFERDESK_FUSED_NORM=0), only the SwiGLU gate/up on wide_gemm (INFERDESK_WIDE_GEMM=1), and
   # cuBLASLt followed by silu_mul (INFERDESK_WIDE_GEMM=0), at batch 64 and 32 (Llama-8B) and 64 (1B).
+  INFERDESK_FUSED_NORM=0 bench 8b_b64_unfused_norm --dummy llama-3.1-8b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
+  INFERDESK_WIDE_GEMM=1 bench 8b_b64_swiglu_only --dummy llama-3.1-8b --batch 64 --input-len 128 \
+    --output-len 256 --repeat 2
   INFERDESK_WIDE_GEMM=0 bench 8b_b64_cublaslt_silu --dummy llama-3.1-8b --batch 64 --input-len 128 \
     --output-len 256 --repeat 2
   bench 8b_b32 --dummy llama-3.1-8b --batch 32 --input-len 128 --output-len 256 --repeat 2
