@@ -17,11 +17,14 @@
 //   while the previous kernel drains.
 // - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, the up half through
 //   shared memory to the gate warpgroup, which writes silu(g) * u from the F32 sums.
+// - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
+//   a cluster, summed through distributed shared memory; and WideNorm (kernels.h): a residual add +
+//   RMSNorm split between a k-split producer's epilogue and the next GEMM's.
 // Deterministic (one block, one order per output) and a row's result does not depend on M.
-// Measured on the H200 (docs/PERF.md, session 8): the SwiGLU form beats cuBLASLt + silu_mul at 64
-// rows (Llama-8B batch 64 +1-4%, 1B +5.5%) and is the backend's default there; the plain form of
-// the narrow projections (H = 16 or 24: 4-6 KB of weights per stage) is slower than cuBLASLt, with
-// or without the x multicast, and is opt-in.
+// Measured on the H200 (docs/PERF.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
+// the k-split form for o, q|k|v and down and the fused norms are the backend's defaults (Llama-8B
+// batch 64: 12,300 tok/s against 11,281 on cuBLASLt + silu_mul); the plain form of the narrow
+// projections (H = 16 or 24) and the x multicast are slower and opt-in.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
