@@ -107,10 +107,9 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   if (w.stride != w.cols) throw Error(ErrorCode::Internal, "weights must be contiguous");
   const Mat xm = as_mat(x), ym = as_mat(out);
   WideNorm storage;
-  if (const WideNorm* nm = deferred_for(x, storage)) {  // x is a deferred norm: scale in the epilogue
-    if (try_wide(xm, wp, w.rows, w.cols, bp, ym, false, nm)) return;
-    settle(x);
-  }
+  const WideNorm* nm = deferred_for(x, storage);  // x a deferred norm: scaled in the epilogue
+  if (nm && try_wide(xm, wp, w.rows, w.cols, bp, ym, false, nm)) return;
+  settle(x);  // otherwise scaled first if it aliases one
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
     gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
   else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false) && !try_skinny(xm, wp, w.rows, w.cols, bp, ym))
@@ -211,6 +210,7 @@ void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor
     const bf16* wp = bf16_ptr(w_qkv, "weight");
     const Mat xm = as_mat(x), ym = as_mat(qkv);
     if (gemv_qkv_rope_supported(xm, wp, w_qkv.cols, ym, r)) {
+      settle(x);  // this path reads x itself (the default one's linear resolves a deferred x)
       gemv_qkv_rope(xm, wp, w_qkv.cols, bias ? bf16_ptr(*bias, "bias") : nullptr, ym, r, stream_);
       return;
     }
