@@ -476,15 +476,21 @@ int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms) {
   return 0;
 }
 
-bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
-                         int32_t sms) {
+namespace {
+// The operands every form needs (the device, BF16 x and y, M <= 64, K a positive multiple of 64,
+// y `cols` wide, TMA-aligned x and W, y rows written in BF16 pairs, 32-bit N and K).
+bool operands_ok(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int64_t cols) {
   auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
-  const int64_t cols = swiglu ? n / 2 : n;
   return skinny_gemm_available() && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
          x.rows <= kSkinnyMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 &&
          k % kPanelK == 0 && x.stride % 8 == 0 && aligned(x.data) && aligned(w) && y.stride % 2 == 0 &&
-         reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && n <= (int64_t{1} << 31) && k <= (int64_t{1} << 31) &&
-         wide_gemm_half(n, swiglu, sms) > 0;
+         reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && n <= (int64_t{1} << 31) && k <= (int64_t{1} << 31);
+}
+}  // namespace
+
+bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
+                         int32_t sms) {
+  return operands_ok(x, w, n, k, y, swiglu ? n / 2 : n) && wide_gemm_half(n, swiglu, sms) > 0;
 }
 
 bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster) {
@@ -514,13 +520,8 @@ int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms) {
 bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms) {
   const int h = wide_gemm_ksplit_half(n, sms);
   if (h == 0 || k % (kPanelK * kSplitPanels * kSplits) != 0) return false;
-  // The plain form's checks with a width it accepts, then the clusters of two must all fit at once.
-  if (!skinny_gemm_available() || x.dt != Dt::BF16 || y.dt != Dt::BF16 || x.rows < 1 || x.rows > kSkinnyMaxRows ||
-      y.rows < x.rows || y.cols != n || x.cols != k || x.stride % 8 != 0 ||
-      reinterpret_cast<uintptr_t>(x.data) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 ||
-      y.stride % 2 != 0 || reinterpret_cast<uintptr_t>(y.data) % 4 != 0 || n > (int64_t{1} << 31) ||
-      k > (int64_t{1} << 31))
-    return false;
+  // The plain form's operand checks, then the clusters of two must all fit at once.
+  if (!operands_ok(x, w, n, k, y, n)) return false;
   const int fit = h == 32 ? max_clusters<32, 2>() : max_clusters<48, 2>();
   return fit >= n / (2 * h);
 }
