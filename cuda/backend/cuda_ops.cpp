@@ -83,18 +83,19 @@ void CudaBackend::linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor s
   settle(x);
   if (deferred_.h == out.data) deferred_ = {};  // overwritten
   const Mat xm = as_mat(x), om = as_mat(out), rm = as_mat(residual);
+  const bf16* const wp = bf16_ptr(w, "weight");
   const int64_t n = w.rows, k = w.cols;
+  const int32_t tiles = wide_gemm_ksplit_tiles(n, sm_count_);  // partial sums per row (norm_ss_ holds sm_count_)
   if (fused_norm_ && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ && x.rows <= kWideNormRows &&
       w.stride == w.cols && rm.dt == Dt::F32 && rm.cols == n && om.cols == n && out.rows == x.rows &&
-      wide_gemm_ksplit_supported(xm, bf16_ptr(w, "weight"), n, k, om, sm_count_) &&
-      wide_gemm_ksplit_tiles(n, sm_count_) <= sm_count_) {
+      tiles <= sm_count_ && wide_gemm_ksplit_supported(xm, wp, n, k, om, sm_count_)) {
     WideNorm nm;
     nm.resid = static_cast<float*>(rm.data);
     nm.ld_resid = rm.stride;
     nm.gamma = bf16_ptr(norm_w, "norm weight");
     nm.ss_out = norm_ss_;
-    wide_gemm_ksplit(xm, bf16_ptr(w, "weight"), n, k, om, sm_count_, stream_, &nm);
-    deferred_ = {out.data, out.rows, wide_gemm_ksplit_tiles(n, sm_count_), static_cast<int32_t>(n), eps};
+    wide_gemm_ksplit(xm, wp, n, k, om, sm_count_, stream_, &nm);
+    deferred_ = {out.data, out.rows, tiles, static_cast<int32_t>(n), eps};
     ++fused_norms_;
     return;
   }
