@@ -13,6 +13,7 @@
 // that pattern can reach, and each launch's fixed cost.
 //
 //   bench_gpu_kernels [--no-pdl] [substring]   (only the lines whose name contains the substring)
+//   INFERDESK_STREAM_GRID=<blocks>: the "stream" lines on that many blocks (default: one per SM)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -240,6 +241,9 @@ void bench_skinny(cudaStream_t s, const char* filter) {
 void bench_stream(cudaStream_t s, const char* filter) {
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  // INFERDESK_STREAM_GRID=<blocks>: the streaming kernels on fewer SMs than the device has (can a
+  // kernel on half the SMs still stream at the full bandwidth?).
+  if (const char* g = std::getenv("INFERDESK_STREAM_GRID"); g && std::atoi(g) > 0) sms = std::atoi(g);
   for (int v = 0; v < bench::stream_variants(); ++v) {
     const std::string name = std::string("stream ") + bench::stream_variant_name(v);
     if (!wanted(name, filter)) continue;

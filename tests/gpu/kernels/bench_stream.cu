@@ -109,6 +109,7 @@ const Variant kVariants[] = {
     {"tiles 8x4KB", 8, 4096, false, stream_tiles<8, 4096, false, kStages>, kStages},
     {"tiles 128x256B +x64", 128, 256, true, stream_tiles<128, 256, true, kXStages>, kXStages},
     {"tiles 64x512B +x64", 64, 512, true, stream_tiles<64, 512, true, kXStages>, kXStages},
+    {"tiles 128x256B s6", 128, 256, false, stream_tiles<128, 256, false, 6>, 6},  // 192 KB per block
     {"flat ld.v4", 0, 0, false, nullptr, 0},
 };
 
