@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/error.h"
 #include "cuda/backend/gemm.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/kernels/kernels.h"
@@ -327,5 +328,13 @@ class CudaBackend : public Backend {
 };
 
 Mat as_mat(const Tensor& t);
+
+// `backend` as a CudaBackend, for the counters of cuda_backend.h; Error(InvalidArgument) naming
+// `who` for any other backend.
+inline const CudaBackend& as_cuda_backend(const Backend& backend, const char* who) {
+  const auto* b = dynamic_cast<const CudaBackend*>(&backend);
+  if (!b) throw Error(ErrorCode::InvalidArgument, std::string(who) + ": not a CUDA backend");
+  return *b;
+}
 
 }  // namespace inferdesk::cuda

@@ -443,9 +443,7 @@ std::vector<int64_t> CudaBackend::expert_counts() {
 }  // namespace cuda
 
 CudaMoePathCounts cuda_moe_path_counts(const Backend& backend) {
-  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
-  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_moe_path_counts: not a CUDA backend");
-  return b->moe_path_counts();
+  return cuda::as_cuda_backend(backend, "cuda_moe_path_counts").moe_path_counts();
 }
 
 }  // namespace inferdesk

@@ -177,15 +177,11 @@ void CudaBackend::sample_abort() {
 namespace inferdesk {
 
 int64_t cuda_chained_steps(const Backend& backend) {
-  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
-  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_chained_steps: not a CUDA backend");
-  return b->chained_steps();
+  return cuda::as_cuda_backend(backend, "cuda_chained_steps").chained_steps();
 }
 
 int64_t cuda_fused_norms(const Backend& backend) {
-  const auto* b = dynamic_cast<const cuda::CudaBackend*>(&backend);
-  if (!b) throw Error(ErrorCode::InvalidArgument, "cuda_fused_norms: not a CUDA backend");
-  return b->fused_norms();
+  return cuda::as_cuda_backend(backend, "cuda_fused_norms").fused_norms();
 }
 
 }  // namespace inferdesk
