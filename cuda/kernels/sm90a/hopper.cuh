@@ -140,6 +140,19 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap& map, i
       "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar)
       : "memory");
 }
+// The same with an L2 cache policy (l2_evict_first: data read once, such as streamed weights).
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap& map, int k, int row, uint32_t bar,
+                                         uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t l2_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
 #endif
 
 // The first 1024-byte boundary of the dynamic shared memory at `raw`: the 128-byte swizzle works
@@ -163,8 +176,10 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 
 // A BF16 [rows, inner] tensor (row pitch `pitch` elements) read in boxes of 64 x box_rows with the
-// 128-byte swizzle; rows past the end read as zeros.
-inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int64_t pitch, uint32_t box_rows) {
+// 128-byte swizzle; rows past the end read as zeros. `promote`: each L2 miss fetches 256 bytes
+// (the next box of the same rows, for tensors read again soon) instead of the 128 asked for.
+inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int64_t pitch, uint32_t box_rows,
+                              bool promote = true) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
   if (encode == nullptr) unsupported_config("sm90a GEMM: cuTensorMapEncodeTiled is not available");
   CUtensorMap m{};
@@ -174,7 +189,7 @@ inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int
   const cuuint32_t elem[2] = {1, 1};
   const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides,
                             box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) unsupported_config("sm90a GEMM: tensor map rejected (" + std::to_string(r) + ")");
   return m;
 }

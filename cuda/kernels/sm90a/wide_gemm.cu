@@ -14,7 +14,9 @@
 // - One producer thread copies each 64-k stage by TMA (x panel 64 x 64, two W panels H x 64, all
 //   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
-//   while the previous kernel drains.
+//   while the previous kernel drains. W is read once per step: its copies carry an L2 evict-first
+//   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3-0.4% on two H200s, docs/PERF.md
+//   session 11).
 // - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, the up half through
 //   shared memory to the gate warpgroup, which writes silu(g) * u from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
@@ -207,12 +209,13 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
 
   if (tid == kConsumers) {  // the producer: one thread issues every copy
+    const uint64_t once = l2_evict_first();  // W is read once per step
     auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
 #pragma unroll
       for (int q = 0; q < P; ++q) {
         const int k = ((first + j) * P + q) * kPanelK;
-        tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar);
-        tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar);
+        tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar, once);
+        tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar, once);
       }
     };
     auto copy_x = [&](int j, uint32_t st, uint32_t bar) {
@@ -382,7 +385,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
   allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
-  const CUtensorMap wmap = tensor_map(w, k, n, k, H);
+  const CUtensorMap wmap = tensor_map(w, k, n, k, H, /*promote=*/false);
   const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
