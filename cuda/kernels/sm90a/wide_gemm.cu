@@ -15,8 +15,8 @@
 //   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
 //   while the previous kernel drains. W is read once per step: its copies carry an L2 evict-first
-//   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3-0.4% on two H200s, docs/PERF.md
-//   session 11).
+//   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3% to +1.7% on three H200s,
+//   docs/PERF.md session 11).
 // - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, the up half through
 //   shared memory to the gate warpgroup, which writes silu(g) * u from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
