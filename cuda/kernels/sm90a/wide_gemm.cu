@@ -17,8 +17,9 @@
 //   while the previous kernel drains. W is read once per step: its copies carry an L2 evict-first
 //   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3% to +1.7% on three H200s,
 //   docs/PERF.md session 11).
-// - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, the up half through
-//   shared memory to the gate warpgroup, which writes silu(g) * u from the F32 sums.
+// - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, half of each
+//   warpgroup's sums through shared memory to the other, each writing silu(g) * u for half the
+//   columns from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
 //   a cluster, summed through distributed shared memory; and WideNorm (kernels.h): a residual add +
 //   RMSNorm split between a k-split producer's epilogue and the next GEMM's.
@@ -336,32 +337,38 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             store_bf16x2(y + t * p.ldy + 8 * j, acc[4 * j + 2 * half] * rs[half], acc[4 * j + 2 * half + 1] * rs[half]);
         }
     } else {
-      // SwiGLU: the up warpgroup hands its sums to the gate warpgroup through the drained stages,
-      // once both are out of the main loop: the up warpgroup can finish up to a ring's worth of
-      // stages ahead of the gate one, whose last MMAs may still read stage 0.
+      // SwiGLU: the warpgroups swap halves of their sums through the drained stages, once both are
+      // out of the main loop (the up warpgroup can finish up to a ring's worth of stages ahead of
+      // the gate one, whose last MMAs may still read stage 0): the gate warpgroup finishes the
+      // output columns of j < J0 with the up sums it receives, the up warpgroup those of j >= J0
+      // with the gate sums, so the epilogue, on the kernel's tail, takes half as long as on one
+      // warpgroup; silu with the fast exp and divide (its output is rounded to BF16). Llama-8B
+      // gate/up 60.3-60.7 against 61.6 us, batch 64 +1.0% to +1.5% (docs/PERF.md, session 12).
       float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
+      constexpr int J = H / 8, J0 = H / 16;
+      const int tl = tid % 128;
       asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
-      if (wg == 1) {
 #pragma unroll
-        for (int e = 0; e < T::kAcc; ++e) ex[e * 128 + (tid - 128)] = acc[e];
-      }
+      for (int e = 0; e < T::kAcc; ++e)  // wg 0 sends its gate sums of j >= J0, wg 1 its up sums of j < J0
+        if ((wg == 0) == (e >= 4 * J0)) ex[e * 128 + tl] = acc[e];
       asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
-      if (wg == 0) {
-        bf16* const act = p.y + r0 + c0;
+      bf16* const act = p.y + r0 + c0;
 #pragma unroll
-        for (int j = 0; j < H / 8; ++j)
+      for (int j = 0; j < J; ++j) {
+        if ((j < J0) != (wg == 0)) continue;
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int t = t0 + 8 * half;
-            float v[2];
+        for (int half = 0; half < 2; ++half) {
+          const int t = t0 + 8 * half;
+          float v[2];
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int i = 4 * j + 2 * half + e;
-              const float g = acc[i] * rs[half], u = ex[i * 128 + tid] * rs[half];
-              v[e] = g / (1.0f + expf(-g)) * u;
-            }
-            if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
+          for (int e = 0; e < 2; ++e) {
+            const int i = 4 * j + 2 * half + e;
+            const float mine = acc[i] * rs[half], other = ex[i * 128 + tl] * rs[half];
+            const float g = wg == 0 ? mine : other, u = wg == 0 ? other : mine;
+            v[e] = __fdividef(g, 1.0f + __expf(-g)) * u;
           }
+          if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
+        }
       }
     }
   }
