@@ -99,6 +99,24 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
       "r"(rank)
       : "memory");
 }
+// st.async into another block's shared memory (`remote`: a cluster address), completing the bytes
+// on its mbarrier `rbar` (cluster address).
+__device__ __forceinline__ void st_async_v4(uint32_t remote, uint32_t rbar, float a, float b, float c, float d) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+                   remote),
+               "f"(a), "f"(b), "f"(c), "f"(d), "r"(rbar)
+               : "memory");
+}
+__device__ __forceinline__ void st_async_b32(uint32_t remote, uint32_t rbar, float a) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote),
+               "r"(__float_as_uint(a)), "r"(rbar)
+               : "memory");
+}
+__device__ __forceinline__ uint32_t map_to_rank(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
 // A TMA box written at the same shared-memory offset (and completing the mbarrier at the same
 // offset) in every block of `mask`.
 __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap& map, int k, int row, uint32_t bar,
@@ -136,8 +154,8 @@ template <int H, int kAcc>
 __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, const float (&acc)[kAcc],
                                                        const float2 (&rpre)[2][H / 8],
                                                        const __nv_bfloat162 (&gpre)[H / 8],
-                                                       float (&s_norm)[2][kTokens], int64_t col0, int64_t tile,
-                                                       int t0, int c0) {
+                                                       float (&s_norm)[2][kTokens], uint32_t ssfull, int64_t col0,
+                                                       int64_t tile, int t0, int c0) {
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
   const WideNorm& n = p.norm;
   float ss[2] = {0.0f, 0.0f};
@@ -161,11 +179,24 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
     ss[half] += __shfl_xor_sync(0xffffffffu, ss[half], 1);
     ss[half] += __shfl_xor_sync(0xffffffffu, ss[half], 2);
   }
-  if (lane % 4 == 0) {
-    s_norm[wg][t0] = ss[0];
-    s_norm[wg][t0 + 8] = ss[1];
+  // Warpgroup wg finishes on block wg of the cluster: block 1 sends its sums into block 0's s_norm[1]
+  // (st.async, completing block 0's ssfull), block 0 adds them to its own in the fixed order.
+  if (wg == 1) {
+    if (lane % 4 == 0) {
+      uint32_t remote, rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(smem_addr(&s_norm[1][t0])));
+      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rbar) : "r"(ssfull));
+      st_async_b32(remote, rbar, ss[0]);
+      st_async_b32(remote + 8 * 4, rbar, ss[1]);
+    }
+    return;
   }
-  asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+  if (lane % 4 == 0) {
+    s_norm[0][t0] = ss[0];
+    s_norm[0][t0 + 8] = ss[1];
+  }
+  asm volatile("bar.sync 3, 128;" ::: "memory");  // the warpgroup's sums in s_norm[0]
+  mbar_wait(ssfull, 0);                             // the other warpgroup's in s_norm[1]
   if (tid < kTokens && tid < p.m) n.ss_out[tile * kWideNormRows + tid] = s_norm[0][tid] + s_norm[1][tid];
 }
 #endif
@@ -190,6 +221,10 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
   __shared__ float s_norm[2][kTokens];  // WideNorm: row scales (consumer), or per-warpgroup sums (producer)
+  // The k-split exchange: xready completes once the other block's 8 consumer warps left their main
+  // loop (its stages may be written), xfull once the other block's half of this block's tile (and
+  // ssfull its row sums of squares, block 0 of a WideNorm producer) arrived here.
+  __shared__ __align__(8) uint64_t xready, xfull, ssfull;
   const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
   const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
@@ -197,11 +232,26 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
   const int steps = p.k_steps / KS;                           // this block's stages
   const int first = KS > 1 ? static_cast<int>(rank) * steps : 0;  // and the first of them
+  constexpr int kHalfBytes = T::kAcc / 4 * 128 * 16;  // one warpgroup's sums as float4s
+  if (KS > 1 && tid == 0) {
+    mbar_init(smem_addr(&xready), kConsumers / 32);
+    mbar_init(smem_addr(&xfull), 1);
+    mbar_init(smem_addr(&ssfull), 1);
+  }
   init_stage_barriers(full, empty, C * (kConsumers / 32));  // a release per consumer warp and block
-  if constexpr (C > 1)
+  if constexpr (C > 1) {
     cluster_sync();  // every block's barriers exist before any copy may complete on them
-  else
+  } else if constexpr (KS > 1) {
+    // The other block first touches this one's barriers after its main loop: arrive now, wait then.
+    asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+    if (tid == 0) {
+      mbar_expect_tx(smem_addr(&xfull), kHalfBytes);
+      if (p.norm.resid && rank == 0) mbar_expect_tx(smem_addr(&ssfull), kTokens * 4);
+    }
     __syncthreads();
+  } else {
+    __syncthreads();
+  }
   float acc[T::kAcc];  // the consumers' sums (declared here: the k-split exchange below is cluster-wide)
   // WideNorm producer operands (load_norm_operands; the k-split form only).
   [[maybe_unused]] float2 rpre[2][KS > 1 ? H / 8 : 1];
@@ -250,7 +300,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     // Two warps of the producer warpgroup that copy nothing. WideNorm consumer: the scale of row
     // tid - kConsumers - 32 from its producer's partial sums (wide_norm_row_sum), while the main
     // loop runs; handed to the epilogue by barrier 2.
-    if (p.norm.ss_in && rank == 0) {
+    if (p.norm.ss_in) {
       pdl_wait();
       const int row = tid - kConsumers - 32;
       const float sum = row < p.m ? wide_norm_row_sum(p.norm.ss_in, p.norm.ss_tiles, row) : 0.0f;
@@ -261,7 +311,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     pdl_wait();  // y is written after the previous kernel completed
     const int lane = tid % 32, wg = tid / 128;
     if constexpr (KS > 1) {
-      if (p.norm.resid && rank == 0)  // WideNorm producer: its epilogue's operands, in flight meanwhile
+      if (p.norm.resid && static_cast<uint32_t>(wg) == rank)  // WideNorm producer: its epilogue's operands
         load_norm_operands<H>(p, wg == 0 ? r0 : r1, 16 * ((tid % 128) / 32) + lane / 4, 2 * (lane % 4), rpre,
                               gpre);
     }
@@ -287,29 +337,33 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     pdl_launch_dependents();
   }
   if constexpr (KS > 1) {
-    // Both blocks out of their main loops (every stage drained), then the second block's sums go
-    // to the first's stages: [warpgroup][accumulator / 4][thread] float4s.
-    cluster_sync();
-    if (rank == 1 && tid < kConsumers) {
-      uint32_t remote;
-      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(base));
-#pragma unroll
-      for (int e = 0; e < T::kAcc / 4; ++e)
-        asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(
-                         remote + (((tid / 128) * (T::kAcc / 4) + e) * 128 + tid % 128) * 16),
-                     "f"(acc[4 * e]), "f"(acc[4 * e + 1]), "f"(acc[4 * e + 2]), "f"(acc[4 * e + 3])
-                     : "memory");
-    }
-    cluster_sync();
-    if (rank == 1) return;  // its sums are in the first block now
+    // Warpgroup w's rows are finished on block w of the cluster: each block sends the other
+    // warpgroup's sums ([accumulator / 4][thread] float4s) into the other block's drained stages
+    // once that block's consumers left their main loop, and receives its own warpgroup's.
+    asm volatile("barrier.cluster.wait.acquire;" ::: "memory");  // the other block's barriers exist
     if (tid < kConsumers) {
-      const float4* mine = reinterpret_cast<const float4*>(smem_raw + (base - smem_addr(smem_raw)));
+      const int wg = tid / 128, tl = tid % 128;
+      const uint32_t other = rank ^ 1u;
+      __syncwarp();
+      if (tid % 32 == 0) mbar_arrive_cluster(smem_addr(&xready), other);  // this warp is done with the stages
+      if (static_cast<uint32_t>(wg) != rank) {
+        mbar_wait(smem_addr(&xready), 0);
+        const uint32_t remote = map_to_rank(base, other) + tl * 16, rbar = map_to_rank(smem_addr(&xfull), other);
 #pragma unroll
-      for (int e = 0; e < T::kAcc / 4; ++e) {
-        const float4 v = mine[((tid / 128) * (T::kAcc / 4) + e) * 128 + tid % 128];
-        acc[4 * e] += v.x, acc[4 * e + 1] += v.y, acc[4 * e + 2] += v.z, acc[4 * e + 3] += v.w;
+        for (int e = 0; e < T::kAcc / 4; ++e)
+          st_async_v4(remote + e * 128 * 16, rbar, acc[4 * e], acc[4 * e + 1], acc[4 * e + 2], acc[4 * e + 3]);
+      } else {
+        mbar_wait(smem_addr(&xfull), 0);
+        const float4* mine = reinterpret_cast<const float4*>(smem_raw + (base - smem_addr(smem_raw)));
+#pragma unroll
+        for (int e = 0; e < T::kAcc / 4; ++e) {
+          const float4 v = mine[e * 128 + tl];
+          acc[4 * e] += v.x, acc[4 * e + 1] += v.y, acc[4 * e + 2] += v.z, acc[4 * e + 3] += v.w;
+        }
       }
     }
+  } else {
+    (void)kHalfBytes;
   }
   if (tid < kConsumers) {
     const int lane = tid % 32, wg = tid / 128;
@@ -323,9 +377,12 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       rs[0] = s_norm[0][t0];
       rs[1] = s_norm[0][t0 + 8];
     }
-    if (KS > 1 && p.norm.resid) {  // WideNorm producer (the k-split form only)
+    if (KS > 1 && static_cast<uint32_t>(wg) != rank) {
+      // sent to the other block
+    } else if (KS > 1 && p.norm.resid) {  // WideNorm producer (the k-split form only)
       if constexpr (KS > 1)
-        producer_norm_epilogue<H, T::kAcc>(p, acc, rpre, gpre, s_norm, wg == 0 ? r0 : r1, tile, t0, c0);
+        producer_norm_epilogue<H, T::kAcc>(p, acc, rpre, gpre, s_norm, smem_addr(&ssfull), wg == 0 ? r0 : r1, tile,
+                                           t0, c0);
     } else if (!p.swiglu) {
       bf16* const y = p.y + (wg == 0 ? r0 : r1) + c0;
 #pragma unroll
@@ -373,7 +430,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     }
   }
   // No block leaves while a peer may still arrive on its barriers or copy into its stages.
-  if constexpr (C > 1) cluster_sync();
+  if constexpr (C > 1 || KS > 1) cluster_sync();
 #else
   pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
 #endif
