@@ -27,8 +27,9 @@
 // or the partial and does the arrival merge.
 //
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of each
-// warp's first two tiles and prefetches their K/V into L2, then waits for the previous kernel (q,
-// K/V) before reading anything else or writing.
+// warp's first two tiles, prefetches their K/V into L2 and starts copying the first half-tiles
+// whose keys all existed before this step (only the step's own keys are the previous kernel's),
+// then waits for the previous kernel (q, this step's K/V) before reading anything else or writing.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -135,26 +136,6 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     }
   }
 
-  pdl_wait();  // q and this step's K/V come from the previous kernel
-  pdl_launch_dependents();
-  if (qlen <= 0) return;  // no row to write
-
-  // Q^T as the B operand of S^T = K Q^T (k: dims kk * 16 + 2 tig + {0, 1} and + 8, n: head
-  // nb * 8 + g), held for the whole loop; heads >= nh are zero.
-  uint32_t qf[NB][D / 16][2];
-  {
-    const bf16* qrow = a.q + static_cast<int64_t>(row) * a.q_stride + static_cast<int64_t>(head0) * D;
-#pragma unroll
-    for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int h = nb * 8 + g;
-          qf[nb][kk][r] = h < nh ? load_bf16x2(qrow + h * D + kk * 16 + tig * 2 + r * 8, p.q_vec2) : 0u;
-        }
-  }
-
   // This warp's ring: half-tile h (tile h / 2's K when h is even, its V when odd) in slot h % kSlots,
   // [key][dim] with pitch kStride.
   bf16* const s_ring = reinterpret_cast<bf16*>(smem_raw) + warp * C::kWarpElems;
@@ -186,6 +167,38 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     }
     ++hi;
   };
+  // The half-tiles whose keys all existed before this step (the previous kernel writes only the
+  // step's own keys, [ctx - qlen, ctx)) are copied before the wait, so the first tiles' latency
+  // overlaps the previous kernel; the rest of the first kSlots - 1 after it, then q.
+  const int stable_end = a.context_len[blk.seq] - qlen;
+  int pre = 0;
+  if (qlen > 0)
+    while (pre < kSlots - 1 && (pre >> 1) < my_tiles && min(tile_key0(pre >> 1) + kKeys, end) <= stable_end) {
+      issue_next();
+      ++pre;
+    }
+
+  pdl_wait();  // q and this step's K/V come from the previous kernel
+  pdl_launch_dependents();
+  if (qlen <= 0) return;  // no row to write (nothing was issued above)
+  for (int h = pre; h < kSlots - 1; ++h) issue_next();
+
+  // Q^T as the B operand of S^T = K Q^T (k: dims kk * 16 + 2 tig + {0, 1} and + 8, n: head
+  // nb * 8 + g), held for the whole loop; heads >= nh are zero.
+  uint32_t qf[NB][D / 16][2];
+  {
+    const bf16* qrow = a.q + static_cast<int64_t>(row) * a.q_stride + static_cast<int64_t>(head0) * D;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int h = nb * 8 + g;
+          qf[nb][kk][r] = h < nh ? load_bf16x2(qrow + h * D + kk * 16 + tig * 2 + r * 8, p.q_vec2) : 0u;
+        }
+  }
+
   // Waits for half-tile h (this lane's copies, then every lane's: __syncwarp), after which every
   // lane is also done with half-tile h - 1, whose slot the next issue reuses.
   auto wait_half = [&]() {
@@ -205,8 +218,6 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb) m[nb][0] = m[nb][1] = -INFINITY, l[nb][0] = l[nb][1] = 0.0f;
 
-#pragma unroll
-  for (int h = 0; h < kSlots - 1; ++h) issue_next();
   for (int j = 0; j < my_tiles; ++j) {
     const int h = 2 * j;
     wait_half();  // K_j
