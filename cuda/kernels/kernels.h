@@ -160,8 +160,8 @@ void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool sw
                cudaStream_t stream, int32_t cluster = 1, const WideNorm* norm = nullptr);
 // Whether the device holds all of that grid's clusters of `cluster` (2) blocks at once.
 bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster);
-// The plain GEMM with each tile's K split over the two blocks of a cluster (the second adds its sums
-// into the first's shared memory): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256
+// The plain GEMM with each tile's K split over the two blocks of a cluster (each block receives the
+// other's sums of one warpgroup's rows in its shared memory and finishes those rows): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256
 // == 0, a wave of clusters on `sms` SMs. wide_gemm_ksplit_half: H for that N (0: none fits).
 // norm: either half of a WideNorm (its tiles: wide_gemm_ksplit_tiles(n, sms)).
 int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms);

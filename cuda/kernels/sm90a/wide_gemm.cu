@@ -21,8 +21,9 @@
 //   warpgroup's sums through shared memory to the other, each writing silu(g) * u for half the
 //   columns from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
-//   a cluster, summed through distributed shared memory; and WideNorm (kernels.h): a residual add +
-//   RMSNorm split between a k-split producer's epilogue and the next GEMM's.
+//   a cluster, summed through distributed shared memory (each block finishes one warpgroup's rows);
+//   and WideNorm (kernels.h): a residual add + RMSNorm split between a k-split producer's epilogue
+//   and the next GEMM's.
 // Deterministic (one block, one order per output) and a row's result does not depend on M.
 // Measured on the H200 (docs/PERF.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
 // the k-split form for o, q|k|v and down and the fused norms are the backend's defaults (Llama-8B
@@ -206,9 +207,13 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
 // (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
 // block of the cluster has released it (each consumer warp arrives on every block's empty barrier).
 // KS: k splits (1 or 2; plain only, with C = 1). With KS = 2 the two blocks of a cluster compute
-// the same tile over the two halves of K, and the second adds its sums into the first's shared
-// memory (distributed shared memory) once both have left their main loops: twice the rows per
-// tile for the same grid (half the x reads per weight byte) at the price of one cluster exchange.
+// the same tile over the two halves of K; block w finishes warpgroup w's rows, so once the other
+// block's consumers have left their main loop each block sends its other warpgroup's sums into
+// that block's drained stages by st.async (completing an mbarrier there, no cluster barrier): twice
+// the rows per tile for the same grid (half the x reads per weight byte) at the price of one
+// exchange, and an epilogue split over both blocks (Llama-8B batch 64 +0.2% to +0.6% against the
+// second block sending everything to the first between two cluster barriers; docs/PERF.md,
+// session 12).
 template <int H, int C, int P, int KS>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
