@@ -62,6 +62,7 @@ struct DecodeBlock {
   int head0 = 0;  // query head index of h0
   int split = 0, seq = 0;
   int qlen = 0, row = 0;        // query_len and query_start of the sequence
+  int ctx = 0;                  // its context length (keys, this step's included)
   const int32_t* bt = nullptr;  // its block table
   SplitRange range;             // of this split; split >= range.splits: nothing to do
 };
@@ -75,10 +76,10 @@ __device__ __forceinline__ DecodeBlock decode_block(const DecodeParams& p, int h
   b.split = blockIdx.y;
   b.seq = blockIdx.z;
   b.qlen = a.query_len[b.seq];
-  const int ctx = a.context_len[b.seq];
+  b.ctx = a.context_len[b.seq];
   b.row = a.query_start[b.seq];
   b.bt = a.block_tables + a.block_table_start[b.seq];
-  b.range = split_range(ctx, a.sliding_window, a.num_splits, b.split, p.log2_bs, a.min_keys_per_split);
+  b.range = split_range(b.ctx, a.sliding_window, a.num_splits, b.split, p.log2_bs, a.min_keys_per_split);
   return b;
 }
 

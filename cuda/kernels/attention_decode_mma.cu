@@ -170,18 +170,15 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
   // The half-tiles whose keys all existed before this step (the previous kernel writes only the
   // step's own keys, [ctx - qlen, ctx)) are copied before the wait, so the first tiles' latency
   // overlaps the previous kernel; the rest of the first kSlots - 1 after it, then q.
-  const int stable_end = a.context_len[blk.seq] - qlen;
-  int pre = 0;
+  const int stable_end = blk.ctx - qlen;
   if (qlen > 0)
-    while (pre < kSlots - 1 && (pre >> 1) < my_tiles && min(tile_key0(pre >> 1) + kKeys, end) <= stable_end) {
+    while (hi < kSlots - 1 && (hi >> 1) < my_tiles && min(tile_key0(hi >> 1) + kKeys, end) <= stable_end)
       issue_next();
-      ++pre;
-    }
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();
   if (qlen <= 0) return;  // no row to write (nothing was issued above)
-  for (int h = pre; h < kSlots - 1; ++h) issue_next();
+  while (hi < kSlots - 1) issue_next();
 
   // Q^T as the B operand of S^T = K Q^T (k: dims kk * 16 + 2 tig + {0, 1} and + 8, n: head
   // nb * 8 + g), held for the whole loop; heads >= nh are zero.

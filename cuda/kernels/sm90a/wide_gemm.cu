@@ -184,9 +184,7 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
   // (st.async, completing block 0's ssfull), block 0 adds them to its own in the fixed order.
   if (wg == 1) {
     if (lane % 4 == 0) {
-      uint32_t remote, rbar;
-      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(smem_addr(&s_norm[1][t0])));
-      asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rbar) : "r"(ssfull));
+      const uint32_t remote = map_to_rank(smem_addr(&s_norm[1][t0]), 0), rbar = map_to_rank(ssfull, 0);
       st_async_b32(remote, rbar, ss[0]);
       st_async_b32(remote + 8 * 4, rbar, ss[1]);
     }
@@ -237,7 +235,6 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
   const int steps = p.k_steps / KS;                           // this block's stages
   const int first = KS > 1 ? static_cast<int>(rank) * steps : 0;  // and the first of them
-  constexpr int kHalfBytes = T::kAcc / 4 * 128 * 16;  // one warpgroup's sums as float4s
   if (KS > 1 && tid == 0) {
     mbar_init(smem_addr(&xready), kConsumers / 32);
     mbar_init(smem_addr(&xfull), 1);
@@ -250,7 +247,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     // The other block first touches this one's barriers after its main loop: arrive now, wait then.
     asm volatile("barrier.cluster.arrive.release;" ::: "memory");
     if (tid == 0) {
-      mbar_expect_tx(smem_addr(&xfull), kHalfBytes);
+      mbar_expect_tx(smem_addr(&xfull), T::kAcc / 4 * 128 * 16);  // one warpgroup's sums as float4s
       if (p.norm.resid && rank == 0) mbar_expect_tx(smem_addr(&ssfull), kTokens * 4);
     }
     __syncthreads();
@@ -367,8 +364,6 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         }
       }
     }
-  } else {
-    (void)kHalfBytes;
   }
   if (tid < kConsumers) {
     const int lane = tid % 32, wg = tid / 128;
