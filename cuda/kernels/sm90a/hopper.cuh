@@ -15,11 +15,12 @@ namespace inferdesk::cuda {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Shared-memory matrix descriptor of a K-major tile of 128-byte rows with the 128-byte swizzle:
-// start address, leading byte offset 16 (unused by this layout), stride byte offset 1024 (eight
-// rows), swizzle mode 1.
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+// start address, leading byte offset 16 (unused by this layout), stride byte offset `sbo` between
+// groups of eight rows (1024 when they follow each other; P x 1024 when P panels' groups alternate,
+// tma_load_row_panels), swizzle mode 1.
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t sbo = 1024) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (uint64_t{1} << 16) |
-         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+         (static_cast<uint64_t>(sbo >> 4) << 32) | (uint64_t{1} << 62);
 }
 
 // D (64 x N, F32: N / 2 registers a thread, the wgmma accumulator layout) += A (64 x 16) B (N x 16)^T,
@@ -148,6 +149,17 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap& map, i
       "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar), "l"(policy)
       : "memory");
 }
+// P consecutive 64-wide panels of `rows` rows starting at (panel, row) of a tensor_map_row_panels
+// map, as one 4-D box: each row's P x 128 bytes are requested together (one DRAM page visit instead
+// of P), landing as [rows / 8][P][8][128 bytes] (eight-row groups of the P panels alternating).
+__device__ __forceinline__ void tma_load_row_panels(uint32_t dst, const CUtensorMap& map, int panel, int row,
+                                                    uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(0), "r"(0), "r"(panel), "r"(row / 8), "r"(bar), "l"(policy)
+      : "memory");
+}
 __device__ __forceinline__ uint64_t l2_evict_first() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -191,6 +203,27 @@ inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int
                             box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) unsupported_config("sm90a GEMM: tensor map rejected (" + std::to_string(r) + ")");
+  return m;
+}
+
+// The same BF16 [rows, inner] tensor (rows a multiple of 8, inner of 64) as [rows / 8][inner / 64]
+// [8][64] for tma_load_row_panels: boxes of `panels` 64-wide panels x box_rows rows, the 128-byte
+// swizzle, no L2 promotion (weights read once).
+inline CUtensorMap tensor_map_row_panels(const void* base, int64_t inner, int64_t rows, int64_t pitch,
+                                         uint32_t panels, uint32_t box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
+  if (encode == nullptr) unsupported_config("sm90a GEMM: cuTensorMapEncodeTiled is not available");
+  CUtensorMap m{};
+  const cuuint64_t row_bytes = static_cast<cuuint64_t>(pitch) * sizeof(bf16);
+  // Innermost first: 64 elements of a panel, 8 rows of a group, the panels, the groups.
+  const cuuint64_t dims[4] = {64, 8, static_cast<cuuint64_t>(inner / 64), static_cast<cuuint64_t>(rows / 8)};
+  const cuuint64_t strides[3] = {row_bytes, 128, 8 * row_bytes};
+  const cuuint32_t box[4] = {64, 8, panels, box_rows / 8};
+  const cuuint32_t elem[4] = {1, 1, 1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(base), dims, strides, box,
+                            elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) unsupported_config("sm90a GEMM: 4-D tensor map rejected (" + std::to_string(r) + ")");
   return m;
 }
 

@@ -212,12 +212,18 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
 // exchange, and an epilogue split over both blocks (Llama-8B batch 64 +0.2% to +0.6% against the
 // second block sending everything to the first between two cluster barriers; docs/PERF.md,
 // session 12).
-template <int H, int C, int P, int KS>
+// A (adjacent panels; P > 1): each warpgroup's W rows of a stage come as one 4-D box
+// (tma_load_row_panels, wmap from tensor_map_row_panels) in which every row's P panels are requested
+// together, P x 128 bytes per DRAM page visit instead of 128; in shared memory the panels' eight-row
+// groups alternate, read with a stride of P x 1024 bytes between groups. The SwiGLU form's default
+// (P = 2): gate/up 57.5-57.8 against 58.5-58.9 us, Llama-8B batch 64 +1.2% (docs/PERF.md, session 13).
+template <int H, int C, int P, int KS, bool A = false>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
                      const WideParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(KS == 1 || C == 1, "k splits and x multicast use the cluster differently");
+  static_assert(!A || P > 1, "adjacent panels need several per stage");
   using T = WideTile<H, P>;
   constexpr int S = T::kStages;
   constexpr int kXRowsPerBlock = kTokens / C;
@@ -264,11 +270,16 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   if (tid == kConsumers) {  // the producer: one thread issues every copy
     const uint64_t once = l2_evict_first();  // W is read once per step
     auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
+      if constexpr (A) {
+        tma_load_row_panels(st + T::kXBytes, wmap, (first + j) * P, static_cast<int>(r0), bar, once);
+        tma_load_row_panels(st + T::kXBytes + T::kWBytes, wmap, (first + j) * P, static_cast<int>(r1), bar, once);
+      } else {
 #pragma unroll
-      for (int q = 0; q < P; ++q) {
-        const int k = ((first + j) * P + q) * kPanelK;
-        tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar, once);
-        tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar, once);
+        for (int q = 0; q < P; ++q) {
+          const int k = ((first + j) * P + q) * kPanelK;
+          tma_load(st + T::kXBytes + q * T::kPanelW, wmap, k, static_cast<int>(r0), bar, once);
+          tma_load(st + T::kXBytes + T::kWBytes + q * T::kPanelW, wmap, k, static_cast<int>(r1), bar, once);
+        }
       }
     };
     auto copy_x = [&](int j, uint32_t st, uint32_t bar) {
@@ -327,7 +338,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
           for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
             wgmma_m64k16<H>(acc, smem_desc(st + q * T::kPanelX + s * 32),
-                            smem_desc(w_panels + q * T::kPanelW + s * 32));
+                            A ? smem_desc(w_panels + q * 1024 + s * 32, P * 1024)
+                              : smem_desc(w_panels + q * T::kPanelW + s * 32));
       });
       __syncwarp();
       if constexpr (C > 1) {
@@ -443,13 +455,14 @@ constexpr int kSplitHalves[] = {32, 48};
 constexpr int kSplitPanels = 2;
 constexpr int kSplits = 2;
 
-template <int H, int C, int P, int KS = 1>
+template <int H, int C, int P, int KS = 1, bool A = false>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
                  cudaStream_t stream, const WideNorm* norm = nullptr) {
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
-  allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
-  const CUtensorMap wmap = tensor_map(w, k, n, k, H, /*promote=*/false);
+  allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS, A>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  const CUtensorMap wmap =
+      A ? tensor_map_row_panels(w, k, n, k, P, H) : tensor_map(w, k, n, k, H, /*promote=*/false);
   const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
@@ -481,7 +494,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   }
   cfg.attrs = attr;
   cfg.numAttrs = na;
-  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C, P, KS>, wmap, xmap, p));
+  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C, P, KS, A>, wmap, xmap, p));
 }
 
 // Clusters of C blocks of the H instantiation the device holds at once (0 when it cannot say).
@@ -513,12 +526,17 @@ int max_clusters() {
 // output is n / 2 wide).
 int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h : n / (2 * h); }
 
-// Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU and wider tiles one.
+// Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU two adjacent ones
+// (A) where K allows; wider plain tiles one.
 template <int H>
 void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
                            int64_t blocks, int cluster, cudaStream_t stream, const WideNorm* norm) {
   constexpr int kWidePanels = H <= 24 ? 4 : 1;
   const bool panels = kWidePanels > 1 && !swiglu && (k / kPanelK) % kWidePanels == 0;
+  if (swiglu && cluster == 1 && (k / kPanelK) % 2 == 0 && n % 16 == 0) {
+    launch_wide<H, 1, 2, 1, true>(x, w, n, k, y, swiglu, blocks, stream, norm);
+    return;
+  }
   if (cluster == 2) {
     if (panels)
       launch_wide<H, 2, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);

@@ -262,6 +262,47 @@ void bench_stream(cudaStream_t s, const char* filter) {
   }
 }
 
+// The wide GEMMs' TMA weight stream alone ("stream tma" lines, bench_stream_tma.cu), W row-major
+// as the GEMMs read it against the same bytes packed per block and stage: does DRAM locality, not
+// the TMA, hold the GEMMs below the cp.async stream?
+void bench_stream_tma(cudaStream_t s, const char* filter) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  struct Form {
+    const char* what;
+    int rows, panels, splits;
+  };
+  // The GEMMs' tiles: k-split q|k|v 96 rows, o and down 64 rows (2 panels per stage, K over 2
+  // blocks); SwiGLU gate/up 224 rows (one panel; two as a variant).
+  const Form forms[] = {{"qkv", 96, 2, 2}, {"o", 64, 2, 2}, {"gate_up", 224, 1, 1}, {"gate_up", 224, 2, 1},
+                        {"down", 64, 2, 2}};
+  static const char* kModes[] = {"", " protocol", " protocol+x"};
+  for (int mode = 0; mode < 3; ++mode)
+    for (int packed : {0, 1, 2}) {
+      static const char* kLayouts[] = {"strided", "packed", "adjacent"};
+      const std::string name = std::string("stream tma ") + kLayouts[packed] + kModes[mode];
+      if (!wanted(name, filter)) continue;
+      for (const Form& f : forms) {
+        const Projection* sh = nullptr;
+        for (const Projection& p : kLlama8BProjections)
+          if (std::string(p.what) == f.what) sh = &p;
+        Pool pool;
+        const size_t wbytes = static_cast<size_t>(sh->n * sh->k) * 2;
+        const std::vector<const bf16*> w = rotating_weights(pool, sh->n, sh->k, s);
+        const int nc = static_cast<int>(w.size());
+        const Mat x = random_mat(pool, Dt::BF16, 64, sh->k, 1, 1.0f, s);
+        auto* sink = static_cast<uint32_t*>(pool.get(16));
+        auto run = [&](int i) {
+          return bench::stream_tma_read(mode, f.rows, f.panels, f.splits, packed, w[i % nc], x.data, sh->n, sh->k,
+                                        sink, sms, s);
+        };
+        if (!run(0)) continue;
+        report(name, std::string(f.what) + " " + std::to_string(f.rows) + "x" + std::to_string(128 * f.panels) + "B",
+               time_us(s, [&](int i) { run(i); }), static_cast<double>(wbytes));
+      }
+    }
+}
+
 void bench_rows(cudaStream_t s, const char* filter) {
   const int64_t H = 4096, I = 14336;
   for (int64_t T : {1, 256, 4096}) {
@@ -432,6 +473,7 @@ int main(int argc, char** argv) {
   bench_gemv(s, filter);
   bench_skinny(s, filter);
   bench_stream(s, filter);
+  bench_stream_tma(s, filter);
   bench_rows(s, filter);
   bench_rope(s, filter);
   bench_layer(s, filter);

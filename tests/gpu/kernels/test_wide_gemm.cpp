@@ -135,7 +135,7 @@ TEST(GpuWideGemm, KSplitMatchesCpu) {
 TEST(GpuWideGemm, SwigluMatchesCpu) {
   REQUIRE_WIDE();
   for (int M : {1, 12, 64}) run_case({M, 2 * 224, 4096, 2, true, 112});  // gate/up rows 112 apart per block
-  run_case({40, 2 * 128, 320, 2, true, 64});
+  run_case({40, 2 * 128, 320, 2, true, 64});  // 5 k panels: one per stage (the others two, adjacent)
   run_case({64, 2 * 48, 512, 2, true, 24});
   run_case({7, 2 * 96, 768, 6, true, 16});
 }
