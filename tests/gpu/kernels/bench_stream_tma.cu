@@ -4,14 +4,15 @@
 //   strided: W [n, k] row-major, a stage = P boxes of 64 k x R rows (R rows of 128 bytes, k x 2
 //            bytes apart), as the GEMMs read it today;
 //   packed:  the bytes a block reads per stage laid out contiguously (a stage = P x R x 128 bytes
-//            in a row), as a weight layout pre-arranged at load time would give.
+//            in a row), as a weight layout pre-arranged at load time would give;
+//   adjacent: W row-major, a stage = one 4-D box (hopper.cuh, tensor_map_row_panels) in which each
+//            row's P panels are requested together, as the SwiGLU GEMM reads it.
 // Block b streams tile b / splits over k half b % splits (the GEMMs' grid). Same ring depth, same
-// boxes, same L2 policy (evict-first, no promotion) in both layouts: the difference is DRAM locality.
+// boxes, same L2 policy (evict-first, no promotion) in every layout: the difference is DRAM locality.
 // Built for sm_90a (the helpers of hopper.cuh).
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdio>
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/kernels.h"
@@ -64,13 +65,7 @@ __global__ void __launch_bounds__(TmaTile<R, P, MODE>::kThreads, 1)
     for (int q = 0; q < P; ++q) {
       const int k = ((split * steps + j) * P + q) * 64;
       if (packed == 2) {  // one 4-D box of all P panels, each row's panels requested together
-        if (q == 0)
-          asm volatile(
-              "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(
-                  st + T::kXBytes),
-              "l"(reinterpret_cast<uint64_t>(&map)), "r"(0), "r"(0), "r"((split * steps + j) * P), "r"(tile * R / 8),
-              "r"(bar), "l"(once)
-              : "memory");
+        if (q == 0) tma_load_row_panels(st + T::kXBytes, map, (split * steps + j) * P, tile * R, bar, once);
       } else if (packed)
         tma_load(st + T::kXBytes + q * R * 128, map, 0, ((static_cast<int>(blockIdx.x) * steps + j) * P + q) * R, bar,
                  once);
@@ -123,24 +118,9 @@ bool launch_tma(const void* w, const void* x, int64_t n, int64_t k, int splits, 
   const int64_t tiles = n / R, blocks = tiles * splits;
   if (n % R != 0 || k % (64 * P * splits) != 0 || blocks > sms || (MODE == 2 && x == nullptr)) return false;
   const int32_t steps = static_cast<int32_t>(k / (64 * P * splits));
-  CUtensorMap map{};
-  if (packed == 2) {
-    // [n / 8 row groups][k / 64 panels][8 rows][64]: dims innermost first, the panel's stride (128
-    // bytes) below the row's.
-    const cuuint64_t dims[4] = {64, 8, static_cast<cuuint64_t>(k / 64), static_cast<cuuint64_t>(n / 8)};
-    const cuuint64_t strides[3] = {static_cast<cuuint64_t>(k) * 2, 128, static_cast<cuuint64_t>(k) * 16};
-    const cuuint32_t box[4] = {64, 8, P, R / 8};
-    const cuuint32_t elem[4] = {1, 1, 1, 1};
-    const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(w), dims, strides,
-                                      box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                      CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-      std::printf("stream tma adjacent: tensor map rejected (%d)\n", static_cast<int>(r));
-      return false;
-    }
-  } else {
-    map = packed ? tensor_map(w, 64, n * k / 64, 64, R, /*promote=*/false) : tensor_map(w, k, n, k, R, /*promote=*/false);
-  }
+  const CUtensorMap map = packed == 2 ? tensor_map_row_panels(w, k, n, k, P, R)
+                         : packed     ? tensor_map(w, 64, n * k / 64, 64, R, /*promote=*/false)
+                                      : tensor_map(w, k, n, k, R, /*promote=*/false);
   const CUtensorMap xmap = tensor_map(MODE == 2 ? x : w, k, 64, k, 64);
   const size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
   allow_dynamic_smem<stream_tma<R, P, MODE>>(smem, "stream_tma", 2048);
