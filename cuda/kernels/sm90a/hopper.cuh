@@ -187,23 +187,35 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   return fn;
 }
 
+// A rank-R BF16 tensor map with the 128-byte swizzle (dims innermost first, element strides 1,
+// out-of-range elements read as zeros); `what` names the map in the error when the driver rejects it.
+template <int R>
+inline CUtensorMap encode_bf16_swizzled(const void* base, const cuuint64_t (&dims)[R],
+                                        const cuuint64_t (&strides)[R - 1], const cuuint32_t (&box)[R],
+                                        CUtensorMapL2promotion promotion, const char* what) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
+  if (encode == nullptr) unsupported_config("sm90a GEMM: cuTensorMapEncodeTiled is not available");
+  CUtensorMap m{};
+  cuuint32_t elem[R];
+  for (int i = 0; i < R; ++i) elem[i] = 1;
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, R, const_cast<void*>(base), dims, strides, box,
+                            elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) unsupported_config(std::string("sm90a GEMM: ") + what + " rejected (" + std::to_string(r) + ")");
+  return m;
+}
+
 // A BF16 [rows, inner] tensor (row pitch `pitch` elements) read in boxes of 64 x box_rows with the
 // 128-byte swizzle; rows past the end read as zeros. `promote`: each L2 miss fetches 256 bytes
 // (the next box of the same rows, for tensors read again soon) instead of the 128 asked for.
 inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int64_t pitch, uint32_t box_rows,
                               bool promote = true) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
-  if (encode == nullptr) unsupported_config("sm90a GEMM: cuTensorMapEncodeTiled is not available");
-  CUtensorMap m{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(pitch) * sizeof(bf16)};
   const cuuint32_t box[2] = {64, box_rows};
-  const cuuint32_t elem[2] = {1, 1};
-  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides,
-                            box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) unsupported_config("sm90a GEMM: tensor map rejected (" + std::to_string(r) + ")");
-  return m;
+  return encode_bf16_swizzled(base, dims, strides, box,
+                              promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              "tensor map");
 }
 
 // The same BF16 [rows, inner] tensor (rows a multiple of 8, inner of 64) as [rows / 8][inner / 64]
@@ -211,20 +223,12 @@ inline CUtensorMap tensor_map(const void* base, int64_t inner, int64_t rows, int
 // swizzle, no L2 promotion (weights read once).
 inline CUtensorMap tensor_map_row_panels(const void* base, int64_t inner, int64_t rows, int64_t pitch,
                                          uint32_t panels, uint32_t box_rows) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
-  if (encode == nullptr) unsupported_config("sm90a GEMM: cuTensorMapEncodeTiled is not available");
-  CUtensorMap m{};
   const cuuint64_t row_bytes = static_cast<cuuint64_t>(pitch) * sizeof(bf16);
   // Innermost first: 64 elements of a panel, 8 rows of a group, the panels, the groups.
   const cuuint64_t dims[4] = {64, 8, static_cast<cuuint64_t>(inner / 64), static_cast<cuuint64_t>(rows / 8)};
   const cuuint64_t strides[3] = {row_bytes, 128, 8 * row_bytes};
   const cuuint32_t box[4] = {64, 8, panels, box_rows / 8};
-  const cuuint32_t elem[4] = {1, 1, 1, 1};
-  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(base), dims, strides, box,
-                            elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) unsupported_config("sm90a GEMM: 4-D tensor map rejected (" + std::to_string(r) + ")");
-  return m;
+  return encode_bf16_swizzled(base, dims, strides, box, CU_TENSOR_MAP_L2_PROMOTION_NONE, "4-D tensor map");
 }
 
 }  // namespace inferdesk::cuda

@@ -227,6 +227,9 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   using T = WideTile<H, P>;
   constexpr int S = T::kStages;
   constexpr int kXRowsPerBlock = kTokens / C;
+  // A warpgroup's W panel q starts q * kWPanelStep bytes into its rows' region, with its eight-row
+  // groups kWGroupStride bytes apart (A: the panels' groups alternate).
+  constexpr uint32_t kWPanelStep = A ? 1024 : T::kPanelW, kWGroupStride = A ? P * 1024 : 1024;
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full[S], empty[S];
   __shared__ float s_norm[2][kTokens];  // WideNorm: row scales (consumer), or per-warpgroup sums (producer)
@@ -338,8 +341,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
           for (int s = 0; s < kPanelK / 16; ++s)  // 16 k (32 bytes) per MMA within the swizzled rows
             wgmma_m64k16<H>(acc, smem_desc(st + q * T::kPanelX + s * 32),
-                            A ? smem_desc(w_panels + q * 1024 + s * 32, P * 1024)
-                              : smem_desc(w_panels + q * T::kPanelW + s * 32));
+                            smem_desc(w_panels + q * kWPanelStep + s * 32, kWGroupStride));
       });
       __syncwarp();
       if constexpr (C > 1) {

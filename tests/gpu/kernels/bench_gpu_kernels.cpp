@@ -263,8 +263,9 @@ void bench_stream(cudaStream_t s, const char* filter) {
 }
 
 // The wide GEMMs' TMA weight stream alone ("stream tma" lines, bench_stream_tma.cu), W row-major
-// as the GEMMs read it against the same bytes packed per block and stage: does DRAM locality, not
-// the TMA, hold the GEMMs below the cp.async stream?
+// as the GEMMs read it against the same bytes packed per block and stage, and against one 4-D box
+// per stage with each row's panels adjacent: does DRAM locality, not the TMA, hold the GEMMs below
+// the cp.async stream?
 void bench_stream_tma(cudaStream_t s, const char* filter) {
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
