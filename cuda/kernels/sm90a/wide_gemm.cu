@@ -14,7 +14,7 @@
 // - One producer thread copies each 64-k stage by TMA (x panel 64 x 64, two W panels H x 64, all
 //   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
-//   while the previous kernel drains. W is read once per step: its copies carry an L2 evict-first
+//   while the previous kernel drains; each block lets the next kernel launch at its start. W is read once per step: its copies carry an L2 evict-first
 //   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3% to +1.7% on three H200s,
 //   docs/PERF.md session 11).
 // - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, half of each
@@ -239,6 +239,11 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   __shared__ __align__(8) uint64_t xready, xfull, ssfull;
   const uint32_t base = swizzle_base(smem_raw);
   const int tid = threadIdx.x;
+  // The next kernel may be scheduled at once: its blocks start (and issue their own weight copies)
+  // on each SM the moment this kernel's block there exits, instead of after a launch that began
+  // only once every block of this grid had left its main loop. Its pdl_wait() still waits for this
+  // grid to complete. Llama-8B batch 64 +0.3% to +1.1% on four H200s (docs/PERF.md, session 14).
+  pdl_launch_dependents();
   const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
   const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
   const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
@@ -350,7 +355,6 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         mbar_arrive(smem_addr(&empty[slot]));
       }
     }
-    pdl_launch_dependents();
   }
   if constexpr (KS > 1) {
     // Warpgroup w's rows are finished on block w of the cluster: each block sends the other
