@@ -14,9 +14,9 @@
 // - One producer thread copies each 64-k stage by TMA (x panel 64 x 64, two W panels H x 64, all
 //   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
-//   while the previous kernel drains; each block lets the next kernel launch at its start. W is read once per step: its copies carry an L2 evict-first
-//   policy and no 256-byte L2 promotion (Llama-8B batch 64 +0.3% to +1.7% on three H200s,
-//   docs/PERF.md session 11).
+//   while the previous kernel drains, and each block lets the next kernel launch at its start. W
+//   is read once per step: its copies carry an L2 evict-first policy and no 256-byte L2 promotion
+//   (Llama-8B batch 64 +0.3% to +1.7% on three H200s, docs/PERF-HISTORY.md session 11).
 // - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, half of each
 //   warpgroup's sums through shared memory to the other, each writing silu(g) * u for half the
 //   columns from the F32 sums.
@@ -25,7 +25,7 @@
 //   and WideNorm (kernels.h): a residual add + RMSNorm split between a k-split producer's epilogue
 //   and the next GEMM's.
 // Deterministic (one block, one order per output) and a row's result does not depend on M.
-// Measured on the H200 (docs/PERF.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
+// Measured on the H200 (docs/PERF-HISTORY.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
 // the k-split form for o, q|k|v and down and the fused norms are the backend's defaults (Llama-8B
 // batch 64: 12,300 tok/s against 11,281 on cuBLASLt + silu_mul); the plain form of the narrow
 // projections (H = 16 or 24) and the x multicast are slower and opt-in.
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   // The next kernel may be scheduled at once: its blocks start (and issue their own weight copies)
   // on each SM the moment this kernel's block there exits, instead of after a launch that began
   // only once every block of this grid had left its main loop. Its pdl_wait() still waits for this
-  // grid to complete. Llama-8B batch 64 +0.3% to +1.1% on four H200s (docs/PERF.md, session 14).
+  // grid to complete. Llama-8B batch 64 +0.3% to +1.1% in six calls (docs/PERF.md, session 14).
   pdl_launch_dependents();
   const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
   const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
