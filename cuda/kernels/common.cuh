@@ -110,7 +110,9 @@ __device__ __forceinline__ float wide_norm_row_sum(const float* ss, int tiles, i
 // A kernel launched by launch_kernel with PDL on may start while its predecessor on the stream is
 // still running. Every block must call pdl_wait() before it reads anything an earlier kernel may
 // have written, before its first global write and before any early return; only immutable data
-// (weights, norm weights, inv_freq) may be read before it. griddepcontrol.wait returns once every
+// (weights, norm weights, inv_freq) and the step's metadata (positions, slots, lengths, block
+// tables: uploaded by a copy before the step's first kernel, which no later kernel can overtake,
+// and written by no kernel) may be read before it. griddepcontrol.wait returns once every
 // prerequisite grid has completed and its memory is visible. Below sm_90 both are no-ops (and
 // launch_kernel never sets the attribute there), so plain stream order applies.
 __device__ __forceinline__ void pdl_wait() {

@@ -5,7 +5,8 @@
 // one 16-byte chunk of 8 elements. The norm's sum of squares is reduced over those lanes with
 // shuffles, and since rotate_half pairs chunk c with chunk c + head_dim / 16 (= lane xor that),
 // the partner values come by shuffle too: one 16-byte load and store per lane and tensor. The
-// block's cos/sin table (shared by its heads) is computed while the loads are in flight.
+// block's cos/sin table (shared by its heads) is computed before pdl_wait(), while the previous
+// kernel (the q|k|v projection) finishes: after it only the loads, the rotation and the stores.
 //
 // Scalar path (any other head_dim, partial rotary, unaligned tensors): grid (token, group of
 // kWarps heads); the heads of a token are its num_q_heads query heads, then
@@ -40,7 +41,6 @@ struct HeadJob {
 __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   extern __shared__ float smem[];
   pdl_launch_dependents();
-  pdl_wait();  // the scalar path prefetches nothing
   const int half = a.rotary_dim / 2;
   const int D = a.head_dim;
   float* cos_t = smem;
@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
     sin_t[i] = __fmul_rn(sn, a.attention_scaling);
   }
   __syncthreads();  // the only block-wide barrier: warps may leave after it
+  pdl_wait();       // the table (immutable inputs and step metadata) came first
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int h = static_cast<int>(blockIdx.y) * kWarps + warp;
@@ -138,11 +139,21 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   const bool is_q = h < a.num_q_heads;
   const int kh = h - a.num_q_heads;
 
-  // Immutable data first (inv_freq, norm weights), then wait for the previous kernel.
-  const float inv_f = threadIdx.x < kHalf ? a.inv_freq[threadIdx.x] : 0.0f;
+  // Before waiting for the previous kernel: immutable data (inv_freq, norm weights), the step's
+  // metadata (positions, slots: uploaded before the step's first kernel, written by none) and the
+  // cos/sin table, so that after the wait only the loads, the rotation and the stores remain.
   const bf16* norm = is_q ? a.q_norm : a.k_norm;  // the same for all lanes of a head
   float nw[8];
   if (active && norm) unpack8(*reinterpret_cast<const uint4*>(norm + 8 * c), nw);
+  const int32_t slot = active && !is_q && a.slot_mapping ? a.slot_mapping[t] : -1;
+  if (threadIdx.x < kHalf) {
+    const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
+    float sn, cn;
+    sincosf(__fmul_rn(a.inv_freq[threadIdx.x], pos), &sn, &cn);
+    cs_t[0][threadIdx.x] = __fmul_rn(cn, a.attention_scaling);
+    cs_t[1][threadIdx.x] = __fmul_rn(sn, a.attention_scaling);
+  }
+  __syncthreads();  // the cos/sin table is complete (the only block-wide barrier)
   pdl_launch_dependents();
   pdl_wait();
 
@@ -158,7 +169,6 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
     // v is loaded whatever the slot, so that its load does not wait for the slot's.
     if (copy_v)
       vr = *reinterpret_cast<const uint4*>(a.v + t * a.v_stride + static_cast<int64_t>(kh) * D + 8 * c);
-    const int32_t slot = !is_q && a.slot_mapping ? a.slot_mapping[t] : -1;
     if (slot >= 0 && a.k_cache) {
       // [num_blocks][num_kv_heads][block_size][head_dim]
       const int64_t block = slot / a.block_size, off = slot % a.block_size;
@@ -167,14 +177,6 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
       if (copy_v) vdst = a.v_cache + dst;
     }
   }
-  if (threadIdx.x < kHalf) {
-    const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
-    float sn, cn;
-    sincosf(__fmul_rn(inv_f, pos), &sn, &cn);
-    cs_t[0][threadIdx.x] = __fmul_rn(cn, a.attention_scaling);
-    cs_t[1][threadIdx.x] = __fmul_rn(sn, a.attention_scaling);
-  }
-
   float v[8];
   unpack8(xr, v);
   float ss = 0.0f;
@@ -191,7 +193,6 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   float p[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) p[i] = __shfl_xor_sync(0xffffffffu, v[i], L / 2);
-  __syncthreads();  // the cos/sin table is complete
   if (!active) return;
   const bool first = c < L / 2;
   const int j0 = 8 * c - (first ? 0 : kHalf);
