@@ -40,6 +40,9 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_flag("--overlap-steps,!--no-overlap-steps", b.overlap_steps,
               "CUDA: launch each decode step before the previous step's tokens reach the host "
               "(default; --no-overlap-steps: one step at a time)");
+  c->add_option("--block-size", b.block_size, "tokens per KV-cache block (paged attention)")
+      ->check(CLI::IsMember({8, 16, 32, 64, 128}))
+      ->default_val(16);
 }
 
 EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
@@ -48,6 +51,7 @@ EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
   o.kv_cache_bytes = kv_cache_mb << 20;
   o.gpu_memory_utilization = b.gpu_memory_utilization;
   o.overlap_steps = b.overlap_steps;
+  o.block_size = b.block_size;
   return o;
 }
 

@@ -21,9 +21,11 @@ struct BackendChoice {
   bool cuda_graphs = true;               // CUDA: capture decode steps as graphs
   bool pdl = true;                       // CUDA: programmatic dependent launch
   bool overlap_steps = true;             // EngineOptions::overlap_steps (CUDA: chained decode steps)
+  int block_size = 16;                   // EngineOptions::block_size (tokens per KV-cache block)
 };
 
-// Adds --backend, --threads, --gpu-memory-utilization and --no-cuda-graphs to a subcommand.
+// Adds --backend, --threads, --gpu-memory-utilization, --no-cuda-graphs, --no-pdl,
+// --[no-]overlap-steps and --block-size to a subcommand.
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 // EngineOptions from the backend choice and a KV budget in MiB (0 = automatic).
 EngineOptions engine_options(const BackendChoice& choice, int64_t kv_cache_mb);

@@ -175,7 +175,7 @@ void run_bench(const BenchArgs& a) {
       {"tpot_p99_s", med(&RunFigures::tpot_p99)}, {"wall_s", med(&RunFigures::wall_s)},
       {"peak_rss_bytes", st.process_peak_rss_bytes},
       {"device_memory_used_bytes", st.memory.device_used},
-      {"kv_cache_bytes", st.memory.kv_cache},
+      {"kv_cache_bytes", st.memory.kv_cache}, {"kv_block_size", a.backend.block_size},
       // Whether decode steps were overlapped (asked for and the backend can chain steps).
       {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
       {"steps", st.steps}, {"overlapped_steps", st.overlapped_steps}};

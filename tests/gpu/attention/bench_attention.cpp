@@ -3,7 +3,7 @@
 // head)) and the KV-cache read bandwidth for decode (bytes of K and V of every visible key, once per
 // kv head). Block tables are shuffled over the pool as in a long-running server.
 //
-//   bench_gpu_attention [--reps N]
+//   bench_gpu_attention [--reps N] [--block-size TOKENS]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -40,8 +40,10 @@ constexpr Shape kLlama1B{"llama-3.2-1b", 32, 8, 64};
 constexpr Shape kD256{"d256 (16/4 heads)", 16, 4, 256};
 constexpr Shape kQwen3Moe{"qwen3-30b-a3b", 32, 4, 128};  // 8 query heads per kv head
 
+int g_block_size = 16;  // --block-size: tokens per cache block of every case
+
 AttnCase shape_case(const Shape& s, std::vector<SeqSpec> seqs) {
-  return make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim);
+  return make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim, g_block_size);
 }
 
 // Device data of a case with random caches and queries (no CPU reference).
@@ -130,7 +132,10 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
 int main(int argc, char** argv) {
   int reps = 20;
   for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--reps") == 0)
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--block-size") == 0)
+      g_block_size = std::atoi(argv[i + 1]);
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     std::printf("bench_gpu_attention: no CUDA GPU, nothing to measure\n");
@@ -138,8 +143,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs, PDL %s\n", prop.name, prop.multiProcessorCount,
-              k::pdl_enabled() ? "on" : "off");
+  std::printf("device: %s, %d SMs, PDL %s, block size %d\n", prop.name, prop.multiProcessorCount,
+              k::pdl_enabled() ? "on" : "off", g_block_size);
 
   // A launcher that throws (a configuration error) is reported and the next shape still runs.
   int failed = 0;

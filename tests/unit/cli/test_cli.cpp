@@ -59,6 +59,22 @@ TEST(CliGenerate, PromptIdsJsonMatchesGoldenAndHasTheDocumentedShape) {
   EXPECT_TRUE(j["timing"].contains("time_to_first_token_s"));
 }
 
+// --block-size changes the KV cache's paging, not the result: the golden tokens with blocks of
+// 8 and 64 tokens (a prompt shorter than one block, then several blocks); other sizes are refused.
+TEST(CliGenerate, BlockSizeKeepsTheGoldenTokens) {
+  const auto g = test::read_golden("qwen3");
+  const auto& c = g.cases[2];
+  const std::string base = "generate --model " + g.dir.string() + " --prompt-ids " + join(c.prompt_ids) +
+                           " --max-tokens 16 --temperature 0 --backend cpu --json --ignore-eos";
+  for (int bs : {8, 64}) {
+    const CliRun r = run_cli(base + " --block-size " + std::to_string(bs));
+    ASSERT_EQ(r.status, 0) << bs;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["tokens"].get<std::vector<int32_t>>(), c.tokens) << bs;
+  }
+  EXPECT_NE(run_cli(base + " --block-size 12").status, 0);
+  EXPECT_NE(run_cli(base + " --block-size 0").status, 0);
+}
+
 TEST(CliGenerate, RequestsFilePrintsOneLinePerRequestInOrder) {
   const auto g = test::read_golden("mixtral");
   const std::string path = std::string(INFERDESK_BINARY_DIR) + "/cli_requests.jsonl";
@@ -107,6 +123,7 @@ TEST(CliBench, ReportsTheDocumentedFigures) {
   for (const char* k : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_s",
                         "peak_rss_bytes", "output_tokens_per_s", "tpot_median_s"})
     EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["kv_block_size"].get<int>(), 16);
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
