@@ -133,8 +133,8 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
     options_.moe_scratch_bytes = int64_t{std::atoi(m)} << 20;  // tuning experiments
   if (const char* t = std::getenv("INFERDESK_STEP_TIMING"); t && *t == '1') {
     step_timing_ = true;
-    check_cuda(cudaEventCreate(&step_start_), "event");
-    check_cuda(cudaEventCreate(&step_end_), "event");
+    for (StepEvents& e : timing_)
+      for (cudaEvent_t* ev : {&e.start, &e.forward, &e.end}) check_cuda(cudaEventCreate(ev), "event");
   }
 }
 
@@ -142,11 +142,16 @@ CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
   if (copy_stream_) cudaStreamSynchronize(copy_stream_);
   if (step_timing_) {
+    account_steps(timing_step_);
     if (timed_steps_ > 0)
-      std::fprintf(stderr, "cuda step timing: %lld steps, GPU %.3f ms/step, wall %.3f ms/step\n",
-                   static_cast<long long>(timed_steps_), gpu_ms_ / timed_steps_, wall_ms_ / timed_steps_);
-    cudaEventDestroy(step_start_);
-    cudaEventDestroy(step_end_);
+      std::fprintf(stderr,
+                   "cuda step timing: %lld steps; per step: forward %.4f ms, sampling %.4f ms, idle "
+                   "before the step %.4f ms (%lld gaps), wall %.4f ms\n",
+                   static_cast<long long>(timed_steps_), forward_ms_ / timed_steps_, sampling_ms_ / timed_steps_,
+                   timed_gaps_ > 0 ? gap_ms_ / timed_gaps_ : 0.0, static_cast<long long>(timed_gaps_),
+                   wall_ms_ / timed_steps_);
+    for (StepEvents& e : timing_)
+      for (cudaEvent_t ev : {e.start, e.forward, e.end}) cudaEventDestroy(ev);
   }
   invalidate_graphs();
   for (auto& [k, p] : inv_freq_) cudaFree(p);
@@ -393,17 +398,15 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
   deferred_ = {};
   if (step_timing_) {
     const auto now = std::chrono::steady_clock::now();
-    if (step_event_pending_) {
-      float ms = 0;
-      cudaEventSynchronize(step_end_);
-      cudaEventElapsedTime(&ms, step_start_, step_end_);
-      gpu_ms_ += ms;
-      wall_ms_ += std::chrono::duration<double, std::milli>(now - last_step_wall_).count();
-      ++timed_steps_;
-    }
+    if (timing_step_ > 0) wall_ms_ += std::chrono::duration<double, std::milli>(now - last_step_wall_).count();
     last_step_wall_ = now;
-    cudaEventRecord(step_start_, stream_);
-    step_event_pending_ = false;
+    // Steps up to kTimingRing - 1 back (long done) are added before this step's slot, which held
+    // the step kTimingRing back (the previous one of the oldest added), is recorded again.
+    account_steps(timing_step_ - kTimingRing + 2);
+    StepEvents& e = timing_[timing_step_ % kTimingRing];
+    cudaEventRecord(e.start, stream_);
+    e.forward_set = e.end_set = false;
+    ++timing_step_;
   }
   const int32_t n = step.num_tokens();
   const auto S = static_cast<int32_t>(step.seqs.size());
@@ -521,6 +524,31 @@ void CudaBackend::end_step() {
   if (replaying_) {
     check_cuda(cudaGraphLaunch(graphs_.at(replaying_), stream_), "launching a CUDA graph");
     replaying_ = 0;
+  }
+  if (step_timing_ && timing_step_ > 0) {
+    StepEvents& e = current_step_events();
+    cudaEventRecord(e.forward, stream_);
+    e.forward_set = true;
+  }
+}
+
+void CudaBackend::account_steps(int64_t until) {
+  for (; timing_accounted_ < until; ++timing_accounted_) {
+    const int64_t i = timing_accounted_;
+    StepEvents& e = timing_[i % kTimingRing];
+    if (!e.forward_set || !e.end_set) continue;  // a step without sampling (or a failed one)
+    float f = 0, sm = 0, g = 0;
+    cudaEventSynchronize(e.end);
+    cudaEventElapsedTime(&f, e.start, e.forward);
+    cudaEventElapsedTime(&sm, e.forward, e.end);
+    forward_ms_ += f;
+    sampling_ms_ += sm;
+    ++timed_steps_;
+    const StepEvents& prev = timing_[(i + kTimingRing - 1) % kTimingRing];
+    if (i > 0 && prev.end_set && cudaEventElapsedTime(&g, prev.end, e.start) == cudaSuccess) {
+      gap_ms_ += std::max(0.0f, g);  // negative: this step's start was recorded before the
+      ++timed_gaps_;                 // previous sampling ended (queued ahead): no idle time
+    }
   }
 }
 

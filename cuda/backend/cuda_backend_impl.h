@@ -287,14 +287,27 @@ class CudaBackend : public Backend {
   int32_t last_sample_rows_ = 0;
   int64_t chained_steps_ = 0;  // steps that took their tokens from last_sample_tokens_
 
-  // INFERDESK_STEP_TIMING=1: GPU time of each step (upload to sampled ids) vs the wall time
-  // between steps, summed and printed when the backend is destroyed.
+  // INFERDESK_STEP_TIMING=1: per step, on the stream, the time from begin_step to the end of the
+  // forward (upload + graph or eager kernels), from there to the sampled ids (sampling), and the
+  // stream's idle time from the previous step's sampling to this begin_step's first command (gap),
+  // against the wall time between begin_steps; summed and printed when the backend is destroyed.
+  // Events live in a ring and are read kTimingRing steps later, so the timing never waits for the
+  // GPU (overlapped steps stay overlapped).
+  static constexpr int kTimingRing = 8;
+  struct StepEvents {
+    cudaEvent_t start = nullptr, forward = nullptr, end = nullptr;
+    bool forward_set = false, end_set = false;
+  };
   bool step_timing_ = false;
-  cudaEvent_t step_start_ = nullptr, step_end_ = nullptr;
-  bool step_event_pending_ = false;
-  double gpu_ms_ = 0, wall_ms_ = 0;
-  int64_t timed_steps_ = 0;
+  StepEvents timing_[kTimingRing];  // step i in slot i % kTimingRing
+  int64_t timing_step_ = 0;         // steps begun
+  int64_t timing_accounted_ = 0;    // steps [0, this) added to the sums
+  double forward_ms_ = 0, sampling_ms_ = 0, gap_ms_ = 0, wall_ms_ = 0;
+  int64_t timed_steps_ = 0, timed_gaps_ = 0;
   std::chrono::steady_clock::time_point last_step_wall_{};
+  // Adds the steps before `until` not yet added (their slots, and the previous step's, intact).
+  void account_steps(int64_t until);
+  StepEvents& current_step_events() { return timing_[(timing_step_ - 1) % kTimingRing]; }
 
   // Mixture of experts (cuda_moe.cpp). Everything here is used from the engine thread only, in
   // stream order on stream_; the large-batch path synchronises stream_ once per chunk of tokens.

@@ -117,9 +117,10 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   a.out_top_ids = reinterpret_cast<int32_t*>(o + ps.out_tok + ps.out_lp);
   a.out_top_logprobs = reinterpret_cast<float*>(o + ps.out_tok + ps.out_lp + out_top);
   sample_rows(a, stream_);
-  if (step_timing_) {
-    cudaEventRecord(step_end_, stream_);
-    step_event_pending_ = true;
+  if (step_timing_ && timing_step_ > 0) {
+    StepEvents& e = current_step_events();
+    cudaEventRecord(e.end, stream_);
+    e.end_set = true;
   }
   // Only what was asked comes back: ids and log-probs always, the top lists when requested.
   const bool any_top = std::any_of(params.begin(), params.end(),
