@@ -66,6 +66,10 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   for (auto& e : staging_done_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event");
   check_cuda(cudaEventCreateWithFlags(&step_uploaded_, cudaEventDisableTiming), "event");
   check_cuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "creating a stream");
+  if (const char* u = std::getenv("INFERDESK_UPLOAD_STREAM"); !(u && *u == '0')) {
+    check_cuda(cudaStreamCreateWithFlags(&upload_stream_, cudaStreamNonBlocking), "creating a stream");
+    check_cuda(cudaEventCreateWithFlags(&forward_done_, cudaEventDisableTiming), "event");
+  }
   for (cudaEvent_t* group : {sample_done_, sample_params_up_, sample_computed_})
     for (int i = 0; i < 2; ++i)
       check_cuda(cudaEventCreateWithFlags(&group[i], cudaEventDisableTiming), "event");
@@ -141,6 +145,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
 CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
   if (copy_stream_) cudaStreamSynchronize(copy_stream_);
+  if (upload_stream_) cudaStreamSynchronize(upload_stream_);
   if (step_timing_) {
     account_steps(timing_step_);
     if (timed_steps_ > 0)
@@ -166,6 +171,8 @@ CudaBackend::~CudaBackend() {
   for (auto& e : staging_done_)
     if (e) cudaEventDestroy(e);
   if (step_uploaded_) cudaEventDestroy(step_uploaded_);
+  if (forward_done_) cudaEventDestroy(forward_done_);
+  if (upload_stream_) cudaStreamDestroy(upload_stream_);
   for (cudaEvent_t* group : {sample_done_, sample_params_up_, sample_computed_})
     for (int i = 0; i < 2; ++i)
       if (group[i]) cudaEventDestroy(group[i]);
@@ -471,10 +478,14 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
   static_assert(sizeof(int32_t) == 4);
   if (sb_.block_tables != sb_.base + head_ints || bt != h + head_ints)
     throw Error(ErrorCode::Internal, "step metadata layout: block tables must follow the head");
+  const cudaStream_t us = upload_stream_ ? upload_stream_ : stream_;
+  if (upload_stream_ && forward_recorded_)  // the previous forward is done with the buffers
+    check_cuda(cudaStreamWaitEvent(us, forward_done_, 0), "ordering the step upload");
   check_cuda(cudaMemcpyAsync(sb_.base, h, (head_ints + static_cast<size_t>(nblocks)) * 4,
-                             cudaMemcpyHostToDevice, stream_),
+                             cudaMemcpyHostToDevice, us),
              "uploading the step");
-  check_cuda(cudaEventRecord(step_uploaded_, stream_), "recording the step upload");
+  check_cuda(cudaEventRecord(step_uploaded_, us), "recording the step upload");
+  if (upload_stream_) check_cuda(cudaStreamWaitEvent(stream_, step_uploaded_, 0), "waiting for the step upload");
   step_upload_pending_ = true;
   if (step.tokens_from_last_sample) {
     // Overlapped decode: this step's tokens are the last sampling's, still on the device (it ran
@@ -524,6 +535,10 @@ void CudaBackend::end_step() {
   if (replaying_) {
     check_cuda(cudaGraphLaunch(graphs_.at(replaying_), stream_), "launching a CUDA graph");
     replaying_ = 0;
+  }
+  if (upload_stream_) {  // the next step's upload may overwrite the step buffers after this
+    check_cuda(cudaEventRecord(forward_done_, stream_), "recording the forward");
+    forward_recorded_ = true;
   }
   if (step_timing_ && timing_step_ > 0) {
     StepEvents& e = current_step_events();

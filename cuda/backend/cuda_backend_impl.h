@@ -166,6 +166,13 @@ class CudaBackend : public Backend {
   // before refilling the pinned buffer (a step without sampled rows ends without a synchronisation).
   cudaEvent_t step_uploaded_ = nullptr;
   bool step_upload_pending_ = false;
+  // The step upload runs on upload_stream_ once the previous step's forward no longer reads the
+  // step buffers (forward_done_, recorded by end_step), so it overlaps that step's sampling; the
+  // compute stream waits for it (step_uploaded_) before the forward. INFERDESK_UPLOAD_STREAM=0:
+  // the upload on the compute stream, between the steps.
+  cudaStream_t upload_stream_ = nullptr;
+  cudaEvent_t forward_done_ = nullptr;
+  bool forward_recorded_ = false;
   void* convert_scratch_ = nullptr;  // device staging for F16/F32 weights
   size_t convert_scratch_bytes_ = 0;
 
