@@ -478,15 +478,18 @@ StepPlan CudaBackend::begin_step(const StepInput& step) {
   static_assert(sizeof(int32_t) == 4);
   if (sb_.block_tables != sb_.base + head_ints || bt != h + head_ints)
     throw Error(ErrorCode::Internal, "step metadata layout: block tables must follow the head");
-  const cudaStream_t us = upload_stream_ ? upload_stream_ : stream_;
-  if (upload_stream_ && forward_recorded_)  // the previous forward is done with the buffers
+  // On the upload stream after the previous forward (forward_done_), unless the previous step never
+  // reached end_step (it failed): its kernels may still read the buffers, so stream order instead.
+  const cudaStream_t us = upload_stream_ && !step_open_ ? upload_stream_ : stream_;
+  if (us != stream_ && forward_recorded_)  // the previous forward is done with the buffers
     check_cuda(cudaStreamWaitEvent(us, forward_done_, 0), "ordering the step upload");
   check_cuda(cudaMemcpyAsync(sb_.base, h, (head_ints + static_cast<size_t>(nblocks)) * 4,
                              cudaMemcpyHostToDevice, us),
              "uploading the step");
   check_cuda(cudaEventRecord(step_uploaded_, us), "recording the step upload");
-  if (upload_stream_) check_cuda(cudaStreamWaitEvent(stream_, step_uploaded_, 0), "waiting for the step upload");
+  if (us != stream_) check_cuda(cudaStreamWaitEvent(stream_, step_uploaded_, 0), "waiting for the step upload");
   step_upload_pending_ = true;
+  step_open_ = true;
   if (step.tokens_from_last_sample) {
     // Overlapped decode: this step's tokens are the last sampling's, still on the device (it ran
     // earlier in the stream); the host wrote -1 there.
@@ -540,6 +543,7 @@ void CudaBackend::end_step() {
     check_cuda(cudaEventRecord(forward_done_, stream_), "recording the forward");
     forward_recorded_ = true;
   }
+  step_open_ = false;
   if (step_timing_ && timing_step_ > 0) {
     StepEvents& e = current_step_events();
     cudaEventRecord(e.forward, stream_);

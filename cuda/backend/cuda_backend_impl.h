@@ -172,7 +172,8 @@ class CudaBackend : public Backend {
   // the upload on the compute stream, between the steps.
   cudaStream_t upload_stream_ = nullptr;
   cudaEvent_t forward_done_ = nullptr;
-  bool forward_recorded_ = false;
+  bool forward_recorded_ = false;  // some step reached end_step: forward_done_ is recorded
+  bool step_open_ = false;         // between begin_step and end_step (still set: that step failed)
   void* convert_scratch_ = nullptr;  // device staging for F16/F32 weights
   size_t convert_scratch_bytes_ = 0;
 

@@ -111,8 +111,9 @@ __device__ __forceinline__ float wide_norm_row_sum(const float* ss, int tiles, i
 // still running. Every block must call pdl_wait() before it reads anything an earlier kernel may
 // have written, before its first global write and before any early return; only immutable data
 // (weights, norm weights, inv_freq) and the step's metadata (positions, slots, lengths, block
-// tables: uploaded by a copy before the step's first kernel, which no later kernel can overtake,
-// and written by no kernel) may be read before it. griddepcontrol.wait returns once every
+// tables: uploaded by a copy the compute stream waits for, by stream order or an event, before the
+// step's first kernel, which no later kernel can overtake; written by no kernel) may be read
+// before it. griddepcontrol.wait returns once every
 // prerequisite grid has completed and its memory is visible. Below sm_90 both are no-ops (and
 // launch_kernel never sets the attribute there), so plain stream order applies.
 __device__ __forceinline__ void pdl_wait() {
