@@ -7,12 +7,10 @@ function(inferdesk_target_defaults target)
 endfunction()
 
 # Enables CUDA in the calling directory (languages are per directory) with the project's settings:
-# C++20 (CMake 3.25 does not know nvcc's flag; taught here) and the default architectures.
+# C++20 (CMake 3.25 does not know nvcc's flag; taught here). The architectures come from
+# cmake/CudaArchitectures.cmake.
 macro(inferdesk_enable_cuda)
   enable_language(CUDA)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-    set(CMAKE_CUDA_ARCHITECTURES 90 80 86 89)
-  endif()
   set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA_STANDARD 20)

@@ -5,16 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/cuda_options.h"  // GpuDeviceInfo
+
 namespace inferdesk::cuda {
 
-struct DeviceInfo {
-  int index = 0;
-  std::string name;
-  int64_t total_memory = 0;
-  int64_t free_memory = 0;
-  int compute_major = 0;
-  int compute_minor = 0;
-};
+using DeviceInfo = GpuDeviceInfo;
 
 // Devices visible to the CUDA runtime. Empty (and *reason set) when there is no driver or GPU.
 std::vector<DeviceInfo> list_devices(std::string* reason);

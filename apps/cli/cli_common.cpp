@@ -5,25 +5,23 @@
 #include <sstream>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cuda_module.h"
 #include "core/util/error.h"
-#ifdef INFERDESK_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#endif
+#include "core/util/install_layout.h"
 
 namespace inferdesk::cli {
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
   if (choice.name == "cpu") return make_cpu_backend(choice.threads);
   if (choice.name == "cuda") {
-#ifdef INFERDESK_HAVE_CUDA
+    const CudaModule cuda = CudaModule::load(module_dirs(executable_path()));
+    if (!cuda.usable())
+      throw Error(ErrorCode::Unsupported,
+                  "CUDA is not available: " + cuda.reason() + "; use --backend cpu");
     CudaBackendOptions o;
     o.cuda_graphs = choice.cuda_graphs;
     o.pdl = choice.pdl;
-    return make_cuda_backend(o);
-#else
-    throw Error(ErrorCode::Unsupported,
-                "this build has no CUDA backend (nvcc was not found when it was built); use --backend cpu");
-#endif
+    return cuda.create(o);
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + choice.name + "' (cpu, cuda)");
 }
@@ -69,7 +67,7 @@ LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_
     return true;
   };
   LoadedModel m = model_dir.empty()
-                      ? load_dummy_model(dummy_shape, default_shapes_dir("/proc/self/exe"),
+                      ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
                                          make_backend(backend), 1, report)
                       : load_model_folder(model_dir, make_backend(backend), report);
   if (progress) std::fprintf(stderr, "\n");

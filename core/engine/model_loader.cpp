@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/install_layout.h"
 #include "core/util/json_guard.h"
 
 namespace inferdesk {
@@ -97,15 +98,7 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
 }
 
 std::filesystem::path default_shapes_dir(const std::filesystem::path& exe_path) {
-  if (const char* env = std::getenv("INFERDESK_RESOURCES"))
-    return std::filesystem::path(env) / "shapes";
-  const auto exe_dir = std::filesystem::absolute(exe_path).parent_path();
-  for (const auto& rel : {"../share/inferdesk/shapes", "../../resources/shapes",
-                          "../../../resources/shapes"}) {
-    const auto p = (exe_dir / rel).lexically_normal();
-    if (std::filesystem::is_directory(p)) return p;
-  }
-  return std::filesystem::path(INFERDESK_SOURCE_RESOURCES) / "shapes";
+  return resources_dir(exe_path) / "shapes";
 }
 
 }  // namespace inferdesk

@@ -42,8 +42,8 @@ struct ParamCount {
 };
 ParamCount count_parameters(const ModelConfig& c);
 
-// Where the built-in shapes are: $INFERDESK_RESOURCES/shapes, else next to the executable
-// (../share/inferdesk/shapes, ../../resources/shapes), else the source tree.
+// Where the built-in shapes are for a program at exe_path: resources_dir(exe_path)/shapes
+// (core/util/install_layout.h). Throws Error(NotFound) when they are not installed.
 std::filesystem::path default_shapes_dir(const std::filesystem::path& exe_path);
 
 }  // namespace inferdesk

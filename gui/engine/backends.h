@@ -1,6 +1,6 @@
 // Which backends this build and this machine offer, and creating one by name ("cpu", "cuda").
-// CUDA is offered only where the CUDA backend was compiled in (INFERDESK_HAVE_CUDA) and a GPU is
-// present; otherwise `reason` says why, for the model manager to show.
+// CUDA is offered only where the CUDA backend module (libinferdesk-cuda.so, core/backend/cuda_module.h)
+// opens and a GPU it can run on is present; otherwise `reason` says why, for the model manager.
 #pragma once
 
 #include <QString>
@@ -13,7 +13,7 @@
 namespace inferdesk::gui {
 
 struct CudaStatus {
-  bool built = false;        // the CUDA backend is part of this build
+  bool built = false;        // the CUDA backend module was found and opened
   bool usable = false;       // built, a GPU is present, and models can be loaded on it
   QString reason;            // why not usable ("" when usable)
   QStringList devices;       // "NVIDIA H200 (139.8 GiB, sm_90)"

@@ -13,7 +13,7 @@ LOG_DIR="${LOG_DIR:-$ROOT/gpu-logs}"
 ARCH="${CUDA_ARCH:-90}"
 PARTS="${*:-tests sanitizer micro bench baseline moe_baseline}"
 mkdir -p "$LOG_DIR"
-export INFERDESK_SOURCE_DIR="$ROOT" INFERDESK_RESOURCES="$ROOT/resources"
+export INFERDESK_SOURCE_DIR="$ROOT"
 SUMMARY="$LOG_DIR/summary.txt"
 : > "$SUMMARY"
 row() { printf '%-58s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
@@ -24,7 +24,7 @@ if [[ -z "${BIN:-}" ]]; then
   BUILD="$ROOT/build-gpu"
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERDESK_WITH_GUI=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCH" > "$LOG_DIR/configure.log" 2>&1 || { row configure FAILED; exit 1; }
-  cmake --build "$BUILD" -j "$(nproc)" --target inferdesk-cli test_gpu_engine test_gpu_attention \
+  cmake --build "$BUILD" -j "$(nproc)" --target inferdesk-cli inferdesk-cuda test_gpu_engine test_gpu_attention \
     test_gpu_kernels test_gpu_sampling test_gpu_moe bench_gpu_attention bench_gpu_kernels bench_gpu_sampling \
     > "$LOG_DIR/build.log" 2>&1 || { row build FAILED; tail -30 "$LOG_DIR/build.log"; exit 1; }
   find_bin() { find "$BUILD" -type f -name "$1" -perm -u+x | head -1; }

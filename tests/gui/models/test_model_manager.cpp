@@ -213,10 +213,9 @@ class TestModelManager : public QObject {
       QVERIFY(!mm.load(id, "cuda", 256, &reason));
       QVERIFY2(reason.contains(cuda.reason), qPrintable(reason));
     }
-#ifndef INFERDESK_HAVE_CUDA
+    // The test binary has no lib/inferdesk beside it: the module is reported as not installed.
     QVERIFY(!cuda.built);
-    QVERIFY(cuda.reason.contains("no CUDA backend"));
-#endif
+    QVERIFY2(cuda.reason.contains("inferdesk-cuda package"), qPrintable(cuda.reason));
   }
 
   void registryReloadsInANewManager() {

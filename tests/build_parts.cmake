@@ -1,0 +1,42 @@
+# ctest's build_parts test: fails, naming the part, when this build lacks a part it should have.
+#   -DBINARY_DIR=<build> -DWITH_GUI=<ON|OFF> -DWITH_CUDA=<ON|OFF> -DCTEST=<ctest>
+set(missing "")
+if(WITH_GUI)
+  if(NOT EXISTS ${BINARY_DIR}/gui/inferdesk)
+    string(APPEND missing "\n  the desktop app (gui/inferdesk)")
+  endif()
+  execute_process(COMMAND ${CTEST} -N -L gui WORKING_DIRECTORY ${BINARY_DIR} OUTPUT_VARIABLE out)
+  string(REGEX MATCH "Total Tests: ([0-9]+)" _ "${out}")
+  if(NOT CMAKE_MATCH_1 OR CMAKE_MATCH_1 EQUAL 0)
+    string(APPEND missing "\n  the gui tests (ctest -L gui lists none)")
+  endif()
+else()
+  message(STATUS "the desktop app was turned off (-DINFERDESK_WITH_GUI=OFF)")
+endif()
+
+# A usable nvcc on this machine (on PATH or in /usr/local/cuda, 12.5 or newer) means the CUDA
+# module must have been built.
+find_program(nvcc nvcc PATHS /usr/local/cuda/bin NO_CACHE)
+set(nvcc_usable OFF)
+if(nvcc)
+  execute_process(COMMAND ${nvcc} --version OUTPUT_VARIABLE out ERROR_QUIET)
+  string(REGEX MATCH "release ([0-9]+\\.[0-9]+)" _ "${out}")
+  if(CMAKE_MATCH_1 AND NOT CMAKE_MATCH_1 VERSION_LESS 12.5)
+    set(nvcc_usable ON)
+  endif()
+endif()
+if(nvcc_usable AND WITH_CUDA)
+  if(NOT EXISTS ${BINARY_DIR}/lib/inferdesk/libinferdesk-cuda.so)
+    string(APPEND missing "\n  the CUDA backend module (lib/inferdesk/libinferdesk-cuda.so; "
+           "nvcc ${CMAKE_MATCH_1} is at ${nvcc})")
+  endif()
+elseif(nvcc_usable)
+  message(STATUS "the CUDA backend was turned off (-DINFERDESK_WITH_CUDA=OFF)")
+else()
+  message(STATUS "no nvcc 12.5+ on this machine: no CUDA backend expected")
+endif()
+
+if(missing)
+  message(FATAL_ERROR "this build is missing parts it should have:${missing}")
+endif()
+message(STATUS "every expected part was built")
