@@ -77,7 +77,9 @@ void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEs
 }
 
 void run_info(const InfoArgs& a) {
-  if (a.context < 0) throw Error(ErrorCode::InvalidArgument, "--context must be >= 1 tokens");
+  if (a.context < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "--context must be a positive number of tokens (leave it out for the model's)");
   const ModelInfo info = inspect_model_folder(a.model);
   const ModelConfig& c = info.config;
   const int64_t context = a.context > 0 ? a.context : info.context_length;
