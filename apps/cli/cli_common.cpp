@@ -1,9 +1,9 @@
 #include "apps/cli/cli_common.h"
 
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 
+#include "apps/cli/load_progress.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cuda_module.h"
 #include "core/util/error.h"
@@ -57,20 +57,12 @@ LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_
                          const BackendChoice& backend, bool progress) {
   if (model_dir.empty() == dummy_shape.empty())
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
-  auto last = std::chrono::steady_clock::now();
-  LoadProgress report = [&](int64_t done, int64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (progress && (now - last > std::chrono::milliseconds(500) || done >= total)) {
-      std::fprintf(stderr, "\rloading weights: %5.1f%%", total > 0 ? 100.0 * done / total : 0.0);
-      last = now;
-    }
-    return true;
-  };
+  LoadProgressPrinter printer(progress);
   LoadedModel m = model_dir.empty()
                       ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
-                                         make_backend(backend), 1, report)
-                      : load_model_folder(model_dir, make_backend(backend), report);
-  if (progress) std::fprintf(stderr, "\n");
+                                         make_backend(backend), 1, printer.callback())
+                      : load_model_folder(model_dir, make_backend(backend), printer.callback());
+  printer.finish();
   return m;
 }
 

@@ -10,8 +10,11 @@
 #include <numeric>
 #include <random>
 
+#include "apps/cli/bench_progress.h"
+#include "apps/cli/bench_table.h"
 #include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/units.h"
 #include "core/util/error.h"
 
 namespace inferdesk::cli {
@@ -132,29 +135,34 @@ nlohmann::json moe_routing(const EngineStats& st, const ModelConfig& c, int64_t 
           {"max_expert_load_over_mean", worst_load}};
 }
 
-void run_bench(const BenchArgs& a) {
-  if (a.batch < 1 || a.input_len < 1 || a.output_len < 1 || a.repeat < 1 || a.num_requests < 0)
-    throw Error(ErrorCode::InvalidArgument, "--batch, --input-len, --output-len, --repeat must be >= 1");
-  LoadedModel model = load_for_cli(a.model, a.dummy, a.backend, !a.json);
-  const std::string name = model.name;
-  const int64_t weight_bytes = model.weight_bytes;
-  EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
-  if (a.kv_cache_mb == 0 && a.backend.name == "cpu") opts.kv_cache_bytes = 2048LL << 20;
-  opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
-  opts.scheduler.max_num_seqs = a.max_num_seqs;
-  opts.enable_prefix_caching = false;  // random prompts never share prefixes; measure compute
-  Engine engine(std::move(model), opts);
-  const int32_t n = a.num_requests > 0 ? a.num_requests : a.batch;
+// One warm-up run, then --repeat timed runs, each with its progress on stderr unless --json.
+std::vector<RunFigures> warm_up_and_run(Engine& engine, const BenchArgs& a, int32_t n) {
+  const bool show = !a.json;
   {
     // Warm-up with the real prompt length and enough requests to meet every decode batch size the
     // timed runs will: GEMM autotuning, the first (eager) step and the capture of each CUDA graph
     // happen here, not in the figures.
     BenchArgs warm = a;
     warm.output_len = 3;
-    run_once(engine, warm, std::min(n, a.max_num_seqs), 999);
+    const int32_t warm_n = std::min(n, a.max_num_seqs);
+    RunProgress progress(engine, "warm-up", int64_t{warm_n} * warm.output_len, show);
+    run_once(engine, warm, warm_n, 999);
+    progress.done("done");
   }
   std::vector<RunFigures> runs;
-  for (int32_t i = 0; i < a.repeat; ++i) runs.push_back(run_once(engine, a, n, 1 + i));
+  for (int32_t i = 0; i < a.repeat; ++i) {
+    RunProgress progress(engine, "timed run " + std::to_string(i + 1) + "/" + std::to_string(a.repeat),
+                         int64_t{n} * a.output_len, show);
+    runs.push_back(run_once(engine, a, n, 1 + i));
+    progress.done(format_duration(runs.back().wall_s) + ", decode " +
+                  format_rate(runs.back().decode_tps) + " tok/s");
+  }
+  return runs;
+}
+
+// The --json object: the medians of the runs, the engine's counters and its memory.
+nlohmann::json report(const Engine& engine, const BenchArgs& a, int32_t n,
+                      const std::vector<RunFigures>& runs, int64_t weight_bytes) {
   auto med = [&](double RunFigures::*field) {
     std::vector<double> v;
     for (const auto& r : runs) v.push_back(r.*field);
@@ -162,7 +170,7 @@ void run_bench(const BenchArgs& a) {
   };
   const EngineStats st = engine.stats();
   nlohmann::json j = {
-      {"model", name}, {"backend", a.backend.name}, {"threads", a.backend.threads},
+      {"model", engine.model().name}, {"backend", a.backend.name}, {"threads", a.backend.threads},
       {"mode", a.num_requests > 0 ? "offline" : "online"}, {"num_requests", n},
       {"batch", n}, {"input_len", a.input_len}, {"output_len", a.output_len},
       {"repeat", a.repeat}, {"weight_bytes", weight_bytes},
@@ -173,20 +181,43 @@ void run_bench(const BenchArgs& a) {
       {"ttft_median_s", med(&RunFigures::ttft_median)}, {"ttft_p99_s", med(&RunFigures::ttft_p99)},
       {"tpot_mean_s", med(&RunFigures::tpot_mean)}, {"tpot_median_s", med(&RunFigures::tpot_median)},
       {"tpot_p99_s", med(&RunFigures::tpot_p99)}, {"wall_s", med(&RunFigures::wall_s)},
-      {"peak_rss_bytes", st.process_peak_rss_bytes},
+      // Host memory is the process's resident set (on the CPU the weights are mmapped pages and
+      // the KV cache is mapped lazily, so the backend's reservations would overstate it).
+      {"host_memory_used_bytes", st.process_rss_bytes},
+      // The kernel syncs its RSS counters lazily, so the peak can read a little below the
+      // current figure; the peak is at least what is resident now.
+      {"peak_rss_bytes", std::max(st.process_peak_rss_bytes, st.process_rss_bytes)},
+      // Device memory only a device backend has; 0 on the CPU.
       {"device_memory_used_bytes", st.memory.device_used},
       {"kv_cache_bytes", st.memory.kv_cache}, {"kv_block_size", a.backend.block_size},
       // Whether decode steps were overlapped (asked for and the backend can chain steps).
       {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
       {"steps", st.steps}, {"overlapped_steps", st.overlapped_steps}};
+  if (st.memory.device_total > 0) j["device_memory_total_bytes"] = st.memory.device_total;
   const int64_t step_tokens = a.num_requests > 0 ? std::min(n, a.max_num_seqs) : n;
   if (nlohmann::json moe = moe_routing(st, engine.model_config(), step_tokens); !moe.is_null())
     j["moe_routing"] = std::move(moe);
-  if (a.json) {
+  return j;
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.batch < 1 || a.input_len < 1 || a.output_len < 1 || a.repeat < 1 || a.num_requests < 0)
+    throw Error(ErrorCode::InvalidArgument, "--batch, --input-len, --output-len, --repeat must be >= 1");
+  LoadedModel model = load_for_cli(a.model, a.dummy, a.backend, !a.json);
+  const int64_t weight_bytes = model.weight_bytes;
+  EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
+  if (a.kv_cache_mb == 0 && a.backend.name == "cpu") opts.kv_cache_bytes = 2048LL << 20;
+  opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
+  opts.scheduler.max_num_seqs = a.max_num_seqs;
+  opts.enable_prefix_caching = false;  // random prompts never share prefixes; measure compute
+  Engine engine(std::move(model), opts);
+  const int32_t n = a.num_requests > 0 ? a.num_requests : a.batch;
+  const std::vector<RunFigures> runs = warm_up_and_run(engine, a, n);
+  const nlohmann::json j = report(engine, a, n, runs, weight_bytes);
+  if (a.json)
     std::cout << j.dump() << std::endl;
-  } else {
-    std::cout << j.dump(2) << std::endl;
-  }
+  else
+    print_bench_table(std::cout, j, engine.model_config());
 }
 
 }  // namespace
@@ -206,7 +237,7 @@ void register_bench(CLI::App& app) {
                 "KV-cache budget in MiB (0: 2048 on the CPU; on CUDA what the memory fraction leaves)");
   c->add_option("--max-batched-tokens", a->max_batched_tokens, "Tokens per step at most");
   c->add_option("--max-num-seqs", a->max_num_seqs, "Running sequences at most");
-  c->add_flag("--json", a->json, "One JSON object on stdout");
+  c->add_flag("--json", a->json, "One JSON object on stdout (default: a table; progress on stderr)");
   c->callback([a] { run_bench(*a); });
 }
 

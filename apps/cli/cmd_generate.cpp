@@ -1,16 +1,17 @@
-// inferdesk-cli generate: one prompt (--prompt-ids) or many (--requests FILE.jsonl) through the
-// engine's continuous batcher. Output format (--json) is relied on by external checks.
+// inferdesk-cli generate: one prompt (--prompt-ids, --prompt) or many (--requests FILE.jsonl)
+// through the engine's continuous batcher. Output format (--json) is relied on by external checks.
+// Everything the user typed (flags, the requests file, the prompt's tokens) is checked before the
+// model loads, so a typo costs no load time.
 #include <cstdio>
-#include <fstream>
+#include <future>
 #include <iostream>
 
 #include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
+#include "apps/cli/reply_summary.h"
+#include "apps/cli/requests_file.h"
 #include "apps/cli/text_prompt.h"
 #include "core/util/error.h"
-#include "core/util/json_guard.h"
-
-#include <future>
 
 namespace inferdesk::cli {
 
@@ -41,9 +42,9 @@ struct GenerateArgs {
 bool given(const CLI::App* cmd, const char* flag) { return cmd->count(flag) > 0; }
 
 // Flags first; where a flag is absent, the model's generation_config.json default (as vLLM does).
-SamplingParams params_from_flags(const GenerateArgs& a, const LoadedModel& m) {
+// `g` null: the flags alone (their defaults where absent), as checked before the model loads.
+SamplingParams params_from_flags(const GenerateArgs& a, const GenerationConfig* g) {
   SamplingParams p;
-  const GenerationConfig* g = m.folder ? &m.folder->generation_config() : nullptr;
   p.temperature = given(a.cmd, "--temperature") || !g || g->temperature < 0
                       ? a.temperature
                       : static_cast<float>(g->temperature);
@@ -63,77 +64,105 @@ SamplingParams params_from_flags(const GenerateArgs& a, const LoadedModel& m) {
   return p;
 }
 
-template <typename T>
-void read_field(const nlohmann::json& j, const char* key, T& out, size_t line) {
-  if (!j.contains(key) || j[key].is_null()) return;
+// The sampling flags alone, before anything is read or loaded: a bad value is reported at once.
+void check_sampling_flags(const GenerateArgs& a) {
   try {
-    out = j[key].get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(ErrorCode::InvalidArgument,
-                "requests line " + std::to_string(line) + ": field '" + key + "' has the wrong type");
+    params_from_flags(a, nullptr).validate();
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string("sampling flags: ") + e.what());
   }
 }
 
-Request request_from_json(const nlohmann::json& j, SamplingParams base, size_t line) {
-  if (!j.is_object() || !j.contains("prompt_ids") || !j["prompt_ids"].is_array())
-    throw Error(ErrorCode::InvalidArgument,
-                "requests line " + std::to_string(line) + ": expected an object with prompt_ids");
-  Request r;
-  r.params = std::move(base);
-  read_field(j, "prompt_ids", r.prompt_ids, line);
-  read_field(j, "max_tokens", r.params.max_tokens, line);
-  read_field(j, "temperature", r.params.temperature, line);
-  read_field(j, "top_p", r.params.top_p, line);
-  read_field(j, "top_k", r.params.top_k, line);
-  read_field(j, "min_p", r.params.min_p, line);
-  read_field(j, "repetition_penalty", r.params.repetition_penalty, line);
-  read_field(j, "presence_penalty", r.params.presence_penalty, line);
-  read_field(j, "frequency_penalty", r.params.frequency_penalty, line);
-  read_field(j, "logprobs", r.params.logprobs, line);
-  read_field(j, "ignore_eos", r.params.ignore_eos, line);
-  read_field(j, "stop_token_ids", r.params.stop_token_ids, line);
-  read_field(j, "stop_ids", r.params.stop_token_ids, line);
-  if (j.contains("seed") && !j["seed"].is_null()) {
-    uint64_t s = 0;
-    read_field(j, "seed", s, line);
-    r.params.seed = s;
+// The run's prompts, tokenized before the model loads: one line for --prompt-ids / --prompt, the
+// file's lines for --requests.
+struct Prompts {
+  std::vector<RequestLine> lines;
+  std::optional<Tokenizer> tok;  // loaded when a prompt is text
+};
+
+Prompts prepare_prompts(const GenerateArgs& a) {
+  Prompts p;
+  if (!a.requests_file.empty()) {
+    p.lines = read_request_lines(a.requests_file, a.model, a.text, p.tok);
+    return p;
   }
-  return r;
+  RequestLine one;
+  if (!a.prompt_ids.empty()) {
+    one.prompt_ids = parse_id_list(a.prompt_ids, "--prompt-ids");
+  } else {
+    p.tok = load_tokenizer_for(a.model);
+    EncodedPrompt enc = encode_prompt(*p.tok, a.model, a.text);
+    if (a.show_prompt) std::fprintf(stderr, "%s\n", enc.rendered.c_str());
+    if (!enc.warning.empty()) std::fprintf(stderr, "warning: %s\n", enc.warning.c_str());
+    one.prompt_ids = std::move(enc.ids);
+    one.from_text = true;
+  }
+  p.lines.push_back(std::move(one));
+  return p;
 }
 
-std::vector<Request> read_requests(const std::string& path, const SamplingParams& base) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::NotFound, "cannot open requests file " + path);
-  std::vector<Request> out;
-  std::string text;
-  size_t line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const nlohmann::json j = parse_untrusted_json(text, path + " line " + std::to_string(line));
-    out.push_back(request_from_json(j, base, line));
-  }
-  return out;
-}
-
-// Text in, text out: stream the reply to stdout as it is generated.
-void stream_text(Engine& engine, Request request, const Tokenizer& tok) {
+// Text in, text out: stream the reply to stdout as it is generated, end it with a newline, then
+// the stats line on stderr (stdout stays exactly the reply and its newline).
+void stream_text(Engine& engine, Request request, const Tokenizer& tok,
+                 const std::vector<int32_t>& eos) {
   IncrementalDecoder decoder(tok, /*skip_special_tokens=*/true);
   std::promise<StreamEvent> done;
+  ReplyFacts facts;
+  bool at_line_start = true;
+  auto write = [&](const std::string& text) {
+    if (text.empty()) return;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    at_line_start = text.back() == '\n';
+  };
+  const SamplingParams params = request.params;
   engine.submit(std::move(request), [&](const StreamEvent& ev) {
-    for (const auto& t : ev.tokens) std::fputs(decoder.push(t.id).c_str(), stdout);
+    for (const auto& t : ev.tokens) {
+      write(decoder.push(t.id));
+      facts.last_token = t.id;
+      ++facts.tokens;
+    }
     std::fflush(stdout);
     if (ev.finished) done.set_value(ev);
   });
   const StreamEvent last = done.get_future().get();
-  std::fputs(decoder.finish().c_str(), stdout);
-  std::fprintf(stdout, "\n");
-  std::fprintf(stderr, "[%s; time to first token %.3f s, %.1f s total]\n",
-               finish_reason_name(last.reason), last.time_to_first_token_s, last.elapsed_s);
-  if (last.reason == FinishReason::Error) {
-    std::fprintf(stderr, "error: %s\n", last.error.c_str());
-    exit_status() = 1;
+  write(decoder.finish());
+  if (!at_line_start) write("\n");
+  std::fflush(stdout);
+  facts.time_to_first_token_s = last.time_to_first_token_s;
+  facts.elapsed_s = last.elapsed_s;
+  facts.reason = last.reason;
+  facts.error = last.error;
+  std::fprintf(stderr, "%s\n", reply_stats_line(facts, params, eos).c_str());
+  if (last.reason == FinishReason::Error) exit_status() = 1;
+}
+
+void print_results(const GenerateArgs& a, const Prompts& prompts,
+                   const std::vector<Request>& requests,
+                   const std::vector<GenerationResult>& results, const std::vector<int32_t>& eos) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    const GenerationResult& r = results[i];
+    const RequestLine& line = prompts.lines[i];
+    const std::string text =
+        line.from_text ? prompts.tok->decode(r.token_ids(), /*skip_special_tokens=*/true) : "";
+    if (a.json) {
+      nlohmann::json j = result_to_json(r, requests[i].params.logprobs);
+      if (line.from_text) {
+        j["text"] = text;
+        j["prompt_tokens"] = line.prompt_ids.size();
+        j["prompt_ids"] = line.prompt_ids;
+      }
+      std::cout << j.dump() << "\n";
+      continue;
+    }
+    ReplyFacts f{static_cast<int64_t>(r.tokens.size()), r.time_to_first_token_s, r.elapsed_s,
+                 r.reason, r.tokens.empty() ? -1 : r.tokens.back().id, r.error};
+    std::cout << "request " << i << ": " << f.tokens << " tokens, stopped: "
+              << stop_reason_words(f, requests[i].params, eos) << "\n  tokens:";
+    for (int32_t t : r.token_ids()) std::cout << " " << t;
+    std::cout << "\n";
+    if (line.from_text) std::cout << "  text: " << nlohmann::json(text).dump() << "\n";
   }
+  std::cout.flush();
 }
 
 void run_generate(GenerateArgs& a) {
@@ -142,61 +171,28 @@ void run_generate(GenerateArgs& a) {
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids, --prompt or --requests");
   if (a.text.chat && a.text.prompt.empty())
     throw Error(ErrorCode::InvalidArgument, "--chat applies the chat template to --prompt");
-  std::optional<Tokenizer> tok;
-  std::vector<int32_t> text_ids;
-  if (!a.text.prompt.empty()) {
-    tok = load_tokenizer_for(a.model);
-    EncodedPrompt enc = encode_prompt(*tok, a.model, a.text);
-    if (a.show_prompt) std::fprintf(stderr, "%s\n", enc.rendered.c_str());
-    if (!enc.warning.empty()) std::fprintf(stderr, "warning: %s\n", enc.warning.c_str());
-    text_ids = std::move(enc.ids);
-  }
+  check_sampling_flags(a);
+  const Prompts prompts = prepare_prompts(a);
+  // Each --requests line's own sampling fields, checked before loading too.
+  for (const RequestLine& line : prompts.lines) make_request(line, params_from_flags(a, nullptr));
   LoadedModel model = load_for_cli(a.model, "", a.backend, !a.json);
-  const SamplingParams base = params_from_flags(a, model);
+  const SamplingParams base =
+      params_from_flags(a, model.folder ? &model.folder->generation_config() : nullptr);
   std::vector<Request> requests;
-  if (!a.prompt_ids.empty())
-    requests.push_back({parse_id_list(a.prompt_ids, "--prompt-ids"), base});
-  else if (tok)
-    requests.push_back({text_ids, base});
-  else
-    requests = read_requests(a.requests_file, base);
-  std::vector<int32_t> logprobs_wanted;
-  for (const auto& r : requests) {
-    r.params.validate();
-    logprobs_wanted.push_back(r.params.logprobs);
-  }
+  for (const RequestLine& line : prompts.lines) requests.push_back(make_request(line, base));
+  const std::vector<int32_t> eos = model.eos_token_ids;
   EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
   opts.scheduler.max_num_seqs = a.max_num_seqs;
   opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
   Engine engine(std::move(model), opts);
-  if (tok && !a.json) {
-    stream_text(engine, std::move(requests[0]), *tok);
+  if (!a.text.prompt.empty() && !a.json) {
+    stream_text(engine, std::move(requests[0]), *prompts.tok, eos);
     return;
   }
-  const std::vector<GenerationResult> results = generate_all(engine, std::move(requests));
-  bool any_error = false;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const auto& r = results[i];
-    any_error |= r.reason == FinishReason::Error;
-    if (a.json) {
-      nlohmann::json j = result_to_json(r, logprobs_wanted[i]);
-      if (tok) {
-        const auto ids = r.token_ids();
-        j["text"] = tok->decode(ids, /*skip_special_tokens=*/true);
-        j["prompt_tokens"] = text_ids.size();
-        j["prompt_ids"] = text_ids;
-      }
-      std::cout << j.dump() << "\n";
-    } else {
-      std::cout << "request " << i << ": " << finish_reason_name(r.reason);
-      if (!r.error.empty()) std::cout << " (" << r.error << ")";
-      std::cout << "\n  tokens:";
-      for (int32_t t : r.token_ids()) std::cout << " " << t;
-      std::cout << "\n";
-    }
-  }
-  std::cout.flush();
-  if (any_error) exit_status() = 1;
+  const std::vector<GenerationResult> results = generate_all(engine, requests);
+  print_results(a, prompts, requests, results, eos);
+  for (const auto& r : results)
+    if (r.reason == FinishReason::Error) exit_status() = 1;
 }
 
 }  // namespace
@@ -207,7 +203,9 @@ void register_generate(CLI::App& app) {
   a->cmd = c;
   c->add_option("--model", a->model, "Hugging Face model folder")->required();
   c->add_option("--prompt-ids", a->prompt_ids, "Prompt token ids, comma-separated");
-  c->add_option("--requests", a->requests_file, "JSONL file: one request object per line");
+  c->add_option("--requests", a->requests_file,
+                "JSONL file: one object per line with \"prompt\" (text), \"messages\" (chat) or "
+                "\"prompt_ids\", and optional sampling fields");
   c->add_option("--prompt", a->text.prompt, "Prompt text (encoded with the model's tokenizer)");
   c->add_flag("--chat", a->text.chat, "Wrap --prompt in the model's chat template as a user turn");
   c->add_option("--system", a->text.system, "System message (with --chat)");
@@ -216,9 +214,12 @@ void register_generate(CLI::App& app) {
   c->add_option("--chat-template-name", a->text.template_name, "A named template (e.g. tool_use)");
   c->add_flag("--show-prompt", a->show_prompt, "Print the rendered prompt to stderr");
   c->add_flag("--parse-special-tokens", a->text.parse_special_tokens,
-              "Treat special-token strings typed in --prompt/--system as control tokens");
+              "Treat special-token strings in --prompt/--system (and in --requests text) as control "
+              "tokens");
   add_backend_options(c, a->backend);
-  c->add_flag("--json", a->json, "Print one JSON object per request");
+  c->add_flag("--json", a->json,
+              "Print one JSON object per request (default for --prompt: the reply as text on stdout, "
+              "a stats line on stderr)");
   c->add_option("--max-tokens", a->max_tokens, "Tokens to generate at most");
   c->add_option("--temperature", a->temperature, "0 = greedy");
   c->add_option("--top-p", a->top_p);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/commands.h"
+#include "apps/cli/units.h"
 #include "core/chat/model_templates.h"
 #include "core/engine/model_info.h"
 #include "core/util/error.h"
@@ -40,7 +41,45 @@ nlohmann::json estimate_json(const MemoryEstimate& m) {
           {"kv_bytes_per_token", m.kv_bytes_per_token}};
 }
 
+// Positions past the trained context are unreliable; the estimate is still printed (a user may
+// plan for a RoPE-scaled run), with a warning on stderr and in the JSON.
+std::string context_warning(int64_t asked, int64_t model_context) {
+  if (model_context <= 0 || asked <= model_context) return "";
+  return "--context " + std::to_string(asked) + " exceeds the model's context length (" +
+         std::to_string(model_context) + " tokens); output past " + std::to_string(model_context) +
+         " tokens is unreliable";
+}
+
+void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEstimate& gpu,
+                int64_t context, bool chat_template, int64_t ram) {
+  const ModelConfig& c = info.config;
+  const std::filesystem::path dir = std::filesystem::absolute(info.dir).lexically_normal();
+  const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
+  std::printf("%s: %s (%s), %s weights, %s parameters", name.c_str(), c.model_type.c_str(),
+              c.architecture.c_str(), info.dtype.c_str(), format_count(info.params_total).c_str());
+  if (c.is_moe()) std::printf(" (%s active per token)", format_count(info.params_active).c_str());
+  std::printf("\n%ld layers, hidden %ld, %ld heads / %ld KV heads of %ld, vocab %ld, context %ld\n",
+              static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
+              static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
+              static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size),
+              static_cast<long>(info.context_length));
+  std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n",
+              format_bytes(info.size_on_disk).c_str(), info.num_shards,
+              info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
+              chat_template ? "yes" : "no");
+  std::printf("memory for %ld tokens of context: CPU %s (KV cache %s), CUDA %s (KV cache %s)\n",
+              static_cast<long>(context), format_bytes(cpu.total).c_str(),
+              format_bytes(cpu.kv_cache).c_str(), format_bytes(gpu.total).c_str(),
+              format_bytes(gpu.kv_cache).c_str());
+  if (ram > 0 && cpu.total > ram)
+    std::printf("does not fit in this machine's %s of RAM at this context; use --context\n",
+                format_bytes(ram).c_str());
+}
+
 void run_info(const InfoArgs& a) {
+  if (a.context < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "--context must be a positive number of tokens (leave it out for the model's)");
   const ModelInfo info = inspect_model_folder(a.model);
   const ModelConfig& c = info.config;
   const int64_t context = a.context > 0 ? a.context : info.context_length;
@@ -49,6 +88,13 @@ void run_info(const InfoArgs& a) {
   const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
   const MemoryEstimate gpu = estimate_memory(c, info.params_total * 2, context, DType::BF16);
   const int64_t ram = physical_memory();
+  const bool chat_template = has_chat_template(a.model);
+  const std::string warning = context_warning(context, info.context_length);
+  if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  if (!a.json) {
+    print_info(info, cpu, gpu, context, chat_template, ram);
+    return;
+  }
   nlohmann::json j = {
       {"model_type", c.model_type}, {"architecture", c.architecture}, {"dtype", info.dtype},
       {"dtype_bytes", info.dtype_bytes}, {"parameters", info.params_total},
@@ -58,31 +104,12 @@ void run_info(const InfoArgs& a) {
       {"experts", c.num_experts}, {"experts_per_token", c.num_experts_per_tok},
       {"context_length", info.context_length}, {"weight_bytes", info.weight_bytes},
       {"size_on_disk", info.size_on_disk}, {"shards", info.num_shards},
-      {"has_tokenizer", info.has_tokenizer}, {"has_chat_template", has_chat_template(a.model)},
+      {"has_tokenizer", info.has_tokenizer}, {"has_chat_template", chat_template},
       {"estimate_context", context}, {"cpu_estimate", estimate_json(cpu)},
       {"cuda_estimate", estimate_json(gpu)}, {"physical_memory_bytes", ram},
-      {"fits_in_ram", ram == 0 || cpu.total <= ram}};
-  if (a.json) {
-    std::cout << j.dump() << std::endl;
-    return;
-  }
-  auto gib = [](int64_t b) { return static_cast<double>(b) / (1 << 30); };
-  std::printf("%s (%s), %s weights, %.2f B parameters", c.model_type.c_str(),
-              c.architecture.c_str(), info.dtype.c_str(), info.params_total / 1e9);
-  if (c.is_moe()) std::printf(" (%.2f B active per token)", info.params_active / 1e9);
-  std::printf("\n%ld layers, hidden %ld, %ld heads / %ld KV heads of %ld, vocab %ld, context %ld\n",
-              static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
-              static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
-              static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size),
-              static_cast<long>(info.context_length));
-  std::printf("on disk %.2f GiB in %d shard(s); tokenizer: %s; chat template: %s\n",
-              gib(info.size_on_disk), info.num_shards, info.has_tokenizer ? "yes" : "no",
-              j["has_chat_template"].get<bool>() ? "yes" : "no");
-  std::printf("memory for %ld tokens of context: CPU %.2f GiB (KV %.2f GiB), CUDA %.2f GiB\n",
-              static_cast<long>(context), gib(cpu.total), gib(cpu.kv_cache), gib(gpu.total));
-  if (ram > 0 && cpu.total > ram)
-    std::printf("does not fit in this machine's %.1f GiB of RAM at this context; use --context\n",
-                gib(ram));
+      {"fits_in_ram", ram == 0 || cpu.total <= ram},
+      {"warnings", warning.empty() ? nlohmann::json::array() : nlohmann::json::array({warning})}};
+  std::cout << j.dump() << std::endl;
 }
 
 }  // namespace
@@ -91,7 +118,7 @@ void register_info(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   CLI::App* c = app.add_subcommand("info", "Describe a model folder and estimate its memory");
   c->add_option("--model", a->model, "Hugging Face model folder")->required();
-  c->add_option("--context", a->context, "Context tokens for the memory estimate (default: model's)");
+  c->add_option("--context", a->context, "Context tokens for the memory estimate (default: the model's; more warns)");
   c->add_flag("--json", a->json, "One JSON object on stdout");
   c->callback([a] { run_info(*a); });
 }

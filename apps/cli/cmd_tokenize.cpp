@@ -52,6 +52,27 @@ void write_ids(const std::vector<int32_t>& ids, std::string& out) {
   out += "]}\n";
 }
 
+// A line's text must be a JSON string ("Hello world", with the quotes); say so in words when the
+// file is plain text or holds other JSON, showing the start of the line.
+std::string jsonl_string(const std::string& line, const std::string& path, size_t lineno) {
+  const std::string where = path + ":" + std::to_string(lineno) + ": ";
+  const std::string shown = line.size() > 40 ? line.substr(0, 40) + "..." : line;
+  const std::string expected =
+      "--input expects JSON lines, one JSON string per line such as \"Hello world\" (with the "
+      "quotes); this line reads: " + shown;
+  check_json_depth(line, where);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error&) {
+    throw Error(ErrorCode::InvalidArgument, where + "this line is not JSON. " + expected);
+  }
+  if (!j.is_string())
+    throw Error(ErrorCode::InvalidArgument,
+                where + "this line is JSON but not a string (it is " + j.type_name() + "). " + expected);
+  return j.get<std::string>();
+}
+
 void run_tokenize_jsonl(const Tokenizer& tok, const TokenizeOptions& o) {
   std::ifstream in(o.input, std::ios::binary);
   if (!in) throw Error(ErrorCode::NotFound, "cannot open --input " + o.input);
@@ -64,16 +85,7 @@ void run_tokenize_jsonl(const Tokenizer& tok, const TokenizeOptions& o) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    nlohmann::json j;
-    check_json_depth(line, o.input + ":" + std::to_string(lineno));
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(ErrorCode::InvalidArgument, o.input + ":" + std::to_string(lineno) + ": invalid JSON: " + e.what());
-    }
-    if (!j.is_string())
-      throw Error(ErrorCode::InvalidArgument, o.input + ":" + std::to_string(lineno) + ": expected a JSON string");
-    write_ids(tok.encode(j.get_ref<const std::string&>(), eo), out);
+    write_ids(tok.encode(jsonl_string(line, o.input, lineno), eo), out);
     if (out.size() > (1 << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();

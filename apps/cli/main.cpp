@@ -3,6 +3,8 @@
 #include <exception>
 
 #include "apps/cli/commands.h"
+#include "apps/cli/usage.h"
+#include "apps/cli/version.h"
 #include "core/util/error.h"
 
 namespace inferdesk::cli {
@@ -15,6 +17,8 @@ int& exit_status() {
 int main(int argc, char** argv) {
   CLI::App app{"InferDesk command line: run, benchmark and inspect local LLMs"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", inferdesk::cli::version_text(),
+                       "Print the version, the commit and the backends of this build");
   inferdesk::cli::register_generate(app);
   inferdesk::cli::register_bench(app);
   inferdesk::cli::register_tokenize(app);
@@ -23,6 +27,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    const bool usage_error = e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success);
+    if (usage_error && inferdesk::cli::explain_missing_command(app))
+      return inferdesk::cli::kUsageExitStatus;
     return app.exit(e);
   } catch (const inferdesk::Error& e) {
     std::fprintf(stderr, "inferdesk-cli: %s: %s\n", inferdesk::to_string(e.code()), e.what());

@@ -9,11 +9,11 @@
 
 namespace inferdesk::cli {
 
-Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir) {
+Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir, const std::string& needed_by) {
   try {
     return Tokenizer::from_dir(model_dir);
   } catch (const Error& e) {
-    throw Error(e.code(), std::string("--prompt needs the model's tokenizer: ") + e.what());
+    throw Error(e.code(), needed_by + " needs the model's tokenizer: " + e.what());
   }
 }
 
@@ -28,30 +28,51 @@ chat::Json chat_messages(const std::string& system, const std::string& user) {
   return messages;
 }
 
-// Renders with sentinels in place of the system and user text, so the user's text can be
-// tokenized with special tokens kept plain (chat::tokenize_with_plain_parts). Empty result when the
-// template transforms the text (e.g. strips it), so splicing would not reproduce the prompt.
+// Renders with a sentinel in place of every message's text, so that text can be tokenized with
+// special tokens kept plain (chat::tokenize_with_plain_parts). Empty result when the template
+// transforms the text (e.g. strips it), so splicing would not reproduce the prompt.
 std::vector<int32_t> splice_plain_text(const Tokenizer& tok, const std::string& rendered,
                                        const std::function<std::string(const chat::Json&)>& render,
-                                       const std::string& system, const std::string& user) {
-  static const std::string kSys = "\x1e\x1fINFERDESK-SYSTEM\x1f\x1e";
-  static const std::string kUser = "\x1e\x1fINFERDESK-USER\x1f\x1e";
-  const std::string skeleton = render(chat_messages(system.empty() ? "" : kSys, kUser));
-  return chat::tokenize_with_plain_parts(tok, rendered, skeleton, {{kSys, system}, {kUser, user}});
+                                       const chat::Json& messages) {
+  chat::Json skeleton = messages;
+  std::vector<chat::PromptPart> parts;
+  for (size_t i = 0; i < skeleton.size(); ++i) {
+    const auto content = skeleton[i].find("content");
+    if (content == skeleton[i].end() || !content->is_string() ||
+        content->get_ref<const std::string&>().empty())
+      continue;
+    std::string marker = "\x1e\x1fINFERDESK-PART-" + std::to_string(i) + "\x1f\x1e";
+    parts.push_back({marker, content->get<std::string>()});
+    *content = std::move(marker);
+  }
+  return chat::tokenize_with_plain_parts(tok, rendered, render(skeleton), parts);
+}
+
+bool any_special_token_text(const Tokenizer& tok, const chat::Json& messages) {
+  for (const auto& m : messages) {
+    const auto it = m.find("content");
+    if (it != m.end() && it->is_string() &&
+        chat::has_special_token_text(tok, it->get_ref<const std::string&>()))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& model_dir,
                             const TextPromptOptions& opts) {
+  if (opts.chat) return encode_messages(tok, model_dir, chat_messages(opts.system, opts.prompt), opts);
   EncodedPrompt out;
-  const bool protect = !opts.parse_special_tokens;
-  if (!opts.chat) {
-    out.rendered = opts.prompt;
-    const bool plain = protect && chat::has_special_token_text(tok, opts.prompt);
-    out.ids = tok.encode(opts.prompt, EncodeOptions{true, plain});
-    return out;
-  }
+  out.rendered = opts.prompt;
+  const bool plain = !opts.parse_special_tokens && chat::has_special_token_text(tok, opts.prompt);
+  out.ids = tok.encode(opts.prompt, EncodeOptions{true, plain});
+  return out;
+}
+
+EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir,
+                              const chat::Json& messages, const TextPromptOptions& opts) {
+  EncodedPrompt out;
   const chat::ModelChatTemplates templates = chat::load_model_chat_templates(model_dir);
   const std::optional<std::string_view> name =
       opts.template_name.empty() ? std::nullopt : std::optional<std::string_view>(opts.template_name);
@@ -63,14 +84,13 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
       throw Error(ErrorCode::InvalidArgument,
                   "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
   }
-  auto render = [&](const chat::Json& messages) {
-    return chat::apply_chat_template(tpl, messages, nullptr, /*add_generation_prompt=*/true,
+  auto render = [&](const chat::Json& m) {
+    return chat::apply_chat_template(tpl, m, nullptr, /*add_generation_prompt=*/true,
                                      templates.bos_token, templates.eos_token, kwargs);
   };
-  out.rendered = render(chat_messages(opts.system, opts.prompt));
-  if (protect && (chat::has_special_token_text(tok, opts.prompt) ||
-                  chat::has_special_token_text(tok, opts.system))) {
-    out.ids = splice_plain_text(tok, out.rendered, render, opts.system, opts.prompt);
+  out.rendered = render(messages);
+  if (!opts.parse_special_tokens && any_special_token_text(tok, messages)) {
+    out.ids = splice_plain_text(tok, out.rendered, render, messages);
     if (!out.ids.empty()) return out;
     out.warning = "the chat template changes the message text, so special-token strings in it "
                   "could not be kept as plain text; they are parsed as control tokens";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/chat/chat_template.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace inferdesk::cli {
@@ -30,8 +31,10 @@ struct EncodedPrompt {
   std::string warning;   // set when user text had to be tokenized in a non-standard way
 };
 
-// Loads the model folder's tokenizer (NotFound with a clear message when it has none).
-Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir);
+// Loads the model folder's tokenizer (NotFound with a clear message, naming what needed it, when
+// it has none).
+Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir,
+                             const std::string& needed_by = "--prompt");
 
 // Plain prompt: HF tok(text) (special tokens added as the tokenizer's post-processor says).
 // Chat: the model's chat template with [system?, user] and add_generation_prompt, then
@@ -41,5 +44,11 @@ Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir);
 // is tokenized with special tokens kept as plain text and spliced between the template's parts.
 EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& model_dir,
                             const TextPromptOptions& opts);
+
+// A whole conversation (a JSON array of {"role", "content"} objects, as in a --requests line)
+// through the model's chat template with add_generation_prompt, tokenized as encode_prompt's chat
+// path does; opts.prompt, .system and .chat are not used.
+EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir,
+                              const chat::Json& messages, const TextPromptOptions& opts);
 
 }  // namespace inferdesk::cli

@@ -90,7 +90,7 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
   m.config = read_config_file(path);
   m.backend = std::move(backend);
   m.weight_bytes = count_parameters(m.config).total * 2;
-  m.weights = make_dummy_weights(seed, m.weight_bytes);
+  m.weights = make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings);
   m.model = load_model(m.config, *m.weights, *m.backend, progress);
   for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);
   m.name = shape;

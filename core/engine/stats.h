@@ -26,7 +26,9 @@ struct EngineStats {
   uint64_t preemptions = 0;
   double last_step_ms = 0;
   // The figures below are refreshed at most every 100 ms while busy, and when the engine idles.
-  MemoryInfo memory;                 // backend's view (device or host buffers)
+  // The backend's buffers; device_* only on device backends (0 on the CPU, whose memory is the
+  // process's: process_rss_bytes).
+  MemoryInfo memory;
   int64_t process_rss_bytes = 0;
   int64_t process_peak_rss_bytes = 0;
   // Routed tokens per (layer, expert), cumulative; empty for dense models.

@@ -64,8 +64,14 @@ class FolderWeights : public WeightSource {
 
 class DummyWeights : public WeightSource {
  public:
-  DummyWeights(uint64_t seed, int64_t total) : seed_(seed), total_(total) {}
-  bool has(const std::string&) const override { return true; }
+  DummyWeights(uint64_t seed, int64_t total, bool tied_embeddings)
+      : seed_(seed), total_(total), tied_(tied_embeddings) {}
+  // Every tensor but a tied shape's lm_head: such a model reuses its embedding, as the published
+  // checkpoint does (a separate head would take memory the real model does not, and load more
+  // bytes than total_bytes counts).
+  bool has(const std::string& name) const override {
+    return !(tied_ && name == "lm_head.weight");
+  }
   Buffer load(Backend& backend, const std::string& name,
               const std::vector<int64_t>& shape) override {
     auto [rows, cols] = as_2d(shape);
@@ -111,6 +117,7 @@ class DummyWeights : public WeightSource {
   }
   uint64_t seed_;
   int64_t total_;
+  bool tied_;
 };
 
 }  // namespace
@@ -119,8 +126,9 @@ std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder) {
   return std::make_unique<FolderWeights>(folder);
 }
 
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint) {
-  return std::make_unique<DummyWeights>(seed, total_bytes_hint);
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint,
+                                                 bool tied_embeddings) {
+  return std::make_unique<DummyWeights>(seed, total_bytes_hint, tied_embeddings);
 }
 
 WeightLoader::WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress)

@@ -38,8 +38,10 @@ class WeightSource {
 // Weights of a model folder; the folder must outlive every model loaded from it.
 std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder);
 
-// Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked.
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint);
+// Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked,
+// except lm_head.weight when the embeddings are tied (the model then reuses the embedding).
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint,
+                                                 bool tied_embeddings);
 
 // What an architecture file uses while loading: a source, a backend and progress reporting.
 class WeightLoader {

@@ -2,7 +2,6 @@
 #include "core/backend/cpu/cpu_backend_impl.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -194,15 +193,14 @@ void CpuBackend::init_kv_cache(const KvCacheShape& s) {
   kv_layer_elems_ = per_layer;
 }
 
+// No device: device_total and device_used stay 0. The buffers live in the process's memory, whose
+// resident size (EngineStats::process_rss_bytes) is what they cost: the weights are mmapped file
+// pages and the KV cache is mapped lazily, so the sums below are reservations, not use.
 MemoryInfo CpuBackend::memory_info() const {
   MemoryInfo m;
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long page = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page > 0) m.device_total = static_cast<int64_t>(pages) * page;
   m.weights = counters_->weights.load();
   m.activations = counters_->activations.load();
   m.kv_cache = kv_ ? kv_layer_elems_ * 2 * kv_shape_.num_layers * 4 : 0;
-  m.device_used = m.weights + m.activations + m.kv_cache;
   return m;
 }
 

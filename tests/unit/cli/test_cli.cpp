@@ -1,36 +1,19 @@
 // The CLI's stable interface: generate (--prompt-ids, --requests), bench, and error exits.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/support/golden.h"
+#include "tests/unit/cli/cli_run.h"
 
 namespace inferdesk {
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(INFERDESK_CLI) + " " + args + " 2>/dev/null";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using test::CliRun;
+using test::run_cli;
 
 std::string join(const std::vector<int32_t>& ids) {
   std::string s;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/model_info.h"
+#include "core/engine/model_loader.h"
 #include "core/io/model_folder.h"
 #include "tests/support/golden.h"
 
@@ -57,6 +58,32 @@ TEST(MemoryEstimate, KvCacheFollowsTheCacheGeometry) {
   EXPECT_EQ(bf16.kv_bytes_per_token, 2 * 16 * 8 * 64 * 2);
   EXPECT_EQ(bf16.kv_cache, bf16.kv_bytes_per_token * 4112);  // whole 16-token blocks
   EXPECT_GT(bf16.activations, 0);
+}
+
+}  // namespace
+}  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+// Dummy weights of a shape hold what the real checkpoint would: a tied shape (the llama fixture)
+// reuses its embedding as lm_head instead of loading a separate random head, so the bytes loaded
+// are exactly the parameter count's and the load's progress ends at its total, never past it.
+TEST(DummyWeights, LoadExactlyTheParametersOfTheShape) {
+  for (const char* name : {"llama", "tiny-chat"}) {
+    const auto config = test::golden_models_dir() / name / "config.json";
+    int64_t last_done = 0, last_total = 0;
+    LoadProgress progress = [&](int64_t done, int64_t total) {
+      EXPECT_LE(done, total) << name;
+      last_done = done;
+      last_total = total;
+      return true;
+    };
+    const LoadedModel m = load_dummy_model(config.string(), {}, make_cpu_backend(1), 1, progress);
+    EXPECT_EQ(m.weight_bytes, count_parameters(m.config).total * 2) << name;
+    EXPECT_EQ(last_total, m.weight_bytes) << name;
+    EXPECT_EQ(last_done, last_total) << name;
+  }
 }
 
 }  // namespace
