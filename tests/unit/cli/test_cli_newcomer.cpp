@@ -53,7 +53,9 @@ TEST(CliVersion, PrintsTheVersionTheCommitAndTheBackends) {
   EXPECT_TRUE(has(lines[1], "backends: cpu (")) << lines[1];
   // The CUDA module's state on this machine: a GPU it runs on, or why not.
   EXPECT_EQ(lines[2].rfind("cuda: ", 0), 0u) << lines[2];
-  if (!has(lines[2], "module ")) EXPECT_TRUE(has(lines[2], "cuda: not available: ")) << lines[2];
+  if (!has(lines[2], "module ")) {
+    EXPECT_TRUE(has(lines[2], "cuda: not available: ")) << lines[2];
+  }
 }
 
 TEST(CliUsage, AMissingOrUnknownCommandListsTheCommandsAndNamesTheDesktopApp) {
