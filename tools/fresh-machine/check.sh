@@ -18,9 +18,10 @@ if [ "${1:-}" = "__enter" ]; then
   mount -t proc proc "$root/proc"
   mount -t sysfs sysfs "$root/sys"
   mount --rbind /dev "$root/dev" # /dev, /dev/pts, /dev/shm, /dev/mqueue
-  if [ "$x11" = 1 ]; then
+  if [ -n "$x11" ]; then # only the socket of this run's Xvfb (X91...), not the host's others
     mkdir -p "$root/tmp/.X11-unix"
-    mount --bind /tmp/.X11-unix "$root/tmp/.X11-unix"
+    : > "$root/tmp/.X11-unix/$x11"
+    mount --bind "/tmp/.X11-unix/$x11" "$root/tmp/.X11-unix/$x11"
   fi
   exec chroot "$root" "$@"
 fi
@@ -38,6 +39,8 @@ commands:
   hide-package PKG      like readme's test command, with PKG made unavailable first: the test command
                         must fail and name PKG (--how pin|files, --expect TEXT)
   clean                 remove root copies left by --keep (never the pristine tarball)
+  window CMD [ARGS]     the Xvfb + window + screenshot part alone, on a host command (no root), e.g.
+                        check.sh window build/gui/inferdesk --data-dir /tmp/x
 
 options:
   --work DIR            cache and root copies (default /work/fresh-cache)
@@ -78,6 +81,7 @@ EXPECT=""
 CMD=""
 ARGS=()
 while [ $# -gt 0 ]; do
+  if [ "$CMD" = window ]; then ARGS+=("$@"); break; fi # the rest is the host command
   case "$1" in
     --work) WORK=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -101,6 +105,7 @@ case "$CMD" in
   root|readme|clean) [ ${#ARGS[@]} -eq 0 ] || { echo "check.sh: $CMD takes no arguments" >&2; exit 2; } ;;
   package) [ ${#ARGS[@]} -ge 1 ] || { echo "check.sh: package needs .deb files" >&2; exit 2; } ;;
   hide-package) [ ${#ARGS[@]} -eq 1 ] || { echo "check.sh: hide-package needs one package name" >&2; exit 2; } ;;
+  window) [ ${#ARGS[@]} -ge 1 ] || { echo "check.sh: window needs a command" >&2; exit 2; } ;;
   "") usage >&2; exit 2 ;;
   *) echo "check.sh: unknown command $CMD" >&2; usage >&2; exit 2 ;;
 esac
@@ -146,11 +151,11 @@ print_summary() {
   local i any_fail=0 f=$OUT/summary.txt
   {
     echo "fresh-machine check: $CMD ${ARGS[*]:-}"
-    echo "  started $STAMP on $(hostname); repo ${REPO:-$HERE} ${SHA:+commit $SHA}"
-    echo "  root: debootstrap $SUITE (default variant, --include=$INCLUDE) from $MIRROR"
-    printf '  %-44s %10s  %-6s %s\n' step time result notes
+    echo "  started $STAMP on $(hostname)${SHA:+; repo $REPO commit $SHA}"
+    [ "$CMD" = window ] || echo "  root: debootstrap $SUITE (default variant, --include=$INCLUDE) from $MIRROR"
+    printf '  %-50s %9s  %-6s %s\n' step time result notes
     for i in "${!S_NAME[@]}"; do
-      printf '  %-44s %10s  %-6s %s\n' "${S_NAME[$i]}" "${S_SECS[$i]}" "${S_RES[$i]}" "${S_INFO[$i]}"
+      printf '  %-50s %9s  %-6s %s\n' "${S_NAME[$i]}" "${S_SECS[$i]}" "${S_RES[$i]}" "${S_INFO[$i]}"
       [ "${S_RES[$i]}" != FAIL ] || any_fail=1
     done
     echo "  logs and screenshots: $OUT"
@@ -219,11 +224,11 @@ trap 'exit 143' TERM
 # environment (what a root shell on the machine would have), stdin from /dev/null, its output
 # timestamped ("[  12s] ...") into LOG; returns SCRIPT's exit status (--bg: starts it, sets BG_PID).
 in_root() {
-  local x11=0 bg=0
-  while :; do case "$1" in --x11) x11=1; shift ;; --bg) bg=1; shift ;; *) break ;; esac; done
+  local x11="" bg=0
+  while :; do case "$1" in --x11) x11=X${DISP#:}; shift ;; --bg) bg=1; shift ;; *) break ;; esac; done
   local logf=$1 script=$2 env=(HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=xterm
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
-  [ $x11 -eq 0 ] || env+=(DISPLAY="$DISP")
+  [ -z "$x11" ] || env+=(DISPLAY="$DISP")
   local cmd=(unshare --mount --propagation private -- "$SELF" __enter "$ROOT" "$x11"
              /usr/bin/nice -n "$NICE" /usr/bin/env -i "${env[@]}" /bin/bash -l -c "$script")
   printf '# in the root (%s): %s\n' "$ROOT" "$script" >> "$logf"
@@ -328,6 +333,9 @@ window_title() { DISPLAY=$DISP xdotool getwindowname "$1" 2>/dev/null || true; }
 close_bg() {
   local rc
   kill_root_procs
+  if kill -0 "$BG_PID" 2>/dev/null; then # `window` (host) mode: its own process group (setsid)
+    kill -TERM -- "-$BG_PID" 2>/dev/null || true
+  fi
   set +e; wait "$BG_PID"; rc=$?; set -e
   BG_PID=""
   return $rc
@@ -475,7 +483,11 @@ cmd_hide_package() {
   local rc=0
   run_test_command "$OUT/test.log" || rc=$?
   kill_root_procs
-  local named; named=$(grep -F -e "$expect" "$OUT/test.log" | grep -v '^# in the root' | head -3 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-140 | paste -sd '|' -)
+  # the lines naming it, error-like ones first ("E: ...", "... not found", CMake errors)
+  local lines named
+  lines=$(grep -F -e "$expect" "$OUT/test.log" | grep -v '^# in the root' | sed 's/^\[ *[0-9]*s\] //' || true)
+  named=$(grep -i -E '^E:|error|not found|missing|could not|unable|required' <<< "$lines" | head -3 | cut -c1-140 | paste -sd '|' - || true)
+  [ -n "$named" ] || named=$(head -3 <<< "$lines" | cut -c1-140 | paste -sd '|' -)
   if [ $rc -ne 0 ] && [ -n "$named" ]; then
     record "test command fails with $pkg hidden" PASS "rc $rc; names '$expect': $named"
   elif [ $rc -ne 0 ]; then
@@ -539,8 +551,9 @@ cmd_package() {
   begin "man page"
   rc=0
   # a Debian install with the standard system utilities has man-db; the bare root may not
+  local mandb=""; [ -x "$ROOT/usr/bin/man" ] || mandb="man-db installed first; "
   in_root "$OUT/man.log" "command -v man >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq man-db >/dev/null; man -w inferdesk-cli && MANPAGER=cat MANWIDTH=80 man inferdesk-cli | head -20" || rc=$?
-  record "man inferdesk-cli" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc; $(grep -v '^#' "$OUT/man.log" | head -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-80)"
+  record "man inferdesk-cli" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "${mandb}rc $rc; $(grep -v '^#' "$OUT/man.log" | grep -v 'debconf: ' | head -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-80)"
 
   begin "inferdesk-cli --help"
   rc=0
@@ -551,7 +564,7 @@ cmd_package() {
   begin "bench"
   rc=0
   in_root "$OUT/bench-cpu.log" "cd / && $bench" || rc=$?
-  record "$(echo "$bench" | cut -c1-44)" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc; $(grep -v '^#' "$OUT/bench-cpu.log" | tail -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-100)"
+  record "inferdesk-cli bench --dummy llama-3.2-1b (cpu)" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc; $(grep -v '^#' "$OUT/bench-cpu.log" | tail -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-100)"
 
   begin "desktop app"
   if [ -x "$ROOT/usr/bin/inferdesk" ]; then
@@ -604,6 +617,25 @@ cmd_package() {
   record "apt-get purge, files gone" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "rc $rc; $OUT/purge.log"
 }
 
+cmd_window() { # the Xvfb + window + screenshot machinery on a host command (no root)
+  start_xvfb
+  begin "window"
+  printf '# on the host: %s\n' "${ARGS[*]}" > "$OUT/window.log"
+  DISPLAY=$DISP setsid "${ARGS[@]}" < /dev/null > >(stamp >> "$OUT/window.log") 2>&1 &
+  BG_PID=$!
+  local wr=0 wid rc=0
+  wid=$(wait_window "$OUT/window.log" screenshot) || wr=$?
+  if [ $wr -eq 0 ]; then
+    record "window up: ${ARGS[*]}" PASS "\"$(window_title "$wid")\" on $DISP; $OUT/screenshot.png"
+    begin "close"
+    close_bg || rc=$?
+    record "close (SIGTERM)" PASS "exit status $rc"
+  else
+    close_bg || rc=$?
+    record "window up: ${ARGS[*]}" FAIL "$([ $wr -eq 1 ] && echo "exited (rc $rc)" || echo timeout); $OUT/window.log"
+  fi
+}
+
 cmd_clean() {
   local d
   for d in "$ROOTS"/*/; do
@@ -616,14 +648,20 @@ cmd_clean() {
 }
 
 log "check.sh $CMD ${ARGS[*]:-} (output: $OUT)"
-if [ "$CMD" != root ] && [ "$CMD" != clean ]; then
+if [ "$CMD" = readme ] || [ "$CMD" = hide-package ]; then
   [ -n "$REPO" ] || REPO=$(git -C "$HERE" rev-parse --show-toplevel)
   REPO=$(readlink -f "$REPO")
 fi
+# one compound command, parsed whole before it runs (an edit of this file during a run cannot
+# change what the rest of the run does)
+main() {
 case "$CMD" in
   root) cmd_root ;;
   readme) cmd_readme ;;
   package) cmd_package ;;
   hide-package) cmd_hide_package ;;
   clean) cmd_clean ;;
+  window) cmd_window ;;
 esac
+}
+main; exit
