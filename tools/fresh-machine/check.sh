@@ -138,6 +138,7 @@ fmt_us() { # microseconds -> "12.3s" or "4m05s" or "1h02m03s"
   else printf '%dh%02dm%02ds' $((s / 3600)) $((s % 3600 / 60)) $((s % 60)); fi
 }
 T0=0
+START_US=$(now_us)
 begin() { T0=$(now_us); log "== $1"; }
 record() { # NAME RESULT INFO  (time since the last begin)
   local us=$(( $(now_us) - T0 ))
@@ -158,6 +159,7 @@ print_summary() {
       printf '  %-50s %9s  %-6s %s\n' "${S_NAME[$i]}" "${S_SECS[$i]}" "${S_RES[$i]}" "${S_INFO[$i]}"
       [ "${S_RES[$i]}" != FAIL ] || any_fail=1
     done
+    echo "  total: $(fmt_us $(( $(now_us) - START_US )))"
     echo "  logs and screenshots: $OUT"
     [ $any_fail -eq 0 ] && echo "  result: PASS" || echo "  result: FAIL"
   } > "$f"
