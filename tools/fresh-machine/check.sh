@@ -13,8 +13,8 @@ HERE=$(dirname "$SELF")
 # mounts below live in that private mount namespace only and vanish with its last process, so no
 # exit path (not even SIGKILL of this script) leaves a mount on the host.
 if [ "${1:-}" = "__enter" ]; then
-  root=$2 x11=$3
-  shift 3
+  root=$2 x11=$3 shared=$4 shared_at=$5
+  shift 5
   mount -t proc proc "$root/proc"
   mount -t sysfs sysfs "$root/sys"
   mount --rbind /dev "$root/dev" # /dev, /dev/pts, /dev/shm, /dev/mqueue
@@ -22,6 +22,11 @@ if [ "${1:-}" = "__enter" ]; then
     mkdir -p "$root/tmp/.X11-unix"
     : > "$root/tmp/.X11-unix/$x11"
     mount --bind "/tmp/.X11-unix/$x11" "$root/tmp/.X11-unix/$x11"
+  fi
+  if [ -n "$shared" ]; then # --shared: the test data beside the clone, read-only
+    mkdir -p "$root$shared_at"
+    mount --bind "$shared" "$root$shared_at"
+    mount -o remount,bind,ro "$root$shared_at"
   fi
   exec chroot "$root" "$@"
 fi
@@ -59,6 +64,9 @@ options:
                         files = install-deps.sh first, then delete PKG's files (dpkg still lists it
                         as installed, so only CMake can notice) and pin it
   --expect TEXT         hide-package: text the failing output must contain (default: PKG)
+  --shared DIR          readme, hide-package: DIR read-only at /home/user/shared, the test data
+                        beside the clone that the README's Tests section mentions (default: none,
+                        as on a fresh machine)
 EOF
 }
 
@@ -77,6 +85,7 @@ WINDOW_NAME='^InferDesk'
 WINDOW_TIMEOUT=7200
 SETTLE=3
 HOW=pin
+SHARED=""
 EXPECT=""
 CMD=""
 ARGS=()
@@ -96,6 +105,7 @@ while [ $# -gt 0 ]; do
     --window-timeout) WINDOW_TIMEOUT=$2; shift 2 ;;
     --how) HOW=$2; shift 2 ;;
     --expect) EXPECT=$2; shift 2 ;;
+    --shared) SHARED=$(readlink -f "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "check.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     *) if [ -z "$CMD" ]; then CMD=$1; else ARGS+=("$1"); fi; shift ;;
@@ -152,7 +162,7 @@ print_summary() {
   local i any_fail=0 f=$OUT/summary.txt
   {
     echo "fresh-machine check: $CMD ${ARGS[*]:-}"
-    echo "  started $STAMP on $(hostname)${SHA:+; repo $REPO commit $SHA}"
+    echo "  started $STAMP on $(hostname)${SHA:+; repo $REPO commit $SHA}${SHARED:+; --shared $SHARED}"
     [ "$CMD" = window ] || echo "  root: debootstrap $SUITE (default variant, --include=$INCLUDE) from $MIRROR"
     printf '  %-50s %9s  %-6s %s\n' step time result notes
     for i in "${!S_NAME[@]}"; do
@@ -217,6 +227,9 @@ cleanup() {
   exit $rc
 }
 mkdir -p "$OUT"
+# the roots are entered through a copy of this script: editing it during a run changes nothing
+ENTER=$OUT/check.sh.used
+cp "$SELF" "$ENTER"
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -231,7 +244,7 @@ in_root() {
   local logf=$1 script=$2 env=(HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=xterm
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
   [ -z "$x11" ] || env+=(DISPLAY="$DISP")
-  local cmd=(unshare --mount --propagation private -- "$SELF" __enter "$ROOT" "$x11"
+  local cmd=(unshare --mount --propagation private -- "$ENTER" __enter "$ROOT" "$x11" "$SHARED" "$(dirname "$CLONE_IN")/shared"
              /usr/bin/nice -n "$NICE" /usr/bin/env -i "${env[@]}" /bin/bash -l -c "$script")
   printf '# in the root (%s): %s\n' "$ROOT" "$script" >> "$logf"
   if [ $bg -eq 1 ]; then
@@ -422,9 +435,9 @@ cmd_readme() {
   begin "what was built"
   in_root "$OUT/built.log" "cd $CLONE_IN && ls -l build/gui/inferdesk build/apps/cli/inferdesk-cli; ctest --test-dir build -N -L gui | tail -1; ctest --test-dir build -N | tail -1" || true
   local gui=no; [ -x "$ROOT$CLONE_IN/build/gui/inferdesk" ] && gui=yes
-  local guitests; guitests=$(grep -E 'Total Tests' "$OUT/built.log" | head -1 | sed 's/^.*Total Tests: //')
-  local alltests; alltests=$(grep -E 'Total Tests' "$OUT/built.log" | tail -1 | sed 's/^.*Total Tests: //')
-  local why; why=$(grep -E 'without the GUI|without the CUDA|nvcc not found' "$OUT/test.log" | head -2 | sed 's/^\[ *[0-9]*s\] -- //' | paste -sd '|' -)
+  local guitests; guitests=$(grep -E 'Total Tests' "$OUT/built.log" | head -1 | sed 's/^.*Total Tests: //' || true)
+  local alltests; alltests=$(grep -E 'Total Tests' "$OUT/built.log" | tail -1 | sed 's/^.*Total Tests: //' || true)
+  local why; why=$(grep -E 'without the GUI|without the CUDA|nvcc not found' "$OUT/test.log" | head -2 | sed 's/^\[ *[0-9]*s\] -- //' | paste -sd '|' - || true)
   record "built: build/gui/inferdesk" "$([ $gui = yes ] && echo PASS || echo FAIL)" "GUI built: $gui; tests: ${alltests:-?}, gui: ${guitests:-?}; cmake: ${why:-}"
 
   # 2. the README's run command, under Xvfb on the host, until the main window is up
@@ -524,8 +537,8 @@ cmd_package() {
   rc=0
   in_root "$L" "cd /root/debs && apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ./$m$extra && dpkg -s inferdesk" || rc=$?
   if [ $rc -ne 0 ]; then record "apt-get install -y ./$m" FAIL "rc $rc; $L"; exit 1; fi
-  local deps; deps=$(grep -E '^\[ *[0-9]+s\] Depends:' "$L" | tail -1 | sed 's/^\[ *[0-9]*s\] Depends: //' | cut -c1-90)
-  local newpk; newpk=$(grep -E 'newly installed' "$L" | tail -1 | sed 's/^\[ *[0-9]*s\] //')
+  local deps; deps=$(grep -E '^\[ *[0-9]+s\] Depends:' "$L" | tail -1 | sed 's/^\[ *[0-9]*s\] Depends: //' | cut -c1-90 || true)
+  local newpk; newpk=$(grep -E 'newly installed' "$L" | tail -1 | sed 's/^\[ *[0-9]*s\] //' || true)
   record "apt-get install -y ./$m" PASS "$newpk; Depends: ${deps:-(none)}"
   in_root "$OUT/package-files.txt" "dpkg -L inferdesk" || true
 
@@ -604,7 +617,7 @@ cmd_package() {
       begin "bench cuda without a driver"
       rc=0
       in_root "$OUT/bench-cuda.log" "cd / && ${bench/--backend cpu/--backend cuda}" || rc=$?
-      local why; why=$(grep -v '^#' "$OUT/bench-cuda.log" | grep -i -E 'cuda|driver|gpu' | tail -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-110)
+      local why; why=$(grep -v '^#' "$OUT/bench-cuda.log" | grep -i -E 'cuda|driver|gpu' | tail -1 | sed 's/^\[ *[0-9]*s\] //' | cut -c1-110 || true)
       if [ $rc -ne 0 ] && [ -n "$why" ]; then
         record "bench --backend cuda says why not" PASS "rc $rc: $why"
       else
