@@ -470,9 +470,6 @@ cmd_hide_package() {
   check_readme_commands
 
   begin "hide $pkg"
-  local pin=$ROOT/etc/apt/preferences.d/99-fresh-check-hide
-  printf 'Explanation: fresh-machine check: %s made unavailable on purpose\nPackage: %s\nPin: version *\nPin-Priority: -1\n' \
-    "$pkg" "$pkg" > "$pin"
   local how_info="apt pin Pin-Priority -1"
   if [ "$HOW" = files ]; then
     # install-deps.sh first (a setup step, not a README command), then PKG's files go while dpkg
@@ -487,6 +484,8 @@ cmd_hide_package() {
     n=$(grep -c '] removed ' "$OUT/hide.log" || true)
     how_info="install-deps.sh, then $n files of $pkg deleted (dpkg still lists it), and the pin"
   fi
+  printf 'Explanation: fresh-machine check: %s made unavailable on purpose\nPackage: %s\nPin: version *\nPin-Priority: -1\n' \
+    "$pkg" "$pkg" > "$ROOT/etc/apt/preferences.d/99-fresh-check-hide"
   in_root "$OUT/hide.log" "apt-get update -qq; apt-cache policy $pkg" || true
   if grep -q 'Candidate: (none)' "$OUT/hide.log"; then
     record "hide $pkg ($HOW)" PASS "$how_info; apt-cache policy: Candidate: (none)"
