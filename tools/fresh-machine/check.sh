@@ -207,6 +207,7 @@ remove_root() {
     log "   NOT removing $ROOT: something is mounted under it"; return 1
   fi
   if [ $KEEP -eq 1 ]; then log "   kept the root: $ROOT (check.sh clean removes it)"; return 0; fi
+  log "   removing the root copy $ROOT"
   rm -rf --one-file-system "$ROOT"
 }
 stop_xvfb() {
@@ -342,6 +343,12 @@ wait_window() {
   import -display "$DISP" -window "$wid" "$OUT/$name-window.png" 2>> "$logf" || true
   echo "$wid"
 }
+said() { # LOG: what a command said last: its run.sh line if any, else its last non-empty line
+  local l
+  l=$(grep -E '^\[ *[0-9]+s\] run\.sh: ' "$1" | tail -1 || true)
+  [ -n "$l" ] || l=$(grep -v -E '^# |^\[ *[0-9]+s\] *$' "$1" | tail -1 || true)
+  echo "${l#*] }" | cut -c1-110
+}
 window_title() { DISPLAY=$DISP xdotool getwindowname "$1" 2>/dev/null || true; }
 
 # close_bg: stops the background command (SIGTERM to everything in the root); its exit status
@@ -455,7 +462,7 @@ cmd_readme() {
   elif [ $wr -eq 1 ]; then
     rc=0; close_bg || rc=$?
     import -display "$DISP" -window root "$OUT/screenshot-no-window.png" 2>/dev/null || true
-    record "run command: $README_RUN_CMD (window up)" FAIL "exited (rc $rc) with no window; last line: $(tail -1 "$OUT/run.log" | cut -c1-110); $OUT/run.log"
+    record "run command: $README_RUN_CMD (window up)" FAIL "exited (rc $rc) with no window: $(said "$OUT/run.log"); $OUT/run.log"
   else
     import -display "$DISP" -window root "$OUT/screenshot-timeout.png" 2>/dev/null || true
     rc=0; close_bg || rc=$?
@@ -595,7 +602,7 @@ cmd_package() {
       rc=0; close_bg || rc=$?
     else
       rc=0; close_bg || rc=$?
-      record "inferdesk (installed) window up" FAIL "rc $rc; last: $(tail -1 "$OUT/gui-run.log" | cut -c1-100)"
+      record "inferdesk (installed) window up" FAIL "rc $rc: $(said "$OUT/gui-run.log")"
     fi
     stop_xvfb
   else
