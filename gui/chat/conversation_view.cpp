@@ -1,9 +1,12 @@
 #include "gui/chat/conversation_view.h"
 
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QScrollBar>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/message_widget.h"
@@ -38,9 +41,15 @@ ConversationView::ConversationView(ConversationModel& model, QWidget* parent)
   placeholder_->setAlignment(Qt::AlignCenter);
   placeholder_->setWordWrap(true);
   placeholder_->setTextFormat(Qt::RichText);
+  placeholder_->setTextInteractionFlags(Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
+  connect(placeholder_, &QLabel::linkActivated, this, &ConversationView::linkActivated);
   layout_->addWidget(placeholder_);
   layout_->addStretch(1);
   setWidget(content_);
+  slices_ = new QTimer(this);
+  slices_->setSingleShot(true);
+  slices_->setInterval(0);
+  connect(slices_, &QTimer::timeout, this, &ConversationView::buildOlderSlice);
 
   connect(&model_, &QAbstractItemModel::modelReset, this, &ConversationView::rebuild);
   connect(&model_, &QAbstractItemModel::rowsInserted, this,
@@ -49,10 +58,18 @@ ConversationView::ConversationView(ConversationModel& model, QWidget* parent)
           [this](const QModelIndex&, int first, int last) { removeRows(first, last); });
   connect(&model_, &QAbstractItemModel::dataChanged, this,
           [this](const QModelIndex& a, const QModelIndex& b) { updateRows(a.row(), b.row()); });
-  // Follow the end while the user has not scrolled away from it.
+  // Follow the end while the user has not scrolled away from it; when older messages appear above
+  // a reader, move by their height so the text under the reader's eyes stays put.
   connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this] { follow_ = atEnd(); });
-  connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this] {
-    if (follow_) verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+  connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
+    QScrollBar* bar = verticalScrollBar();
+    if (follow_) {
+      bar->setValue(max);
+    } else if (growing_above_) {
+      bar->setValue(bar->value() + (max - last_max_));
+      follow_ = false;
+    }
+    last_max_ = max;
   });
   rebuild();
 }
@@ -70,47 +87,83 @@ void ConversationView::scrollToEnd() {
 int ConversationView::messageCount() const { return layout_->count() - 2; }  // placeholder + stretch
 
 MessageWidget* ConversationView::messageAt(int row) const {
-  if (row < 0 || row >= messageCount()) return nullptr;
-  return qobject_cast<MessageWidget*>(layout_->itemAt(row + 1)->widget());
+  const int i = row - first_built_;
+  if (i < 0 || i >= messageCount()) return nullptr;
+  return qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget());
 }
 
 MessageWidget* ConversationView::messageById(std::int64_t id) const {
   for (int i = 0; i < messageCount(); ++i)
-    if (MessageWidget* w = messageAt(i); w && w->messageId() == id) return w;
+    if (auto* w = qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget()); w && w->messageId() == id) return w;
   return nullptr;
 }
 
+MessageWidget* ConversationView::makeWidget() {
+  auto* w = new MessageWidget(content_);
+  connect(w, &MessageWidget::editSubmitted, this, &ConversationView::editSubmitted);
+  connect(w, &MessageWidget::regenerateRequested, this, &ConversationView::regenerateRequested);
+  connect(w, &MessageWidget::siblingRequested, this, &ConversationView::siblingRequested);
+  return w;
+}
+
 void ConversationView::rebuild() {
-  while (messageCount() > 0) {
-    discard(layout_->takeAt(1));
+  slices_->stop();
+  growing_above_ = false;
+  while (messageCount() > 0) discard(layout_->takeAt(1));
+  const int rows = model_.rowCount();
+  first_built_ = std::max(0, rows - kInitialRows);
+  for (int row = first_built_; row < rows; ++row) {
+    layout_->insertWidget(row - first_built_ + 1, makeWidget());
+    updateRow(row);
   }
-  if (model_.rowCount() > 0) insertRows(0, model_.rowCount() - 1);
   updatePlaceholder();
   follow_ = true;
-  QTimer::singleShot(0, this, [this] { scrollToEnd(); });
+  if (first_built_ > 0) slices_->start();
+  QTimer::singleShot(0, this, [this] {
+    if (follow_) scrollToEnd();
+  });
+}
+
+void ConversationView::buildOlderSlice() {
+  QElapsedTimer budget;
+  budget.start();
+  // Newest first, just above what is built; at least one per slice.
+  growing_above_ = true;
+  while (first_built_ > 0 && (budget.elapsed() < kSliceMs)) {
+    --first_built_;
+    layout_->insertWidget(1, makeWidget());
+    updateRow(first_built_);
+  }
+  if (first_built_ > 0) {
+    slices_->start();
+  } else {  // the last slice's layout is done within a few turns of the event loop
+    QTimer::singleShot(100, this, [this] { growing_above_ = first_built_ > 0; });
+  }
 }
 
 void ConversationView::insertRows(int first, int last) {
+  if (first < first_built_) {  // a change among rows not built yet: start over
+    rebuild();
+    return;
+  }
   for (int row = first; row <= last; ++row) {
-    auto* w = new MessageWidget(content_);
-    connect(w, &MessageWidget::editSubmitted, this, &ConversationView::editSubmitted);
-    connect(w, &MessageWidget::regenerateRequested, this, &ConversationView::regenerateRequested);
-    connect(w, &MessageWidget::siblingRequested, this, &ConversationView::siblingRequested);
-    layout_->insertWidget(row + 1, w);
+    layout_->insertWidget(row - first_built_ + 1, makeWidget());
     updateRow(row);
   }
   updatePlaceholder();
 }
 
 void ConversationView::removeRows(int first, int last) {
-  for (int row = last; row >= first; --row) {
-    discard(layout_->takeAt(row + 1));
+  if (first < first_built_) {
+    rebuild();
+    return;
   }
+  for (int row = last; row >= first; --row) discard(layout_->takeAt(row - first_built_ + 1));
   updatePlaceholder();
 }
 
 void ConversationView::updateRows(int first, int last) {
-  for (int row = first; row <= last; ++row) updateRow(row);
+  for (int row = std::max(first, first_built_); row <= last; ++row) updateRow(row);
 }
 
 void ConversationView::updateRow(int row) {
@@ -124,7 +177,8 @@ void ConversationView::updateRow(int row) {
 
 void ConversationView::setBusy(bool busy) {
   busy_ = busy;
-  for (int i = 0; i < messageCount(); ++i) messageAt(i)->setBusy(busy);
+  for (int i = 0; i < messageCount(); ++i)
+    if (auto* w = qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget())) w->setBusy(busy);
 }
 
 void ConversationView::setPlaceholder(const QString& text) {
@@ -132,8 +186,12 @@ void ConversationView::setPlaceholder(const QString& text) {
   updatePlaceholder();
 }
 
+QString ConversationView::placeholderText() const { return placeholder_->text(); }
+
+bool ConversationView::placeholderVisible() const { return !placeholder_->isHidden(); }
+
 void ConversationView::updatePlaceholder() {
-  placeholder_->setVisible(messageCount() == 0 && !placeholder_->text().isEmpty());
+  placeholder_->setVisible(model_.rowCount() == 0 && !placeholder_->text().isEmpty());
 }
 
 }  // namespace inferdesk::gui

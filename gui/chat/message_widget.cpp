@@ -6,14 +6,18 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "gui/app/theme.h"
 #include "gui/chat/markdown_view.h"
 
 namespace inferdesk::gui {
 
 namespace {
+
+constexpr int kCopiedMs = 1500;
 
 QColor mix(const QColor& a, const QColor& b, double t) {
   return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
@@ -87,21 +91,19 @@ void MessageWidget::buildUi() {
   edit_box_->hide();
   outer->addWidget(edit_box_);
 
-  context_note_ = new QLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
+  context_note_ = new DimLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
   context_note_->setWordWrap(true);
   context_note_->hide();
   outer->addWidget(context_note_);
 
-  stats_ = new QLabel(this);
+  stats_ = new DimLabel(QString(), this);
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  stats_->setWordWrap(true);  // a long error message wraps instead of widening the page
   outer->addWidget(stats_);
-  QPalette dim = stats_->palette();
-  dim.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
-  stats_->setPalette(dim);
-  context_note_->setPalette(dim);
 
   connect(copy_, &QPushButton::clicked, this, [this] {
     QApplication::clipboard()->setText(content_);
+    showCopied();
     emit copied(id_);
   });
   connect(edit_, &QPushButton::clicked, this, &MessageWidget::startEditing);
@@ -122,14 +124,7 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
   const QString role = store::to_string(m.role);
   if (role != role_) {
     role_ = role;
-    const QPalette pal = palette();
-    const QColor base = pal.color(QPalette::Base);
-    const QColor bg = role == "user" ? mix(base, pal.color(QPalette::Highlight), 0.10) : base;
-    const QColor border = mix(base, pal.color(QPalette::Text), 0.15);
-    setObjectName(role == "user" ? "userMessage" : "assistantMessage");
-    setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }"
-                          "QPushButton { padding: 2px 8px; min-width: 0px; }")
-                      .arg(objectName(), bg.name(), border.name()));
+    applyRoleStyle();
     author_->setText(role == "user" ? "You" : role == "assistant" ? "Assistant" : "System");
   }
   id_ = m.id;
@@ -141,6 +136,8 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
 
   if (status_ == "streaming" && content_.isEmpty())
     body_->setMarkdownText("*\u2026*");
+  else if (role_ == "user")  // typed text: Shift+Enter line breaks are meant
+    body_->setMarkdownText(preserveLineBreaks(content_));
   else
     body_->setMarkdownText(content_, /*coalesce=*/status_ == "streaming");
   const QString position = QString("%1/%2").arg(sibling_index_ + 1).arg(sibling_count_);
@@ -156,17 +153,57 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
       stats = status_;
     if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
       stats += " \u00b7 stopped";
+    if (status_ == "error" && !stats.contains("error"))
+      stats += stats.isEmpty() ? "error" : " \u00b7 error";
   }
   if (stats_->text() != stats) stats_->setText(stats);
   stats_->setVisible(!stats.isEmpty());
   context_note_->setVisible(!inContext);
   if (inContext != in_context_) {  // palette changes repaint the whole body: only when needed
     in_context_ = inContext;
-    QPalette body_pal = body_->palette();
-    body_pal.setColor(QPalette::Text, palette().color(inContext ? QPalette::Text : QPalette::PlaceholderText));
-    body_->setPalette(body_pal);
+    if (inContext) {
+      body_->setPalette(QPalette());  // inherit again, so theme changes reach it
+    } else {
+      QPalette body_pal = body_->palette();
+      body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
+      body_->setPalette(body_pal);
+    }
   }
   updateButtons();
+}
+
+void MessageWidget::applyRoleStyle() {
+  const QPalette pal = palette();
+  const QColor base = pal.color(QPalette::Base);
+  const QColor bg = role_ == "user" ? mix(base, pal.color(QPalette::Highlight), 0.12) : base;
+  const QColor border = mix(base, pal.color(QPalette::Text), 0.18);
+  setObjectName(role_ == "user" ? "userMessage" : "assistantMessage");
+  setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }"
+                        "QPushButton { padding: 2px 8px; min-width: 0px; }")
+                    .arg(objectName(), bg.name(), border.name()));
+}
+
+void MessageWidget::changeEvent(QEvent* event) {
+  QFrame::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange && !role_.isEmpty() && !restyling_) {
+    restyling_ = true;  // setStyleSheet below sends another PaletteChange
+    applyRoleStyle();
+    if (!in_context_) {  // the greyed body keeps an explicit colour: take it from the new palette
+      QPalette body_pal = body_->palette();
+      body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
+      body_->setPalette(body_pal);
+    }
+    restyling_ = false;
+  }
+}
+
+void MessageWidget::showCopied() {
+  copy_->setText("Copied \u2713");
+  copy_->setToolTip("The message's text is on the clipboard");
+  QTimer::singleShot(kCopiedMs, this, [this] {
+    copy_->setText("Copy");
+    copy_->setToolTip("Copy the message's text");
+  });
 }
 
 void MessageWidget::setBusy(bool busy) {

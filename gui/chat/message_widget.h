@@ -1,7 +1,8 @@
 // One message of the conversation view: who wrote it, "‹ 2/3 ›" when it has siblings, actions
-// (copy; edit for the user's messages, which opens an inline editor; regenerate for replies), the
-// markdown body, and under a reply its statistics (tokens, tokens/s, time to first token, finish
-// reason) or that it is still being written. The widget only shows and asks: the conversation
+// (copy, which says "Copied" for a moment; edit for the user's messages, which opens an inline
+// editor; regenerate for replies), the markdown body (the user's own line breaks kept), and under
+// a reply its statistics (tokens, tokens/s, time to first token, finish reason) or that it is
+// still being written; a reply that ended in an error says so. The widget only shows and asks: the conversation
 // view connects its signals to the chat session.
 #pragma once
 
@@ -56,9 +57,14 @@ class MessageWidget : public QFrame {
   void startEditing();
   void cancelEditing();
 
+ protected:
+  void changeEvent(QEvent* event) override;  // a new palette: frame colours follow it
+
  private:
   void buildUi();
   void updateButtons();
+  void applyRoleStyle();
+  void showCopied();
 
   std::int64_t id_ = 0;
   QString role_;
@@ -69,6 +75,7 @@ class MessageWidget : public QFrame {
   bool busy_ = false;
   bool editing_ = false;
   bool in_context_ = true;
+  bool restyling_ = false;
 
   QLabel* author_ = nullptr;
   QToolButton* prev_ = nullptr;
