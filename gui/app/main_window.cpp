@@ -10,7 +10,9 @@
 #include <QMessageBox>
 #include <QScreen>
 #include <QStackedWidget>
+#include <QPainter>
 #include <QStatusBar>
+#include <QStyledItemDelegate>
 
 #include <exception>
 
@@ -35,6 +37,27 @@ namespace {
 
 constexpr int kMessageMs = 15000;
 constexpr const char* kGeometryKey = "window/geometry";
+
+// Sidebar rows: 38 px high, the name 14 px in, the selection across the whole row.
+class SidebarDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    return {QStyledItemDelegate::sizeHint(option, index).width() + 14, 38};
+  }
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    const QWidget* w = opt.widget;
+    QStyle* style = w ? w->style() : QApplication::style();
+    style->drawPrimitive(QStyle::PE_PanelItemViewItem, &opt, painter, w);
+    painter->save();
+    painter->setFont(opt.font);
+    painter->setPen(opt.palette.color(opt.state & QStyle::State_Selected ? QPalette::HighlightedText : QPalette::Text));
+    painter->drawText(opt.rect.adjusted(14, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, opt.text);
+    painter->restore();
+  }
+};
 
 QWidget* make_chat_page(AppContext& ctx) {
 #ifdef INFERDESK_HAVE_CHAT_PAGE
@@ -65,10 +88,10 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   sidebar_->setObjectName("sidebar");
   sidebar_->setFixedWidth(130);
   sidebar_->setFrameShape(QFrame::NoFrame);
-  sidebar_->setStyleSheet(
-      "QListWidget#sidebar { background: palette(window); padding-top: 8px; }"
-      "QListWidget#sidebar::item { height: 38px; padding-left: 14px; border: none; }"
-      "QListWidget#sidebar::item:selected { background: palette(highlight); color: palette(highlighted-text); }");
+  // No style sheet: it would freeze the sidebar's palette, and a theme switch would not reach it.
+  sidebar_->viewport()->setBackgroundRole(QPalette::Window);
+  sidebar_->setSpacing(0);
+  sidebar_->setItemDelegate(new SidebarDelegate(sidebar_));
   QFont item_font = sidebar_->font();
   item_font.setPointSizeF(item_font.pointSizeF() * 1.15);
   for (const QString& name : {tr("Chat"), tr("Models"), tr("Performance")})

@@ -124,7 +124,7 @@ QWidget* ChatPage::buildListPanel() {
   list_view_->setUniformItemSizes(true);
   list_view_->setTextElideMode(Qt::ElideRight);  // long titles end in "…"; the tooltip has them whole
   list_view_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  list_view_->setMinimumWidth(150);
+  list_view_->setMinimumWidth(140);
   v->addWidget(list_view_, 1);
   auto* row = new QHBoxLayout();
   rename_ = new QPushButton("Rename", panel);
@@ -139,7 +139,7 @@ QWidget* ChatPage::buildListPanel() {
 
 QWidget* ChatPage::buildConversationPanel() {
   auto* panel = new QWidget(this);
-  panel->setMinimumWidth(300);
+  panel->setMinimumWidth(260);
   auto* v = new QVBoxLayout(panel);
   v->setContentsMargins(4, 8, 4, 8);
   auto* header = new QHBoxLayout();
@@ -237,7 +237,8 @@ QWidget* ChatPage::buildSettingsPanel() {
   v->addWidget(new DimLabel("Saved with this chat.", panel));
   v->addStretch(1);
   scroll->setWidget(panel);
-  scroll->setMinimumWidth(std::clamp(panel->minimumSizeHint().width() + 16, 220, 300));
+  // Modest, so the three columns fit a small screen; the form wraps below this.
+  scroll->setMinimumWidth(std::clamp(panel->minimumSizeHint().width() + 16, 200, 240));
   return scroll;
 }
 
@@ -579,8 +580,14 @@ void ChatPage::clearNotice() {
 
 void ChatPage::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange && notice_ && !notice_->isHidden())
-    notice_->setStyleSheet(bannerStyleSheet(palette(), notice_->objectName(), notice_error_));
+  if (event->type() != QEvent::PaletteChange || !notice_) return;
+  if (!notice_->isHidden()) notice_->setStyleSheet(bannerStyleSheet(palette(), notice_->objectName(), notice_error_));
+  // Rich text keeps the link colour of the palette it was laid out in: lay it out again.
+  for (QLabel* label : {notice_, load_link_}) {
+    const QString text = label->text();
+    label->clear();
+    label->setText(text);
+  }
 }
 
 void ChatPage::updateModelLabel() {

@@ -1,6 +1,7 @@
 #include "gui/chat/conversation_view.h"
 
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QLabel>
 #include <QScrollBar>
 #include <QTimer>
@@ -187,6 +188,14 @@ void ConversationView::setPlaceholder(const QString& text) {
 }
 
 QString ConversationView::placeholderText() const { return placeholder_->text(); }
+
+void ConversationView::changeEvent(QEvent* event) {
+  QScrollArea::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange || !placeholder_) return;
+  const QString text = placeholder_->text();  // rich text keeps the link colour it was laid out with
+  placeholder_->clear();
+  placeholder_->setText(text);
+}
 
 bool ConversationView::placeholderVisible() const { return !placeholder_->isHidden(); }
 

@@ -50,6 +50,9 @@ class ConversationView : public QScrollArea {
   void siblingRequested(std::int64_t messageId, int delta);
   void linkActivated(const QString& link);
 
+ protected:
+  void changeEvent(QEvent* event) override;  // the placeholder's link follows the palette
+
  private:
   void rebuild();
   void buildOlderSlice();

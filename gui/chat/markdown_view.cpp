@@ -50,8 +50,8 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setTextInteractionFlags(Qt::TextBrowserInteraction);
+  // Transparent over the message frame, without a style sheet (one would freeze the palette).
   viewport()->setAutoFillBackground(false);
-  setStyleSheet("QTextBrowser { background: transparent; }");
   document()->setDocumentMargin(2);
   connect(document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged, this,
           [this] { fitHeight(); });

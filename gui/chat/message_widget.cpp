@@ -4,6 +4,7 @@
 #include <QClipboard>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTimer>
@@ -25,9 +26,12 @@ QColor mix(const QColor& a, const QColor& b, double t) {
                           static_cast<float>(a.blueF() * (1 - t) + b.blueF() * t));
 }
 
-QPushButton* flat_button(const QString& text, const QString& tip, QWidget* parent) {
-  auto* b = new QPushButton(text, parent);
-  b->setFlat(true);
+// Compact flat buttons without a style sheet (one would freeze this widget's palette).
+QToolButton* flat_button(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QToolButton(parent);
+  b->setText(text);
+  b->setAutoRaise(true);
+  b->setToolButtonStyle(Qt::ToolButtonTextOnly);
   b->setToolTip(tip);
   b->setCursor(Qt::PointingHandCursor);
   return b;
@@ -101,12 +105,12 @@ void MessageWidget::buildUi() {
   stats_->setWordWrap(true);  // a long error message wraps instead of widening the page
   outer->addWidget(stats_);
 
-  connect(copy_, &QPushButton::clicked, this, [this] {
+  connect(copy_, &QToolButton::clicked, this, [this] {
     QApplication::clipboard()->setText(content_);
     showCopied();
     emit copied(id_);
   });
-  connect(edit_, &QPushButton::clicked, this, &MessageWidget::startEditing);
+  connect(edit_, &QToolButton::clicked, this, &MessageWidget::startEditing);
   connect(edit_cancel_, &QPushButton::clicked, this, &MessageWidget::cancelEditing);
   connect(edit_send_, &QPushButton::clicked, this, [this] {
     const QString text = editor_->toPlainText();
@@ -114,7 +118,7 @@ void MessageWidget::buildUi() {
     cancelEditing();
     emit editSubmitted(id_, text);
   });
-  connect(regenerate_, &QPushButton::clicked, this, [this] { emit regenerateRequested(id_); });
+  connect(regenerate_, &QToolButton::clicked, this, [this] { emit regenerateRequested(id_); });
   connect(prev_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, -1); });
   connect(next_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, +1); });
 }
@@ -173,27 +177,35 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
 }
 
 void MessageWidget::applyRoleStyle() {
-  const QPalette pal = palette();
-  const QColor base = pal.color(QPalette::Base);
-  const QColor bg = role_ == "user" ? mix(base, pal.color(QPalette::Highlight), 0.12) : base;
-  const QColor border = mix(base, pal.color(QPalette::Text), 0.18);
   setObjectName(role_ == "user" ? "userMessage" : "assistantMessage");
-  setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }"
-                        "QPushButton { padding: 2px 8px; min-width: 0px; }")
-                    .arg(objectName(), bg.name(), border.name()));
+  // Painted in paintEvent from the current palette: a style sheet would freeze the palette of
+  // this frame and its children, and a theme switch would no longer reach them.
+  update();
+}
+
+QColor MessageWidget::backgroundColor() const {
+  const QPalette pal = parentWidget() ? parentWidget()->palette() : palette();
+  const QColor base = pal.color(QPalette::Base);
+  return role_ == "user" ? mix(base, pal.color(QPalette::Highlight), 0.12) : base;
+}
+
+void MessageWidget::paintEvent(QPaintEvent* event) {
+  const QPalette pal = parentWidget() ? parentWidget()->palette() : palette();
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(QPen(mix(pal.color(QPalette::Base), pal.color(QPalette::Text), 0.18), 1));
+  p.setBrush(backgroundColor());
+  p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 8, 8);
+  QFrame::paintEvent(event);
 }
 
 void MessageWidget::changeEvent(QEvent* event) {
   QFrame::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange && !role_.isEmpty() && !restyling_) {
-    restyling_ = true;  // setStyleSheet below sends another PaletteChange
-    applyRoleStyle();
-    if (!in_context_) {  // the greyed body keeps an explicit colour: take it from the new palette
-      QPalette body_pal = body_->palette();
-      body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
-      body_->setPalette(body_pal);
-    }
-    restyling_ = false;
+  if (event->type() == QEvent::PaletteChange && !in_context_) {
+    // The greyed body keeps an explicit colour: take it from the new palette.
+    QPalette body_pal = body_->palette();
+    body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
+    body_->setPalette(body_pal);
   }
 }
 

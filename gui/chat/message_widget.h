@@ -36,9 +36,9 @@ class MessageWidget : public QFrame {
   bool isEditing() const { return editing_; }
 
   // For tests: the parts a user clicks.
-  QPushButton* copyButton() const { return copy_; }
-  QPushButton* editButton() const { return edit_; }
-  QPushButton* regenerateButton() const { return regenerate_; }
+  QToolButton* copyButton() const { return copy_; }
+  QToolButton* editButton() const { return edit_; }
+  QToolButton* regenerateButton() const { return regenerate_; }
   QToolButton* previousButton() const { return prev_; }
   QToolButton* nextButton() const { return next_; }
   QLabel* siblingLabel() const { return sibling_label_; }
@@ -58,8 +58,14 @@ class MessageWidget : public QFrame {
   void cancelEditing();
 
  protected:
-  void changeEvent(QEvent* event) override;  // a new palette: frame colours follow it
+  void changeEvent(QEvent* event) override;  // a new palette: the greyed body follows it
+  void paintEvent(QPaintEvent* event) override;  // the rounded frame, in the current palette
 
+ public:
+  // The frame's fill (for tests): the surroundings' base, tinted for the user's messages.
+  QColor backgroundColor() const;
+
+ private:
  private:
   void buildUi();
   void updateButtons();
@@ -75,15 +81,14 @@ class MessageWidget : public QFrame {
   bool busy_ = false;
   bool editing_ = false;
   bool in_context_ = true;
-  bool restyling_ = false;
 
   QLabel* author_ = nullptr;
   QToolButton* prev_ = nullptr;
   QLabel* sibling_label_ = nullptr;
   QToolButton* next_ = nullptr;
-  QPushButton* copy_ = nullptr;
-  QPushButton* edit_ = nullptr;
-  QPushButton* regenerate_ = nullptr;
+  QToolButton* copy_ = nullptr;
+  QToolButton* edit_ = nullptr;
+  QToolButton* regenerate_ = nullptr;
   MarkdownBody* body_ = nullptr;
   QLabel* context_note_ = nullptr;
   QLabel* stats_ = nullptr;

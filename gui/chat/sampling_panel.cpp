@@ -82,12 +82,14 @@ void SamplingPanel::buildUi() {
   save_->setToolTip("Save these values as a named preset");
   delete_ = new QPushButton("Delete", this);
   delete_->setToolTip("Delete the selected preset (asks first; built-in presets cannot be deleted)");
-  preset_row->addWidget(presets_, 1);
-  preset_row->addWidget(save_);
-  preset_row->addWidget(delete_);
+  // The buttons under the list: a narrow side column stays readable.
+  outer->addWidget(presets_);
+  preset_row->addWidget(save_, 1);
+  preset_row->addWidget(delete_, 1);
   outer->addLayout(preset_row);
 
   auto* form = new QFormLayout();
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a narrow column: labels above their fields
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   temperature_ = double_box(0.0, 5.0, 0.05, 2, this);
   temperature_->setToolTip("0 picks the most likely token every time (greedy)");

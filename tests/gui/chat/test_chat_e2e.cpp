@@ -35,6 +35,7 @@
 #include "gui/app/app_paths.h"
 #include "gui/app/app_session.h"
 #include "gui/app/main_window.h"
+#include "gui/app/elided_label.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_page.h"
 #include "gui/chat/chat_session.h"
