@@ -1,5 +1,6 @@
 #include "gui/chat/conversation_view.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEvent>
 #include <QLabel>
@@ -61,7 +62,10 @@ ConversationView::ConversationView(ConversationModel& model, QWidget* parent)
           [this](const QModelIndex& a, const QModelIndex& b) { updateRows(a.row(), b.row()); });
   // Follow the end while the user has not scrolled away from it; when older messages appear above
   // a reader, move by their height so the text under the reader's eyes stays put.
-  connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this] { follow_ = atEnd(); });
+  connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this] {
+    follow_ = atEnd();
+    maybeBuildOlder();
+  });
   connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this](int, int max) {
     QScrollBar* bar = verticalScrollBar();
     if (follow_) {
@@ -71,6 +75,7 @@ ConversationView::ConversationView(ConversationModel& model, QWidget* parent)
       follow_ = false;
     }
     last_max_ = max;
+    maybeBuildOlder();  // the rows built so far may not reach a screen above the view yet
   });
   rebuild();
 }
@@ -85,22 +90,48 @@ void ConversationView::scrollToEnd() {
   verticalScrollBar()->setValue(verticalScrollBar()->maximum());
 }
 
-int ConversationView::messageCount() const { return layout_->count() - 2; }  // placeholder + stretch
+int ConversationView::messageCount() const { return static_cast<int>(widgets_.size()); }
 
 MessageWidget* ConversationView::messageAt(int row) const {
   const int i = row - first_built_;
-  if (i < 0 || i >= messageCount()) return nullptr;
-  return qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget());
+  return i >= 0 && i < messageCount() ? widgets_[i] : nullptr;
 }
 
 MessageWidget* ConversationView::messageById(std::int64_t id) const {
-  for (int i = 0; i < messageCount(); ++i)
-    if (auto* w = qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget()); w && w->messageId() == id) return w;
+  for (MessageWidget* w : widgets_)
+    if (w->messageId() == id) return w;
   return nullptr;
 }
 
-MessageWidget* ConversationView::makeWidget() {
-  auto* w = new MessageWidget(content_);
+QWidget* ConversationView::newChunk(int layoutIndex) {
+  auto* chunk = new QWidget(content_);
+  auto* v = new QVBoxLayout(chunk);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->setSpacing(layout_->spacing());
+  layout_->insertWidget(layoutIndex, chunk);
+  return chunk;
+}
+
+void ConversationView::placeWidget(int row) {
+  const int i = row - first_built_;
+  // After the widget of the row before, in its chunk; the first row goes first in the first chunk.
+  QWidget* chunk = nullptr;
+  int at = 0;
+  if (i > 0) {
+    MessageWidget* before = widgets_[i - 1];
+    chunk = before->parentWidget();
+    at = static_cast<QVBoxLayout*>(chunk->layout())->indexOf(before) + 1;
+  } else {
+    chunk = layout_->count() > 2 ? layout_->itemAt(1)->widget() : newChunk(1);
+  }
+  MessageWidget* w = makeWidget(chunk);
+  static_cast<QVBoxLayout*>(chunk->layout())->insertWidget(at, w);
+  widgets_.insert(i, w);
+  updateRow(row);
+}
+
+MessageWidget* ConversationView::makeWidget(QWidget* parent) {
+  auto* w = new MessageWidget(parent);
   connect(w, &MessageWidget::editSubmitted, this, &ConversationView::editSubmitted);
   connect(w, &MessageWidget::regenerateRequested, this, &ConversationView::regenerateRequested);
   connect(w, &MessageWidget::siblingRequested, this, &ConversationView::siblingRequested);
@@ -110,35 +141,50 @@ MessageWidget* ConversationView::makeWidget() {
 void ConversationView::rebuild() {
   slices_->stop();
   growing_above_ = false;
-  while (messageCount() > 0) discard(layout_->takeAt(1));
+  widgets_.clear();
+  while (layout_->count() > 2) discard(layout_->takeAt(1));  // the chunks, with their messages
   const int rows = model_.rowCount();
   first_built_ = std::max(0, rows - kInitialRows);
-  for (int row = first_built_; row < rows; ++row) {
-    layout_->insertWidget(row - first_built_ + 1, makeWidget());
-    updateRow(row);
-  }
+  newChunk(1);
+  for (int row = first_built_; row < rows; ++row) placeWidget(row);
   updatePlaceholder();
   follow_ = true;
-  if (first_built_ > 0) slices_->start();
   QTimer::singleShot(0, this, [this] {
     if (follow_) scrollToEnd();
   });
 }
 
+void ConversationView::maybeBuildOlder() {
+  // Within a screen of the top, more is wanted soon: one slice on the next turn of the loop.
+  if (first_built_ > 0 && !slices_->isActive() && verticalScrollBar()->value() <= viewport()->height())
+    slices_->start();
+}
+
 void ConversationView::buildOlderSlice() {
   QElapsedTimer budget;
   budget.start();
-  // Newest first, just above what is built; at least one per slice.
   growing_above_ = true;
-  while (first_built_ > 0 && (budget.elapsed() < kSliceMs)) {
+  QWidget* chunk = newChunk(1);  // above everything built
+  auto* v = static_cast<QVBoxLayout*>(chunk->layout());
+  for (int n = 0; first_built_ > 0 && n < kSliceRows && (n == 0 || budget.elapsed() < kSliceMs); ++n) {
     --first_built_;
-    layout_->insertWidget(1, makeWidget());
+    MessageWidget* w = makeWidget(chunk);
+    v->insertWidget(0, w);
+    widgets_.prepend(w);
     updateRow(first_built_);
   }
-  if (first_built_ > 0) {
-    slices_->start();
-  } else {  // the last slice's layout is done within a few turns of the event loop
-    QTimer::singleShot(100, this, [this] { growing_above_ = first_built_ > 0; });
+  // The slice's layout arrives within a few turns of the event loop; rangeChanged moves the view
+  // by its height meanwhile and asks for the next slice if the top is still near.
+  const int generation = ++growth_generation_;
+  QTimer::singleShot(100, this, [this, generation] {
+    if (generation == growth_generation_) growing_above_ = false;
+  });
+}
+
+void ConversationView::buildAll() {
+  while (first_built_ > 0) {
+    buildOlderSlice();
+    QCoreApplication::processEvents();
   }
 }
 
@@ -147,10 +193,7 @@ void ConversationView::insertRows(int first, int last) {
     rebuild();
     return;
   }
-  for (int row = first; row <= last; ++row) {
-    layout_->insertWidget(row - first_built_ + 1, makeWidget());
-    updateRow(row);
-  }
+  for (int row = first; row <= last; ++row) placeWidget(row);
   updatePlaceholder();
 }
 
@@ -159,7 +202,11 @@ void ConversationView::removeRows(int first, int last) {
     rebuild();
     return;
   }
-  for (int row = last; row >= first; --row) discard(layout_->takeAt(row - first_built_ + 1));
+  for (int row = last; row >= first; --row) {
+    MessageWidget* w = widgets_.takeAt(row - first_built_);
+    QLayout* chunk = w->parentWidget()->layout();
+    discard(chunk->takeAt(chunk->indexOf(w)));
+  }
   updatePlaceholder();
 }
 
@@ -178,8 +225,7 @@ void ConversationView::updateRow(int row) {
 
 void ConversationView::setBusy(bool busy) {
   busy_ = busy;
-  for (int i = 0; i < messageCount(); ++i)
-    if (auto* w = qobject_cast<MessageWidget*>(layout_->itemAt(i + 1)->widget())) w->setBusy(busy);
+  for (MessageWidget* w : widgets_) w->setBusy(busy);
 }
 
 void ConversationView::setPlaceholder(const QString& text) {
