@@ -16,7 +16,7 @@ namespace inferdesk::gui {
 
 SettingsDialog::SettingsDialog(AppContext& ctx, QWidget* parent) : QDialog(parent), ctx_(ctx) {
   setObjectName("settingsDialog");
-  setWindowTitle(tr("InferDesk settings"));
+  setWindowTitle(tr("Settings"));
   setMinimumWidth(420);
   auto* v = new QVBoxLayout(this);
   auto* form = new QFormLayout();

@@ -6,6 +6,7 @@
 #include <QLineSeries>
 #include <QVBoxLayout>
 
+#include "gui/app/elided_label.h"
 #include "gui/models/model_facts.h"
 #include "gui/perf/expert_heatmap.h"
 #include "gui/perf/time_series_chart.h"
@@ -44,7 +45,7 @@ void PerfPage::buildUi() {
   const QColor blue(31, 119, 180), orange(255, 127, 14), green(44, 160, 44), red(214, 39, 40),
       purple(148, 103, 189);
   auto* grid = new QGridLayout();
-  decode_chart_ = new TimeSeriesChart(tr("Decode tokens/s"), tr("time (s)"), tr("tokens/s"), kWindowSeconds);
+  decode_chart_ = new TimeSeriesChart(tr("Decode tokens/s (2 s average)"), tr("time (s)"), tr("tokens/s"), kWindowSeconds);
   decode_ = decode_chart_->addSeries(tr("decode"), blue);
   ttft_chart_ = new TimeSeriesChart(tr("Time to first token per request"), tr("request #"), tr("ms"), 0);
   ttft_ = ttft_chart_->addSeries(tr("TTFT"), orange);
@@ -64,8 +65,12 @@ void PerfPage::buildUi() {
   auto* heat_box = new QGroupBox(tr("Routed tokens per layer × expert (since load)"));
   auto* heat_layout = new QVBoxLayout(heat_box);
   heatmap_ = new ExpertHeatmap();
-  heatmap_note_ = new QLabel(tr("<small>Hover a cell for its count. Dense models have no experts.</small>"));
-  heatmap_note_->setWordWrap(true);
+  // One elided line (the whole caption in its tooltip): a wrapping label would make the row ask
+  // for its height-for-width and squeeze the charts above it.
+  heatmap_note_ = new ElidedLabel(tr("Hover a cell for its count. Dense models have no experts."));
+  QFont small = heatmap_note_->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  heatmap_note_->setFont(small);
   heat_layout->addWidget(heatmap_, 1);
   heat_layout->addWidget(heatmap_note_);
 
@@ -75,6 +80,11 @@ void PerfPage::buildUi() {
   grid->addWidget(mem_chart_, 1, 1);
   grid->addWidget(req_chart_, 2, 0);
   grid->addWidget(heat_box, 2, 1);
+  // Equal rows whatever the heatmap's caption asks for: size hints are ignored vertically, so
+  // no chart is squeezed until its axis labels turn into "…".
+  heat_box->setMinimumHeight(180);
+  for (QWidget* w : std::initializer_list<QWidget*>{decode_chart_, ttft_chart_, kv_chart_, mem_chart_, req_chart_, heat_box})
+    w->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
   for (int r = 0; r < 3; ++r) grid->setRowStretch(r, 1);
   for (int c = 0; c < 2; ++c) grid->setColumnStretch(c, 1);
   root->addLayout(grid, 1);
@@ -136,7 +146,7 @@ void PerfPage::onModelLoaded(const ModelSummary& m) {
   for (TimeSeriesChart* c : charts()) c->clearAll();
   heatmap_->clear();
   if (m.num_experts == 0) {
-    heatmap_note_->setText(tr("<small>%1 is a dense model: it has no experts.</small>").arg(m.name.toHtmlEscaped()));
+    heatmap_note_->setFullText(tr("%1 is a dense model: it has no experts.").arg(m.name));
     return;
   }
   heatmap_->setShape(m.num_layers, m.num_experts, m.moe_layers, m.has_shared_expert, m.experts_per_token);
@@ -150,8 +160,7 @@ void PerfPage::onModelLoaded(const ModelSummary& m) {
                      .arg(m.experts_per_token);
   if (!dense.isEmpty()) note += tr("; %1 %2 dense").arg(dense.size() == 1 ? tr("layer") : tr("layers"), dense.join(", "));
   if (m.has_shared_expert) note += tr("; the shared expert sees every token");
-  heatmap_note_->setText(tr("<small>%1. Counts are routed tokens since the load; hover a cell for its count.</small>")
-                             .arg(note.toHtmlEscaped()));
+  heatmap_note_->setFullText(tr("%1. Counts are routed tokens since the load; hover a cell for its count.").arg(note));
 }
 
 void PerfPage::onModelUnloaded() {

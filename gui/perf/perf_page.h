@@ -19,6 +19,7 @@ class QLineSeries;
 
 namespace inferdesk::gui {
 
+class ElidedLabel;
 class ExpertHeatmap;
 class TimeSeriesChart;
 
@@ -40,7 +41,7 @@ class PerfPage : public QWidget {
   QLineSeries* runningSeries() const { return running_; }
   QLineSeries* waitingSeries() const { return waiting_; }
   ExpertHeatmap* heatmap() const { return heatmap_; }
-  QLabel* heatmapCaption() const { return heatmap_note_; }
+  ElidedLabel* heatmapCaption() const { return heatmap_note_; }
   QLabel* headline() const { return headline_; }
   TimeSeriesChart* decodeChart() const { return decode_chart_; }
   TimeSeriesChart* requestsChart() const { return req_chart_; }
@@ -82,7 +83,7 @@ class PerfPage : public QWidget {
   QLineSeries* running_ = nullptr;
   QLineSeries* waiting_ = nullptr;
   ExpertHeatmap* heatmap_ = nullptr;
-  QLabel* heatmap_note_ = nullptr;
+  ElidedLabel* heatmap_note_ = nullptr;
   int requests_ = 0;
   bool gpu_ = false;
 };
