@@ -1,6 +1,7 @@
 #include "gui/models/models_page.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <QComboBox>
 #include <QEvent>
@@ -196,10 +197,13 @@ void ModelsPage::loadSelected() {
     status_->setText(tr("select a model first"));
     return;
   }
-  QString reason;
-  if (!manager_.load(id, backend_->currentData().toString(), context_->value(), &reason) &&
-      isVisible())
-    QMessageBox::warning(this, tr("Not loaded"), reason);
+  const QString backend = backend_->currentData().toString();
+  const int context = context_->value();
+  // Loading replaces the loaded model: replies being written stop, so ask first.
+  confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context] {
+    QString reason;
+    if (!manager_.load(id, backend, context, &reason) && isVisible()) QMessageBox::warning(this, tr("Not loaded"), reason);
+  });
 }
 
 void ModelsPage::showDetails() {
@@ -284,26 +288,30 @@ void ModelsPage::changeEvent(QEvent* event) {
 }
 
 void ModelsPage::unloadWithConfirmation() {
+  confirmStoppingReplies(tr("Stop and unload"), [this] { manager_.unload(); });
+}
+
+void ModelsPage::confirmStoppingReplies(const QString& action, std::function<void()> proceed) {
   EngineController* engine = ctx_.engine;
   const int running = engine ? engine->activeRequests() : 0;
   if (running == 0) {
-    manager_.unload();
+    proceed();
     return;
   }
   const auto model = engine->loadedModel();
   auto* box = new QMessageBox(
-      QMessageBox::Warning, tr("Unload the model?"),
-      tr("%1 is writing %2. Unloading stops %3; the text so far is kept.")
+      QMessageBox::Warning, tr("Stop the replies?"),
+      tr("%1 is writing %2. This stops %3; the text so far is kept.")
           .arg(model ? model->name : tr("The model"), running == 1 ? tr("a reply") : tr("%1 replies").arg(running),
                running == 1 ? tr("it") : tr("them")),
       QMessageBox::Cancel, this);
   box->setObjectName("unloadConfirmation");
-  QPushButton* yes = box->addButton(tr("Stop and unload"), QMessageBox::DestructiveRole);
+  QPushButton* yes = box->addButton(action, QMessageBox::DestructiveRole);
   box->setDefaultButton(QMessageBox::Cancel);
   box->setWindowModality(Qt::WindowModal);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  connect(box, &QMessageBox::buttonClicked, this, [this, yes](QAbstractButton* b) {
-    if (b == yes) manager_.unload();
+  connect(box, &QMessageBox::buttonClicked, this, [yes, proceed = std::move(proceed)](QAbstractButton* b) {
+    if (b == yes) proceed();
   });
   box->open();
 }

@@ -7,6 +7,8 @@
 
 #include <QWidget>
 
+#include <functional>
+
 #include "gui/app/app_context.h"
 #include "gui/models/model_manager.h"
 
@@ -42,7 +44,7 @@ class ModelsPage : public QWidget {
   void addFolderWithDialog();
   void loadSelected();
   // Unloads; while requests run, after a window-modal confirmation (objectName
-  // "unloadConfirmation").
+  // "unloadConfirmation"). Loading another model while requests run asks the same way.
   void unloadWithConfirmation();
 
  protected:
@@ -54,6 +56,9 @@ class ModelsPage : public QWidget {
   void updateEstimate();
   void updateButtons();
   void onLoadProgress(qint64 done, qint64 total);
+  // Runs `proceed` at once when no reply is being written; otherwise after a window-modal
+  // confirmation whose accepting button says `action`.
+  void confirmStoppingReplies(const QString& action, std::function<void()> proceed);
 
   AppContext& ctx_;
   ModelManager manager_;

@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFontInfo>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -436,7 +437,15 @@ void TestChatModels::samplingPanelPresets() {
   QCOMPARE(panel.presetBox()->currentText(), QString("Custom"));
   panel.maxTokensBox()->setValue(77);
   QCOMPARE(changed.count(), 3);
-  QVERIFY(panel.savePreset("Mine"));
+  // Save as…: a dialog wide enough for its title; a built-in name is refused, another one saved.
+  panel.saveButton()->click();
+  QInputDialog* ask = nullptr;
+  QTRY_VERIFY((ask = panel.findChild<QInputDialog*>("presetNameDialog")) != nullptr);
+  QVERIFY(ask->minimumWidth() >= ask->fontMetrics().horizontalAdvance(ask->windowTitle()) + 100);
+  ask->setTextValue("Mine");
+  ask->accept();
+  QTRY_VERIFY(panel.findChild<QInputDialog*>("presetNameDialog") == nullptr);
+  QVERIFY(s.settings->get_preset("Mine").has_value());
   const auto stored = s.settings->get_preset("Mine");
   QVERIFY(stored.has_value());
   const SamplingParams mine = samplingFromJson(QString::fromStdString(stored->json));

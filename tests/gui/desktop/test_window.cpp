@@ -109,6 +109,7 @@ void TestWindow::widthNeverFollowsTheContent() {
         qPrintable(QString("%1x%2").arg(app.window->screen()->availableGeometry().width()).arg(app.window->screen()->availableGeometry().height())));
   QVERIFY(app.window->minimumSizeHint().width() <= 800);
   ChatPage* page = app.page;
+  const int list_width = page->splitter()->sizes().at(0);
   int widest = width;
   QTimer sampler;
   connect(&sampler, &QTimer::timeout, this, [&] { widest = std::max(widest, app.window->width()); });
@@ -153,6 +154,15 @@ void TestWindow::widthNeverFollowsTheContent() {
   sampler.stop();
   QCOMPARE(app.window->width(), width);
   QCOMPARE(widest, width);  // not even for a moment
+  // The chat list keeps its width through all of it, and when the window is resized only the
+  // conversation column follows.
+  QCOMPARE(page->splitter()->sizes().at(0), list_width);
+  app.window->resize(width - 150, app.window->height());
+  QTest::qWait(50);
+  QCOMPARE(page->splitter()->sizes().at(0), list_width);
+  app.window->resize(width, app.window->height());
+  QTest::qWait(50);
+  QCOMPARE(page->splitter()->sizes().at(0), list_width);
   test::saveScreenshot(app.window.get(), "desktop-long-content");
 }
 

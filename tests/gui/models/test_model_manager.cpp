@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
 
 #include "gui/engine/backends.h"
@@ -318,6 +319,14 @@ class TestModelManager : public QObject {
       QMessageBox* box = nullptr;
       QTRY_VERIFY((box = page.findChild<QMessageBox*>("unloadConfirmation")) != nullptr);
       QVERIFY2(box->text().contains("tiny-chat is writing a reply"), qPrintable(box->text()));
+      if (!confirm) {  // loading another model would stop it too: the same question
+        box->button(QMessageBox::Cancel)->click();
+        QTRY_VERIFY(page.findChild<QMessageBox*>("unloadConfirmation") == nullptr);
+        QTest::mouseClick(page.loadButton(), Qt::LeftButton);
+        QTRY_VERIFY((box = page.findChild<QMessageBox*>("unloadConfirmation")) != nullptr);
+        QVERIFY(std::any_of(box->buttons().begin(), box->buttons().end(),
+                            [](QAbstractButton* b) { return b->text() == "Stop and load"; }));
+      }
       QAbstractButton* choice = nullptr;
       for (QAbstractButton* b : box->buttons())
         if (b->text() == (confirm ? "Stop and unload" : "Cancel")) choice = b;
