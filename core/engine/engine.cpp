@@ -42,6 +42,13 @@ struct Engine::Inbox {
 Engine::Engine(LoadedModel model, EngineOptions options)
     : model_(std::move(model)), options_(options), inbox_(std::make_unique<Inbox>()) {
   const ModelConfig& c = model_.config;
+  if (options_.sample_vocab < 0 || options_.sample_vocab > c.vocab_size)
+    throw Error(ErrorCode::InvalidArgument,
+                "sample_vocab " + std::to_string(options_.sample_vocab) +
+                    " must be between 1 and the model's vocab_size " + std::to_string(c.vocab_size) +
+                    " (0: all of it)");
+  sample_vocab_ = options_.sample_vocab > 0 ? options_.sample_vocab : static_cast<int32_t>(c.vocab_size);
+  sampler_ = Sampler(sample_vocab_);
   KvCacheShape shape;
   shape.num_layers = static_cast<int32_t>(c.num_hidden_layers);
   shape.block_size = options_.block_size;
@@ -79,6 +86,15 @@ Engine::Engine(LoadedModel model, EngineOptions options)
   tracker_ = std::make_unique<StatsTracker>();
   scratch_ = std::make_unique<SamplerScratch>();
   stats_.kv_blocks_total = num_blocks_;
+  // The first snapshot already holds the memory figures (callers show them before any step).
+  stats_.memory = model_.backend->memory_info();
+  stats_.process_rss_bytes = process_rss_bytes();
+  stats_.process_peak_rss_bytes = process_peak_rss_bytes();
+  if (c.is_moe()) {
+    stats_.num_layers = static_cast<int32_t>(c.num_hidden_layers);
+    stats_.num_experts = static_cast<int32_t>(c.num_experts);
+    stats_.expert_counts.assign(static_cast<size_t>(c.num_hidden_layers * c.num_experts), 0);
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -310,10 +326,15 @@ Engine::Launched Engine::launch(SchedulerOutput out, Clock::time_point t0) {
     l.rows.push_back(SampleRow{&st.params, st.seed, counter, seq->prompt(), seq->output()});
   }
   if (on_device && overlapping()) {
-    model_.backend->sample_launch(l.logits, l.rows);
+    model_.backend->sample_launch(sampling_view(l.logits), l.rows);
     l.sampling_launched = true;
   }
   return l;
+}
+
+Tensor Engine::sampling_view(const Tensor& logits) const {
+  // The first sample_vocab_ columns (row stride unchanged): the device sampler never sees the rest.
+  return sample_vocab_ < logits.cols ? logits.col_slice(0, sample_vocab_) : logits;
 }
 
 void Engine::step() {
@@ -350,7 +371,7 @@ void Engine::complete(Launched& l) {
     if (l.sampling_launched)
       model_.backend->sample_collect(sampled_tokens_);
     else
-      model_.backend->sample(l.logits, l.rows, sampled_tokens_);
+      model_.backend->sample(sampling_view(l.logits), l.rows, sampled_tokens_);
     for (size_t i = 0; i < l.sample_ids.size(); ++i) {
       SampledToken& t = sampled_tokens_[i];
       sampled.push_back(t.token);

@@ -40,6 +40,10 @@ struct EngineOptions {
   // steps with sampling penalties (they need the previous token on the host). On by default
   // (H200, 2026-11-30: Llama-3.2-1B batch 1 1,073 -> 1,080 tok/s, 8B batch 64 10,959 -> 11,002).
   bool overlap_steps = true;
+  // > 0: ids at or above it are never sampled, on the CPU and on the device (the tokenizer's size:
+  // a config vocab_size padded beyond the tokenizer, common in real checkpoints, would otherwise
+  // produce ids nothing can decode). 0: every id below the model's vocab_size. At most vocab_size.
+  int32_t sample_vocab = 0;
   SchedulerConfig scheduler;
 };
 
@@ -99,6 +103,8 @@ class Engine {
   const LoadedModel& model() const { return model_; }
   int32_t num_kv_blocks() const { return num_blocks_; }
   int32_t max_model_len() const { return max_model_len_; }
+  // The ids sampling may produce: [0, sample_vocab()).
+  int32_t sample_vocab() const { return sample_vocab_; }
 
  private:
   struct RequestState;
@@ -114,6 +120,7 @@ class Engine {
   bool can_chain(const Launched& l) const;
   Launched launch(SchedulerOutput out, std::chrono::steady_clock::time_point t0);
   void complete(Launched& l);  // samples or collects, applies the tokens, delivers events
+  Tensor sampling_view(const Tensor& logits) const;  // the columns the device sampler may pick
   // Forgets the launched steps (a failed step, or stopping): scheduler and backend.
   void drop_launched_steps();
   void finish_request(int64_t id, FinishReason reason, const std::string& error);
@@ -124,6 +131,7 @@ class Engine {
   EngineOptions options_;
   int32_t num_blocks_ = 0;
   int32_t max_model_len_ = 0;
+  int32_t sample_vocab_ = 0;
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<StatsTracker> tracker_;  // engine thread only

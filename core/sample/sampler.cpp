@@ -106,8 +106,10 @@ void filtered_weights(std::span<float> v, const SamplingParams& p, std::vector<f
   if (p.top_p < 1.0f) apply_top_p(v, w, mx, p.top_p, top_k_on && p.top_k <= 1024);
 }
 
-// Rejects rows the sampler cannot use; returns logsumexp of the raw logits.
-double checked_log_normalizer(std::span<const float> logits, std::span<const int32_t> prompt_ids,
+// Rejects rows the sampler cannot use; returns logsumexp of the raw candidate logits. Token ids
+// are checked against the whole row (`vocab`): ids of a padded vocabulary are valid inputs.
+double checked_log_normalizer(std::span<const float> logits, size_t vocab,
+                              std::span<const int32_t> prompt_ids,
                               std::span<const int32_t> output_ids) {
   if (logits.empty()) throw Error(ErrorCode::InvalidArgument, "sample: empty logits row");
   if (has_nan(logits)) throw Error(ErrorCode::Internal, "sample: logits contain NaN");
@@ -115,18 +117,16 @@ double checked_log_normalizer(std::span<const float> logits, std::span<const int
   if (!std::isfinite(raw_max)) {
     throw Error(ErrorCode::Internal, "sample: logits have no finite maximum (all -inf, or +inf)");
   }
-  check_ids(prompt_ids, logits.size(), "prompt");
-  check_ids(output_ids, logits.size(), "output");
+  check_ids(prompt_ids, vocab, "prompt");
+  check_ids(output_ids, vocab, "output");
   return log_sum_exp(logits, raw_max);
 }
 
-}  // namespace
-
-void apply_penalties(std::span<float> logits, const SamplingParams& params,
-                     std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) {
-  const size_t vocab = logits.size();
-  check_ids(prompt_ids, vocab, "prompt");
-  check_ids(output_ids, vocab, "output");
+// Penalties over the candidate row `logits`; ids at or beyond its end (valid ids of a padded
+// vocabulary that are never sampled) are skipped. The caller has checked the ids.
+void penalise_candidates(std::span<float> logits, const SamplingParams& params,
+                         std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) {
+  const auto inside = [&](int32_t id) { return static_cast<size_t>(id) < logits.size(); };
   if (params.repetition_penalty != 1.0f) {
     // Each distinct token of prompt + output once: O(n log n) in the ids, not O(V).
     std::vector<int32_t> seen(prompt_ids.begin(), prompt_ids.end());
@@ -135,6 +135,7 @@ void apply_penalties(std::span<float> logits, const SamplingParams& params,
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     const float rp = params.repetition_penalty;
     for (int32_t id : seen) {
+      if (!inside(id)) continue;
       float& l = logits[static_cast<size_t>(id)];
       l = l > 0 ? l / rp : l * rp;
     }
@@ -145,11 +146,22 @@ void apply_penalties(std::span<float> logits, const SamplingParams& params,
   for (size_t i = 0; i < sorted.size();) {
     size_t j = i;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-    float& l = logits[static_cast<size_t>(sorted[i])];
-    l -= params.frequency_penalty * static_cast<float>(j - i);
-    l -= params.presence_penalty;
+    if (inside(sorted[i])) {
+      float& l = logits[static_cast<size_t>(sorted[i])];
+      l -= params.frequency_penalty * static_cast<float>(j - i);
+      l -= params.presence_penalty;
+    }
     i = j;
   }
+}
+
+}  // namespace
+
+void apply_penalties(std::span<float> logits, const SamplingParams& params,
+                     std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) {
+  check_ids(prompt_ids, logits.size(), "prompt");
+  check_ids(output_ids, logits.size(), "output");
+  penalise_candidates(logits, params, prompt_ids, output_ids);
 }
 
 std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, double log_z, int32_t k) {
@@ -189,18 +201,26 @@ std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, double log
   return heap;
 }
 
-SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& params,
+std::span<const float> Sampler::candidates(std::span<const float> logits) const {
+  if (vocab_limit_ > 0 && static_cast<size_t>(vocab_limit_) < logits.size())
+    return logits.first(static_cast<size_t>(vocab_limit_));
+  return logits;
+}
+
+SampleResult Sampler::sample(std::span<const float> row, const SamplingParams& params,
                              std::span<const int32_t> prompt_ids,
                              std::span<const int32_t> output_ids, SamplerRng& rng,
                              SamplerScratch& scratch) const {
-  const double log_z = checked_log_normalizer(logits, prompt_ids, output_ids);
+  // Masking ids beyond the limit as -inf is the same as sampling from the first ids only.
+  const std::span<const float> logits = candidates(row);
+  const double log_z = checked_log_normalizer(logits, row.size(), prompt_ids, output_ids);
   SampleResult r;
   if (params.is_greedy() && !params.has_penalties()) {
     r.token = static_cast<int32_t>(argmax(logits));
   } else {
     std::vector<float>& work = scratch.work;
     work.assign(logits.begin(), logits.end());
-    apply_penalties(work, params, prompt_ids, output_ids);
+    penalise_candidates(work, params, prompt_ids, output_ids);
     if (params.is_greedy()) {
       r.token = static_cast<int32_t>(argmax(work));
     } else {
@@ -213,22 +233,24 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
   return r;
 }
 
-std::vector<float> Sampler::distribution(std::span<const float> logits,
+std::vector<float> Sampler::distribution(std::span<const float> row,
                                          const SamplingParams& params,
                                          std::span<const int32_t> prompt_ids,
                                          std::span<const int32_t> output_ids) const {
-  checked_log_normalizer(logits, prompt_ids, output_ids);
+  const std::span<const float> logits = candidates(row);
+  checked_log_normalizer(logits, row.size(), prompt_ids, output_ids);
   std::vector<float> work(logits.begin(), logits.end());
-  apply_penalties(work, params, prompt_ids, output_ids);
+  penalise_candidates(work, params, prompt_ids, output_ids);
   std::vector<float> w;
   if (params.is_greedy()) {
     w.assign(work.size(), 0.0f);
     w[argmax(work)] = 1.0f;
-    return w;
+  } else {
+    filtered_weights(work, params, w);
+    const double total = sum(w);
+    for (float& x : w) x = static_cast<float>(x / total);
   }
-  filtered_weights(work, params, w);
-  const double total = sum(w);
-  for (float& x : w) x = static_cast<float>(x / total);
+  w.resize(row.size(), 0.0f);  // ids beyond the limit: never drawn
   return w;
 }
 

@@ -42,9 +42,16 @@ struct SamplerScratch {
   std::vector<float> weights;  // unnormalised probabilities after the filters
 };
 
-// Stateless and thread-safe: all per-call state lives in the arguments.
+// Stateless and thread-safe: all per-call state lives in the arguments (the vocabulary limit is
+// fixed at construction).
 class Sampler {
  public:
+  // vocab_limit > 0: only ids below it are ever sampled or reported; the logits of ids at or above
+  // it count as -inf (log-probabilities are normalised over the ids below it). For models whose
+  // config vocab_size is padded beyond what their tokenizer can decode. 0: every id of the row.
+  explicit Sampler(int32_t vocab_limit = 0) : vocab_limit_(vocab_limit) {}
+  int32_t vocab_limit() const { return vocab_limit_; }
+
   // Throws Error: InvalidArgument for an empty row or out-of-range ids, Internal when the logits
   // contain NaN or are all -inf (a backend bug). Params are assumed validated.
   SampleResult sample(std::span<const float> logits, const SamplingParams& params,
@@ -58,11 +65,16 @@ class Sampler {
     return sample(logits, params, prompt_ids, output_ids, rng, scratch);
   }
   // The normalised distribution sample() draws from for these inputs (one-hot when greedy):
-  // penalties, temperature, min_p, top-k and top-p applied. For tests and for showing users
-  // what their settings do.
+  // penalties, temperature, min_p, top-k and top-p applied; one entry per logit (0 beyond the
+  // vocabulary limit). For tests and for showing users what their settings do.
   std::vector<float> distribution(std::span<const float> logits, const SamplingParams& params,
                                   std::span<const int32_t> prompt_ids,
                                   std::span<const int32_t> output_ids) const;
+
+ private:
+  // The ids that may be sampled: the row, or its first vocab_limit_ entries.
+  std::span<const float> candidates(std::span<const float> logits) const;
+  int32_t vocab_limit_ = 0;
 };
 
 }  // namespace inferdesk

@@ -1,6 +1,7 @@
 // ChatStore: chats and their message trees.
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "core/store/statement.h"
 #include "core/store/store.h"
@@ -11,8 +12,10 @@ namespace {
 
 using detail::Statement;
 
+// The last column is the newest message's time (NULL without messages), from messages_by_chat.
 constexpr const char* kChatColumns =
-    "id, title, system_prompt, sampling_json, model_id, current_leaf, created_at, updated_at";
+    "chats.id, title, system_prompt, sampling_json, model_id, current_leaf, chats.created_at, "
+    "updated_at, (SELECT MAX(lm.created_at) FROM messages AS lm WHERE lm.chat_id = chats.id)";
 constexpr const char* kMessageColumns =
     "id, chat_id, parent_id, role, content, status, stats_json, created_at";
 
@@ -30,6 +33,7 @@ Chat read_chat(const Statement& s) {
   c.current_leaf = s.optional_int64(5).value_or(0);
   c.created_at = s.int64(6);
   c.updated_at = s.int64(7);
+  c.last_message_at = s.optional_int64(8).value_or(0);
   return c;
 }
 
@@ -181,7 +185,7 @@ void ChatStore::delete_chat(std::int64_t chat_id) {
 }
 
 Chat ChatStore::get_chat(std::int64_t chat_id) const {
-  Statement s(db_, sql("SELECT ", kChatColumns, " FROM chats WHERE id = ?1").c_str(),
+  Statement s(db_, sql("SELECT ", kChatColumns, " FROM chats WHERE chats.id = ?1").c_str(),
               "reading a chat");
   if (!s.bind(1, chat_id).step()) unknown("chat", chat_id);
   return read_chat(s);
@@ -189,7 +193,7 @@ Chat ChatStore::get_chat(std::int64_t chat_id) const {
 
 std::vector<Chat> ChatStore::list_chats() const {
   Statement s(db_,
-              sql("SELECT ", kChatColumns, " FROM chats ORDER BY updated_at DESC, id DESC").c_str(),
+              sql("SELECT ", kChatColumns, " FROM chats ORDER BY updated_at DESC, chats.id DESC").c_str(),
               "listing chats");
   return read_chats(s);
 }
@@ -202,9 +206,9 @@ std::vector<Chat> ChatStore::search_chats(std::string_view text) const {
                                                 std::to_string(kMaxSearch) + " bytes");
   Statement s(db_,
               sql("SELECT ", kChatColumns,
-                  " FROM chats AS c WHERE c.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM "
-                  "messages AS m WHERE m.chat_id = c.id AND m.content LIKE ?1 ESCAPE '\\') "
-                  "ORDER BY updated_at DESC, id DESC")
+                  " FROM chats WHERE chats.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM "
+                  "messages AS m WHERE m.chat_id = chats.id AND m.content LIKE ?1 ESCAPE '\\') "
+                  "ORDER BY updated_at DESC, chats.id DESC")
                   .c_str(),
               "searching chats");
   s.bind(1, contains_pattern(text));
@@ -384,6 +388,59 @@ std::vector<Message> ChatStore::all_messages(std::int64_t chat_id) const {
               "reading messages");
   s.bind(1, chat_id);
   return read_messages(s);
+}
+
+// ---- import ----
+
+std::int64_t ChatStore::insert_chat(const Chat& chat, const std::vector<Message>& messages) {
+  constexpr const char* kWhat = "importing a chat";
+  Database::Transaction tx(db_, kWhat);
+  Statement c(db_,
+              "INSERT INTO chats(title, system_prompt, sampling_json, created_at, updated_at) "
+              "VALUES(?1, ?2, ?3, ?4, ?5) RETURNING id",
+              kWhat);
+  c.bind(1, chat.title).bind(2, chat.system_prompt).bind(3, chat.sampling_json);
+  c.bind(4, chat.created_at).bind(5, chat.updated_at);
+  if (!c.step()) throw Error(ErrorCode::Internal, "importing a chat: no id returned");
+  const auto chat_id = c.int64(0);
+  c.run();
+  std::unordered_map<std::int64_t, std::int64_t> new_id;  // the caller's id -> ours
+  Statement m(db_,
+              "INSERT INTO messages(chat_id, parent_id, role, content, status, stats_json, "
+              "created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+              kWhat);
+  for (const Message& msg : messages) {
+    if (new_id.count(msg.id))
+      throw Error(ErrorCode::InvalidArgument, "importing a chat: message id " +
+                                                  std::to_string(msg.id) + " appears twice");
+    std::optional<std::int64_t> parent;
+    if (msg.parent_id != 0) {
+      const auto it = new_id.find(msg.parent_id);
+      if (it == new_id.end())
+        throw Error(ErrorCode::InvalidArgument,
+                    "importing a chat: message " + std::to_string(msg.id) + " has parent " +
+                        std::to_string(msg.parent_id) + ", which does not come before it");
+      parent = it->second;
+    }
+    m.reset();
+    m.bind(1, chat_id).bind(2, parent).bind(3, std::string_view(to_string(msg.role)));
+    m.bind(4, msg.content).bind(5, std::string_view(to_string(msg.status)));
+    m.bind(6, msg.stats_json).bind(7, msg.created_at);
+    if (!m.step()) throw Error(ErrorCode::Internal, "importing a chat: no message id returned");
+    new_id[msg.id] = m.int64(0);
+    m.run();
+  }
+  if (chat.current_leaf != 0) {
+    const auto it = new_id.find(chat.current_leaf);
+    if (it == new_id.end())
+      throw Error(ErrorCode::InvalidArgument, "importing a chat: the current message " +
+                                                  std::to_string(chat.current_leaf) +
+                                                  " is not one of its messages");
+    detail::write_one(db_, kWhat, "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id,
+                      it->second);
+  }
+  tx.commit();
+  return chat_id;
 }
 
 }  // namespace inferdesk::store

@@ -158,7 +158,8 @@ struct Chat {
   std::optional<std::int64_t> model_id;
   std::int64_t current_leaf = 0;  // 0 = the chat has no messages shown
   std::int64_t created_at = 0;
-  std::int64_t updated_at = 0;
+  std::int64_t updated_at = 0;     // any change (title, settings, messages)
+  std::int64_t last_message_at = 0;  // the newest message's created_at; 0 = no messages (read only)
 };
 
 struct Message {
@@ -227,6 +228,13 @@ class ChatStore {
   std::int64_t latest_leaf_under(std::int64_t message_id) const;
   // Every message of the chat, by id (export).
   std::vector<Message> all_messages(std::int64_t chat_id) const;
+  // Writes a whole chat in one transaction (import): chat's title, system_prompt, sampling_json,
+  // created_at and updated_at (its id, model_id and last_message_at are ignored), and `messages`
+  // with their role, content, status, stats_json and created_at. Message ids and parent_ids are
+  // the caller's own numbering: each parent_id is 0 or the id of an earlier entry, ids are
+  // unique, and chat.current_leaf is 0 or one of them. Returns the new chat's id;
+  // Error(InvalidArgument), with nothing written, when the list breaks these rules.
+  std::int64_t insert_chat(const Chat& chat, const std::vector<Message>& messages);
 
  private:
   void touch_chat(std::int64_t chat_id);

@@ -37,7 +37,11 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   ps.slot = next_sample_slot_;
   if (R > 0 && (logits.dtype != DType::F32 || logits.rows < R))
     throw Error(ErrorCode::Internal, "sample: logits must be F32 with a row per sampled token");
+  // The candidate ids: logits.cols, which is less than the row stride when the engine masks a
+  // padded vocabulary (EngineOptions::sample_vocab); the kernels read rows by the stride.
   const auto V = static_cast<int32_t>(logits.cols);
+  if (logits.stride < logits.cols)
+    throw Error(ErrorCode::Internal, "sample: logits row stride is smaller than its columns");
   ps.vocab = V;
   if (R == 0) {
     last_sample_tokens_ = nullptr;  // nothing a chained step could take its tokens from
@@ -60,8 +64,11 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
     for (int32_t t : rows[i].prompt_ids) counts.emplace(t, 0);
     for (int32_t t : rows[i].output_ids) ++counts[t];
     for (auto [t, c] : counts) {
-      if (t < 0 || t >= V)
+      if (t < 0)
         throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary");
+      // Ids past the sampled columns (a padded vocabulary: `logits` is a column view of fewer ids
+      // than the model has) are valid but never candidates: no penalty entry, as on the CPU.
+      if (t >= V) continue;
       pen_tokens.push_back(t);
       pen_counts.push_back(c);
     }

@@ -273,6 +273,8 @@ constexpr int32_t kMaxTopLogprobs = 20;
 struct SampleArgs {
   const float* logits = nullptr;  // [rows, vocab], row stride logits_stride (F32)
   int64_t logits_stride = 0;
+  // Only ids below vocab are candidates; with vocab < logits_stride (a padded vocabulary) the
+  // columns beyond it are never read, so they count as -inf for the draw and the log-probs.
   int32_t rows = 0, vocab = 0;
   const SampleRowDev* row_params = nullptr;  // device [rows]
   const int32_t* penalty_tokens = nullptr;   // device

@@ -43,6 +43,9 @@
 // in the radix passes are the likely hot spot when top-p runs without a small top-k (every
 // token's mass lands in few bins).
 //
+// Only a row's first `vocab` floats are read (the row stride may be larger): a padded vocabulary's
+// extra columns, which the engine leaves out of the view it samples, are never candidates.
+//
 // A row whose raw logits hold NaN or have no finite maximum (all -inf, or +inf) is a backend bug
 // the CPU sampler reports as Internal: here its token is -1 and its log-probs NaN, for the caller
 // to raise the error.

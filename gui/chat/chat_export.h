@@ -1,6 +1,9 @@
-// Exporting a chat: the branch the chat shows (root .. current leaf) with each reply's statistics,
-// as Markdown (for people) or JSON (for programs). Files are written atomically (QSaveFile), so a
-// failed export never leaves a half-written file in place of an older one.
+// Exporting a chat. JSON (for programs, and for importing again: chat_import.h) holds the whole
+// message tree: every branch, ids, parents, the current leaf, each reply's statistics, the
+// sampling settings, the system prompt and the model. Markdown (for people) holds the branch the
+// chat shows and says how many other versions it leaves out, or every branch, each message
+// labelled with its version. Files are written atomically (QSaveFile), so a failed export never
+// leaves a half-written file in place of an older one.
 #pragma once
 
 #include <QByteArray>
@@ -14,17 +17,28 @@ namespace inferdesk::gui {
 
 struct ChatExportInput {
   store::Chat chat;
-  std::vector<store::Message> messages;  // root .. leaf
+  std::vector<store::Message> messages;  // the branch shown: root .. current leaf
+  std::vector<store::Message> all;       // every message of the chat (any order)
   QString modelName;                     // the loaded model, when known
 };
 
-// Markdown: "# Title", the system prompt, then "### User" / "### Assistant" sections with the
-// content as written (it is already markdown) and a stats line under each reply.
+// The chat as stored, ready to export (flushes nothing: callers commit streamed text first).
+// Throws inferdesk::Error when the store cannot be read.
+ChatExportInput readChatForExport(const store::ChatStore& chats, std::int64_t chatId, const QString& modelName);
+
+// Markdown of the branch shown: "# Title", the system prompt, "### User" / "### Assistant"
+// sections with the content as written (it is already markdown) and a stats line under each
+// reply; a note says how many versions of other branches are not included.
 QByteArray exportMarkdown(const ChatExportInput& in);
 
-// JSON: {"format":"inferdesk-chat","version":1,"title",..,"system_prompt",..,"sampling":{..},
-// "model",..,"exported_at",..,"messages":[{"id","parent_id","role","content","status",
-// "created_at","stats":{..}}]}.
+// Markdown of every branch: the tree depth first (each message after its parent, versions in the
+// order they were written), a message with siblings headed "version i of n".
+QByteArray exportMarkdownAllBranches(const ChatExportInput& in);
+
+// JSON version 2: {"format":"inferdesk-chat","version":2,"title","system_prompt","sampling":{..},
+// "model","created_at","updated_at","exported_at","current_leaf":id,"messages":[{"id",
+// "parent_id","role","content","status","created_at","stats":{..}}]} with every message, parents
+// before children. Times are UTC ISO 8601 with milliseconds.
 QByteArray exportJson(const ChatExportInput& in);
 
 // Writes `data` to `path` atomically; false with a sentence in *error on failure.

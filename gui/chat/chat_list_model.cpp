@@ -25,9 +25,10 @@ QVariant ChatListModel::data(const QModelIndex& index, int role) const {
       return title.isEmpty() && role == Qt::DisplayRole ? QString("Untitled chat") : title;
     }
     case Qt::ToolTipRole:
-      return QString("%1\nlast changed %2")
-          .arg(QString::fromStdString(c->title),
-               QDateTime::fromMSecsSinceEpoch(c->updated_at).toString("yyyy-MM-dd hh:mm"));
+      return QString("%1\n%2 %3")
+          .arg(QString::fromStdString(c->title), c->last_message_at ? QString("last message") : QString("created"),
+               QDateTime::fromMSecsSinceEpoch(c->last_message_at ? c->last_message_at : c->created_at)
+                   .toString("yyyy-MM-dd hh:mm"));
     case IdRole: return QVariant::fromValue<qint64>(c->id);
     case UpdatedAtRole: return QVariant::fromValue<qint64>(c->updated_at);
     default: return {};
@@ -44,6 +45,16 @@ bool ChatListModel::setData(const QModelIndex& index, const QVariant& value, int
   return renameChat(rows_[static_cast<size_t>(index.row())].id, value.toString());
 }
 
+bool ChatListModel::listedBefore(const store::Chat& a, const store::Chat& b) {
+  const std::int64_t ka = a.last_message_at ? a.last_message_at : a.created_at;
+  const std::int64_t kb = b.last_message_at ? b.last_message_at : b.created_at;
+  return ka != kb ? ka > kb : a.id > b.id;
+}
+
+void ChatListModel::sortRows(std::vector<store::Chat>& rows) const {
+  std::stable_sort(rows.begin(), rows.end(), &ChatListModel::listedBefore);
+}
+
 void ChatListModel::reload() {
   std::vector<store::Chat> rows;
   try {
@@ -52,6 +63,7 @@ void ChatListModel::reload() {
     emit errorOccurred(QString("could not read the chats: %1").arg(e.what()));
     return;
   }
+  sortRows(rows);
   beginResetModel();
   rows_ = std::move(rows);
   endResetModel();
@@ -110,19 +122,29 @@ bool ChatListModel::deleteChat(std::int64_t id) {
 void ChatListModel::chatTouched(std::int64_t id) {
   const int row = rowOf(id);
   if (row < 0) return;
+  store::Chat fresh;
   try {
-    rows_[static_cast<size_t>(row)] = chats_.get_chat(id);
+    fresh = chats_.get_chat(id);
   } catch (const std::exception& e) {
     emit errorOccurred(QString("could not read the chat: %1").arg(e.what()));
     return;
   }
-  if (row > 0) {
-    beginMoveRows({}, row, row, {}, 0);
-    std::rotate(rows_.begin(), rows_.begin() + row, rows_.begin() + row + 1);
+  const auto r = static_cast<size_t>(row);
+  rows_[r] = std::move(fresh);
+  // Where it belongs among the others (they keep their order).
+  int target = 0;
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (i != r && listedBefore(rows_[i], rows_[r])) ++target;
+  if (target != row) {
+    beginMoveRows({}, row, row, {}, target > row ? target + 1 : target);
+    if (target < row)
+      std::rotate(rows_.begin() + target, rows_.begin() + row, rows_.begin() + row + 1);
+    else
+      std::rotate(rows_.begin() + row, rows_.begin() + row + 1, rows_.begin() + target + 1);
     endMoveRows();
   }
-  const QModelIndex top = index(0);
-  emit dataChanged(top, top);
+  const QModelIndex changed = index(target);
+  emit dataChanged(changed, changed);
 }
 
 int ChatListModel::rowOf(std::int64_t id) const {

@@ -1,5 +1,7 @@
-// The chat list: one row per chat of store::ChatStore, most recently updated first, optionally
-// filtered by a search text (title or any message). Every change goes to the store first and is
+// The chat list: one row per chat of store::ChatStore, the chat with the newest message first
+// (a chat without messages counts from its creation), optionally filtered by a search text
+// (title or any message). Renaming a chat or changing its settings never moves it: only a new
+// message does, so the row under the mouse stays the chat the user means. Every change goes to the store first and is
 // then reflected with the matching row signals (rowsInserted / rowsRemoved / rowsMoved /
 // dataChanged); a new search is a model reset. Store failures (a read-only or full disk) never
 // throw out of the model: they are reported through errorOccurred and the rows stay as they were.
@@ -38,9 +40,11 @@ class ChatListModel : public QAbstractListModel {
   std::int64_t createChat(const QString& title);
   bool renameChat(std::int64_t id, const QString& title);
   bool deleteChat(std::int64_t id);
-  // The chat changed in the store (a message was added): refreshes its row and moves it to the
-  // top, where the store's order (most recently updated first) puts it.
+  // The chat changed in the store: refreshes its row, and moves it where its newest message puts
+  // it (a rename or a settings change leaves it where it is).
   void chatTouched(std::int64_t id);
+  // The order of the list: newest activity first (last message, else creation), then newest id.
+  static bool listedBefore(const store::Chat& a, const store::Chat& b);
 
   int rowOf(std::int64_t id) const;  // -1 when not shown
   std::int64_t idAt(int row) const;  // 0 when out of range
@@ -50,6 +54,7 @@ class ChatListModel : public QAbstractListModel {
   void errorOccurred(const QString& message);
 
  private:
+  void sortRows(std::vector<store::Chat>& rows) const;
   std::vector<store::Chat> rows_;
   store::ChatStore& chats_;
   QString filter_;

@@ -1,8 +1,9 @@
 #include "gui/chat/chat_page.h"
 
+#include <QAction>
 #include <QDialog>
 #include <QDialogButtonBox>
-#include <QFileDialog>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -15,7 +16,6 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -24,11 +24,13 @@
 #include <exception>
 
 #include "core/store/store.h"
-#include "gui/chat/chat_export.h"
+#include "gui/app/elided_label.h"
+#include "gui/app/theme.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/conversation_view.h"
+#include "gui/chat/pending_view.h"
 #include "gui/chat/sampling_json.h"
 #include "gui/chat/sampling_panel.h"
 
@@ -37,6 +39,7 @@ namespace inferdesk::gui {
 namespace {
 
 constexpr int kSettingsSaveDelayMs = 400;
+constexpr const char* kSplitterKey = "chat/splitter_sizes";
 
 QLabel* section_label(const QString& text, QWidget* parent) {
   auto* l = new QLabel(text, parent);
@@ -46,15 +49,11 @@ QLabel* section_label(const QString& text, QWidget* parent) {
   return l;
 }
 
-// A file name from a chat title: letters, digits, '-' and '_' only.
-QString file_stem(const QString& title) {
-  QString s;
-  for (const QChar c : title.simplified()) s += c.isLetterOrNumber() || c == '-' || c == '_' ? c : QChar('-');
-  while (s.contains("--")) s.replace("--", "-");
-  s = s.left(60);
-  while (s.endsWith('-')) s.chop(1);
-  while (s.startsWith('-')) s.remove(0, 1);
-  return s.isEmpty() ? QString("chat") : s;
+QAction* make_action(const QString& text, const QKeySequence& key, QWidget* parent) {
+  auto* a = new QAction(text, parent);
+  a->setShortcut(key);
+  parent->addAction(a);  // active wherever the page's window has focus (WindowShortcut)
+  return a;
 }
 
 }  // namespace
@@ -64,11 +63,14 @@ ChatPage::ChatPage(AppContext& ctx, QWidget* parent) : QWidget(parent), ctx_(ctx
   list_model_ = new ChatListModel(ctx_.chats, this);
   conversation_ = new ConversationModel(ctx_.chats, this);
   session_ = new ChatSession(ctx_, *conversation_, this);
+  transfer_ = new ChatTransfer(ctx_, this);
   save_timer_ = new QTimer(this);
   save_timer_->setSingleShot(true);
   save_timer_->setInterval(kSettingsSaveDelayMs);
   buildUi();
+  buildActions();
   connectSignals();
+  connectSession();
   list_model_->reload();
   if (list_model_->rowCount() > 0) selectChat(list_model_->idAt(0));
   updateModelLabel();
@@ -80,16 +82,25 @@ ChatPage::~ChatPage() { saveChatSettings(); }
 void ChatPage::buildUi() {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  auto* splitter = new QSplitter(Qt::Horizontal, this);
-  splitter->setChildrenCollapsible(false);
-  splitter->addWidget(buildListPanel());
-  splitter->addWidget(buildConversationPanel());
-  splitter->addWidget(buildSettingsPanel());
-  splitter->setStretchFactor(0, 0);
-  splitter->setStretchFactor(1, 1);
-  splitter->setStretchFactor(2, 0);
-  splitter->setSizes({230, 720, 290});
-  layout->addWidget(splitter);
+  splitter_ = new QSplitter(Qt::Horizontal, this);
+  splitter_->setObjectName("chatSplitter");
+  splitter_->setChildrenCollapsible(false);
+  splitter_->addWidget(buildListPanel());
+  splitter_->addWidget(buildConversationPanel());
+  splitter_->addWidget(buildSettingsPanel());
+  // Only the conversation takes what the window gains or loses: the side columns keep their width.
+  splitter_->setStretchFactor(0, 0);
+  splitter_->setStretchFactor(1, 1);
+  splitter_->setStretchFactor(2, 0);
+  splitter_->setSizes({230, 720, 290});
+  restoreSplitter();
+  layout->addWidget(splitter_);
+  // The columns' widths as the user drags them, kept for the next start (saved once dragging stops).
+  auto* save_sizes = new QTimer(this);
+  save_sizes->setSingleShot(true);
+  save_sizes->setInterval(500);
+  connect(splitter_, &QSplitter::splitterMoved, save_sizes, qOverload<>(&QTimer::start));
+  connect(save_sizes, &QTimer::timeout, this, &ChatPage::saveSplitter);
 }
 
 QWidget* ChatPage::buildListPanel() {
@@ -98,10 +109,11 @@ QWidget* ChatPage::buildListPanel() {
   v->setContentsMargins(8, 8, 4, 8);
   new_ = new QPushButton("New chat", panel);
   new_->setObjectName("newChatButton");
+  new_->setToolTip("Start a new chat (Ctrl+N)");
   v->addWidget(new_);
   search_ = new QLineEdit(panel);
   search_->setObjectName("chatSearch");
-  search_->setPlaceholderText("Search chats");
+  search_->setPlaceholderText("Search chats (Ctrl+F)");
   search_->setClearButtonEnabled(true);
   v->addWidget(search_);
   list_view_ = new QListView(panel);
@@ -110,13 +122,15 @@ QWidget* ChatPage::buildListPanel() {
   list_view_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
   list_view_->setSelectionMode(QAbstractItemView::SingleSelection);
   list_view_->setUniformItemSizes(true);
-  list_view_->setMinimumWidth(170);
+  list_view_->setTextElideMode(Qt::ElideRight);  // long titles end in "…"; the tooltip has them whole
+  list_view_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  list_view_->setMinimumWidth(140);
   v->addWidget(list_view_, 1);
   auto* row = new QHBoxLayout();
   rename_ = new QPushButton("Rename", panel);
   rename_->setToolTip("Rename the selected chat (or double-click it)");
   delete_ = new QPushButton("Delete", panel);
-  delete_->setToolTip("Delete the selected chat and all its messages");
+  delete_->setToolTip("Delete the selected chat and all its messages (Delete)");
   row->addWidget(rename_);
   row->addWidget(delete_);
   v->addLayout(row);
@@ -125,30 +139,36 @@ QWidget* ChatPage::buildListPanel() {
 
 QWidget* ChatPage::buildConversationPanel() {
   auto* panel = new QWidget(this);
+  panel->setMinimumWidth(260);
   auto* v = new QVBoxLayout(panel);
   v->setContentsMargins(4, 8, 4, 8);
   auto* header = new QHBoxLayout();
-  title_ = new QLabel(panel);
+  title_ = new ElidedLabel(panel);
+  title_->setObjectName("chatTitle");
   QFont tf = title_->font();
   tf.setBold(true);
   tf.setPointSizeF(tf.pointSizeF() * 1.25);
   title_->setFont(tf);
-  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  header->addWidget(title_, 1);
-  model_label_ = new QLabel(panel);
+  header->addWidget(title_, 3);
+  model_label_ = new ElidedLabel(panel);
   model_label_->setObjectName("chatModelLabel");
-  model_label_->setTextFormat(Qt::RichText);
-  header->addWidget(model_label_);
-  prompt_ = new QPushButton("Rendered prompt", panel);
+  header->addWidget(model_label_, 2);
+  load_link_ = new QLabel("<a href=\"models\">Load a model</a>", panel);
+  load_link_->setObjectName("chatLoadModelLink");
+  load_link_->setTextInteractionFlags(Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
+  header->addWidget(load_link_);
+  prompt_ = new QPushButton("Prompt", panel);
   prompt_->setToolTip("Show the rendered prompt: the chat template's output for this conversation");
   header->addWidget(prompt_);
   export_ = new QToolButton(panel);
   export_->setText("Export");
-  export_->setToolTip("Save this conversation (the branch shown) with each reply's statistics");
+  export_->setToolTip("Save this chat: JSON keeps every branch, Markdown is for reading (Ctrl+E)");
   export_->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(export_);
-  menu->addAction("As Markdown\u2026", this, [this] { exportWithDialog(ExportFormat::Markdown); });
-  menu->addAction("As JSON\u2026", this, [this] { exportWithDialog(ExportFormat::Json); });
+  menu->addAction("As JSON (every branch)\u2026", this, [this] { exportWithDialog(ExportFormat::Json); });
+  menu->addAction("As Markdown (the branch shown)\u2026", this, [this] { exportWithDialog(ExportFormat::Markdown); });
+  menu->addAction("As Markdown (every branch)\u2026", this,
+                  [this] { exportWithDialog(ExportFormat::MarkdownAllBranches); });
   export_->setMenu(menu);
   header->addWidget(export_);
   v->addLayout(header);
@@ -158,13 +178,16 @@ QWidget* ChatPage::buildConversationPanel() {
   notice_->setWordWrap(true);
   notice_->setTextFormat(Qt::RichText);
   notice_->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  notice_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   notice_->hide();
   v->addWidget(notice_);
 
   view_ = new ConversationView(*conversation_, panel);
   view_->setObjectName("conversationView");
-  view_->setPlaceholder("Type a message below to start the conversation.");
   v->addWidget(view_, 1);
+
+  pending_ = new PendingView(panel);
+  v->addWidget(pending_);
 
   auto* composer_row = new QHBoxLayout();
   composer_ = new QPlainTextEdit(panel);
@@ -180,7 +203,7 @@ QWidget* ChatPage::buildConversationPanel() {
   send_->setDefault(true);
   stop_ = new QPushButton("Stop", panel);
   stop_->setObjectName("stopButton");
-  stop_->setToolTip("Stop the reply (the text so far is kept)");
+  stop_->setToolTip("Stop the reply (the text so far is kept) (Esc)");
   buttons->addWidget(send_);
   buttons->addWidget(stop_);
   buttons->addStretch(1);
@@ -194,7 +217,6 @@ QWidget* ChatPage::buildSettingsPanel() {
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setMinimumWidth(250);
   auto* panel = new QWidget(scroll);
   auto* v = new QVBoxLayout(panel);
   v->setContentsMargins(4, 8, 8, 8);
@@ -212,15 +234,43 @@ QWidget* ChatPage::buildSettingsPanel() {
   settings_note_->setWordWrap(true);
   settings_note_->hide();
   v->addWidget(settings_note_);
-  auto* hint = new QLabel("Saved with this chat.", panel);
-  QPalette pal = hint->palette();
-  pal.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
-  hint->setPalette(pal);
-  v->addWidget(hint);
+  v->addWidget(new DimLabel("Saved with this chat.", panel));
   v->addStretch(1);
   scroll->setWidget(panel);
-  scroll->setMinimumWidth(std::max(250, panel->minimumSizeHint().width() + 16));
+  // Modest, so the three columns fit a small screen; the form wraps below this.
+  scroll->setMinimumWidth(std::clamp(panel->minimumSizeHint().width() + 16, 200, 240));
   return scroll;
+}
+
+void ChatPage::buildActions() {
+  actions_.newChat = make_action("&New chat", QKeySequence(Qt::CTRL | Qt::Key_N), this);
+  actions_.importChat = make_action("&Import chat\u2026", QKeySequence(Qt::CTRL | Qt::Key_O), this);
+  actions_.exportChat = make_action("&Export chat\u2026", QKeySequence(Qt::CTRL | Qt::Key_E), this);
+  actions_.find = make_action("&Find chats", QKeySequence(Qt::CTRL | Qt::Key_F), this);
+  actions_.focusComposer = make_action("Go to the &message box", QKeySequence(Qt::CTRL | Qt::Key_L), this);
+  actions_.stop = make_action("&Stop the reply", QKeySequence(Qt::Key_Escape), this);
+  actions_.regenerate = make_action("&Regenerate the last reply", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), this);
+  // Delete acts in the chat list only: elsewhere the key edits text.
+  actions_.deleteChat = new QAction("&Delete chat\u2026", this);
+  actions_.deleteChat->setShortcut(QKeySequence::Delete);
+  actions_.deleteChat->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  list_view_->addAction(actions_.deleteChat);
+  connect(actions_.newChat, &QAction::triggered, this, [this] {
+    if (ctx_.show_page) ctx_.show_page(Page::Chat);
+    newChat();
+  });
+  connect(actions_.importChat, &QAction::triggered, this, &ChatPage::importWithDialog);
+  connect(actions_.exportChat, &QAction::triggered, this, [this] { exportWithDialog(ExportFormat::Json); });
+  connect(actions_.find, &QAction::triggered, this, &ChatPage::focusSearch);
+  connect(actions_.focusComposer, &QAction::triggered, this, &ChatPage::focusComposer);
+  connect(actions_.stop, &QAction::triggered, this, &ChatPage::stopReply);
+  connect(actions_.regenerate, &QAction::triggered, this, &ChatPage::regenerateLast);
+  connect(actions_.deleteChat, &QAction::triggered, this, [this] {
+    // The chat under the list's cursor (it may differ from the one shown while a search hides it).
+    const QModelIndex index = list_view_->currentIndex();
+    const std::int64_t id = index.isValid() ? list_model_->idAt(index.row()) : currentChatId();
+    if (id != 0) deleteChat(id, true);
+  });
 }
 
 void ChatPage::connectSignals() {
@@ -239,26 +289,48 @@ void ChatPage::connectSignals() {
           [this](const QModelIndex& current) {
             if (current.isValid()) onChatSelected(list_model_->idAt(current.row()));
           });
-  connect(list_model_, &ChatListModel::dataChanged, this, [this] {
-    if (const store::Chat* c = list_model_->chatAt(list_model_->rowOf(session_->chatId())))
-      title_->setText(QString::fromStdString(c->title));
-  });
+  connect(list_model_, &ChatListModel::dataChanged, this, &ChatPage::updateTitle);
   connect(send_, &QPushButton::clicked, this, &ChatPage::sendComposerText);
   connect(stop_, &QPushButton::clicked, this, &ChatPage::stopReply);
   connect(prompt_, &QPushButton::clicked, this, &ChatPage::showRenderedPrompt);
   connect(notice_, &QLabel::linkActivated, this, [this](const QString& link) {
     if (link == "models") {
-      emit modelsPageRequested();
-      if (ctx_.show_page) ctx_.show_page(Page::Models);
+      goToModels();
+    } else if (link == "offer") {
+      auto action = std::move(offered_);
+      clearNotice();
+      if (action) action();
     } else if (link == "dismiss") {
       clearNotice();
     }
   });
-  connect(model_label_, &QLabel::linkActivated, this, [this] {
-    emit modelsPageRequested();
-    if (ctx_.show_page) ctx_.show_page(Page::Models);
+  connect(load_link_, &QLabel::linkActivated, this, &ChatPage::goToModels);
+  connect(view_, &ConversationView::linkActivated, this, [this](const QString& link) {
+    if (link == "models") goToModels();
   });
+  connect(list_model_, &ChatListModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(conversation_, &ConversationModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(sampling_, &SamplingPanel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(transfer_, &ChatTransfer::failed, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(transfer_, &ChatTransfer::exported, this,
+          [this](const QString& path) { showNotice(QString("Saved %1").arg(path.toHtmlEscaped()), false); });
+  connect(transfer_, &ChatTransfer::imported, this, [this](std::int64_t id, int messages) {
+    list_model_->reload();
+    selectChat(id);
+    showNotice(QString("Imported \u201c%1\u201d (%2 messages).").arg(title_->text().toHtmlEscaped()).arg(messages), false);
+  });
+  connect(system_prompt_, &QPlainTextEdit::textChanged, this, &ChatPage::scheduleSettingsSave);
+  connect(sampling_, &SamplingPanel::changed, this, &ChatPage::scheduleSettingsSave);
+  connect(save_timer_, &QTimer::timeout, this, &ChatPage::saveChatSettings);
+  if (ctx_.engine) {
+    connect(ctx_.engine, &EngineController::modelLoaded, this, [this] { updateModelLabel(); });
+    connect(ctx_.engine, &EngineController::modelUnloaded, this, [this] { updateModelLabel(); });
+    connect(ctx_.engine, &EngineController::loadStarted, this, [this] { updateModelLabel(); });
+    connect(ctx_.engine, &EngineController::loadFailed, this, [this] { updateModelLabel(); });
+  }
+}
 
+void ChatPage::connectSession() {
   connect(view_, &ConversationView::editSubmitted, this, [this](std::int64_t id, const QString& text) {
     saveChatSettings();
     clearNotice();
@@ -271,28 +343,18 @@ void ChatPage::connectSignals() {
   });
   connect(view_, &ConversationView::siblingRequested, this,
           [this](std::int64_t id, int delta) { session_->showSibling(id, delta); });
-
   connect(session_, &ChatSession::notice, this, [this](const QString& text) { showNotice(text.toHtmlEscaped(), false); });
   connect(session_, &ChatSession::errorMessage, this, [this](const QString& text) { showNotice(text.toHtmlEscaped(), true); });
   connect(session_, &ChatSession::modelNeeded, this, &ChatPage::showLoadModelFirst);
   connect(session_, &ChatSession::generatingChanged, this, [this](std::int64_t chatId, bool) {
     if (chatId == session_->chatId()) updateButtons();
   });
+  connect(session_, &ChatSession::queueChanged, this, [this](std::int64_t chatId) {
+    if (chatId == session_->chatId()) updatePending();
+  });
   connect(session_, &ChatSession::chatChanged, list_model_, &ChatListModel::chatTouched);
-  connect(list_model_, &ChatListModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
-  connect(conversation_, &ConversationModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
-  connect(sampling_, &SamplingPanel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
-
-  connect(system_prompt_, &QPlainTextEdit::textChanged, this, &ChatPage::scheduleSettingsSave);
-  connect(sampling_, &SamplingPanel::changed, this, &ChatPage::scheduleSettingsSave);
-  connect(save_timer_, &QTimer::timeout, this, &ChatPage::saveChatSettings);
-
-  if (ctx_.engine) {
-    connect(ctx_.engine, &EngineController::modelLoaded, this, [this] { updateModelLabel(); });
-    connect(ctx_.engine, &EngineController::modelUnloaded, this, [this] { updateModelLabel(); });
-    connect(ctx_.engine, &EngineController::loadStarted, this, [this] { updateModelLabel(); });
-    connect(ctx_.engine, &EngineController::loadFailed, this, [this] { updateModelLabel(); });
-  }
+  connect(pending_, &PendingView::removeRequested, this,
+          [this](int index) { session_->removeQueued(session_->chatId(), index); });
 }
 
 std::int64_t ChatPage::currentChatId() const { return session_->chatId(); }
@@ -311,10 +373,24 @@ void ChatPage::onChatSelected(std::int64_t chatId) {
   clearNotice();
   session_->setChat(chatId);
   loadChatSettings(chatId);
-  const store::Chat* c = list_model_->chatAt(list_model_->rowOf(chatId));
-  title_->setText(c ? QString::fromStdString(c->title) : QString());
+  updateTitle();
   updateButtons();
+  updatePending();
   view_->scrollToEnd();
+}
+
+void ChatPage::updateTitle() {
+  const std::int64_t id = session_->chatId();
+  QString title;
+  if (const store::Chat* c = list_model_->chatAt(list_model_->rowOf(id))) {
+    title = QString::fromStdString(c->title);
+  } else if (id != 0) {  // hidden by a search: read it from the store
+    try {
+      title = QString::fromStdString(ctx_.chats.get_chat(id).title);
+    } catch (const std::exception&) {
+    }
+  }
+  if (title_->text() != title) title_->setFullText(title);
 }
 
 std::int64_t ChatPage::newChat() {
@@ -351,19 +427,24 @@ void ChatPage::deleteChat(std::int64_t chatId, bool ask) {
       selectChat(next);
     } else {
       session_->setChat(0);
-      title_->clear();
+      title_->setFullText(QString());
       loadChatSettings(0);
       updateButtons();
+      updatePending();
     }
   };
   if (!ask) {
     remove();
     return;
   }
-  const store::Chat* c = list_model_->chatAt(list_model_->rowOf(chatId));
+  // Named from the store: a search may hide the chat from the list.
+  QString title = "this chat";
+  try {
+    title = QString::fromStdString(ctx_.chats.get_chat(chatId).title);
+  } catch (const std::exception&) {
+  }
   auto* box = new QMessageBox(QMessageBox::Warning, "Delete chat",
-                              QString("Delete \u201c%1\u201d and all its messages? This cannot be undone.")
-                                  .arg(c ? QString::fromStdString(c->title) : QString("this chat")),
+                              QString("Delete \u201c%1\u201d and all its messages? This cannot be undone.").arg(title),
                               QMessageBox::Yes | QMessageBox::Cancel, this);
   box->setObjectName("deleteChatConfirmation");
   box->setDefaultButton(QMessageBox::Cancel);
@@ -424,7 +505,7 @@ void ChatPage::saveChatSettings() {
       ctx_.chats.set_sampling_json(settings_chat_, sampling);
       changed = true;
     }
-    if (changed) list_model_->chatTouched(settings_chat_);
+    if (changed) list_model_->chatTouched(settings_chat_);  // refreshed in place, not moved
   } catch (const std::exception& e) {
     showNotice(QString("could not save the chat's settings: %1").arg(e.what()).toHtmlEscaped(), true);
   }
@@ -432,7 +513,10 @@ void ChatPage::saveChatSettings() {
 
 void ChatPage::sendComposerText() {
   const QString text = composer_->toPlainText();
-  if (text.trimmed().isEmpty() || session_->isGenerating()) return;
+  if (text.trimmed().isEmpty()) {
+    if (session_->isQueuePaused(session_->chatId())) session_->resumeQueue();
+    return;
+  }
   clearNotice();
   if (!ctx_.engine || !ctx_.engine->isLoaded()) {
     showLoadModelFirst();
@@ -440,7 +524,7 @@ void ChatPage::sendComposerText() {
   }
   if (session_->chatId() == 0 && newChat() == 0) return;
   saveChatSettings();
-  if (session_->send(text)) {
+  if (session_->sendOrQueue(text)) {
     composer_->clear();
     view_->scrollToEnd();
   }
@@ -448,13 +532,40 @@ void ChatPage::sendComposerText() {
 
 void ChatPage::stopReply() { session_->stop(); }
 
-void ChatPage::showNotice(const QString& html, bool error) {
-  notice_->setStyleSheet(error ? "QLabel#chatNotice { background: #fdecea; color: #611a15; border: 1px solid #f5c2c0; "
-                                 "border-radius: 6px; padding: 6px; }"
-                               : "QLabel#chatNotice { background: #fff8e1; color: #5d4300; border: 1px solid #f3dea0; "
-                                 "border-radius: 6px; padding: 6px; }");
-  notice_->setText(html + "  <a href=\"dismiss\">Dismiss</a>");
+void ChatPage::regenerateLast() {
+  saveChatSettings();
+  clearNotice();
+  session_->regenerateLast();
+}
+
+void ChatPage::focusSearch() {
+  if (ctx_.show_page) ctx_.show_page(Page::Chat);
+  search_->setFocus(Qt::ShortcutFocusReason);
+  search_->selectAll();
+}
+
+void ChatPage::focusComposer() {
+  if (ctx_.show_page) ctx_.show_page(Page::Chat);
+  composer_->setFocus(Qt::ShortcutFocusReason);
+}
+
+void ChatPage::goToModels() {
+  emit modelsPageRequested();
+  if (ctx_.show_page) ctx_.show_page(Page::Models);
+}
+
+void ChatPage::showNotice(const QString& html, bool error, const QString& dismissText) {
+  offered_ = nullptr;
+  notice_error_ = error;
+  notice_->setStyleSheet(bannerStyleSheet(palette(), notice_->objectName(), error));
+  notice_->setText(html + QString("  <a href=\"dismiss\">%1</a>").arg(dismissText));
   notice_->show();
+}
+
+void ChatPage::offer(const QString& text, const QString& actionText, std::function<void()> action) {
+  showNotice(text.toHtmlEscaped() + QString("  <a href=\"offer\">%1</a> \u00b7").arg(actionText.toHtmlEscaped()),
+             false, "Not now");
+  offered_ = std::move(action);
 }
 
 void ChatPage::showLoadModelFirst() {
@@ -462,33 +573,63 @@ void ChatPage::showLoadModelFirst() {
 }
 
 void ChatPage::clearNotice() {
+  offered_ = nullptr;
   notice_->clear();
   notice_->hide();
+}
+
+void ChatPage::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange || !notice_) return;
+  if (!notice_->isHidden()) notice_->setStyleSheet(bannerStyleSheet(palette(), notice_->objectName(), notice_error_));
+  // Rich text keeps the link colour of the palette it was laid out in: lay it out again.
+  for (QLabel* label : {notice_, load_link_}) {
+    const QString text = label->text();
+    label->clear();
+    label->setText(text);
+  }
 }
 
 void ChatPage::updateModelLabel() {
   const auto model = ctx_.engine ? ctx_.engine->loadedModel() : std::nullopt;
   if (model) {
-    model_label_->setText(QString("%1 \u00b7 %2 \u00b7 %3 tokens of context")
-                              .arg(model->name.toHtmlEscaped(), model->backend.toUpper())
-                              .arg(model->context_length));
-    model_label_->setToolTip(model->path);
+    model_label_->setFullText(QString("%1 \u00b7 %2 \u00b7 %3 tokens of context")
+                                  .arg(model->name, model->backend.toUpper())
+                                  .arg(model->context_length));
+    model_label_->setDetailToolTip(model->path);
+    view_->setPlaceholder("Type a message below to start the conversation.");
   } else {
-    model_label_->setText("No model loaded \u2014 <a href=\"models\">load one</a>");
-    model_label_->setToolTip("Models are loaded on the Models page");
+    model_label_->setFullText("No model loaded");
+    model_label_->setDetailToolTip("Models are loaded on the Models page");
+    view_->setPlaceholder("No model is loaded: <a href=\"models\">load a model first</a> on the Models page, "
+                          "then type a message below.");
   }
+  load_link_->setVisible(!model);
 }
 
 void ChatPage::updateButtons() {
   const bool generating = session_->isGenerating();
   const bool has_chat = session_->chatId() != 0;
-  send_->setEnabled(!generating);
+  // While a reply is written, Send queues the message (it goes out when the reply ends).
+  send_->setEnabled(true);
+  send_->setText(generating ? "Queue" : "Send");
+  send_->setToolTip(generating ? "A reply is being written: this message waits and is sent, on its own, when it ends"
+                               : "Send the message (Enter)");
   stop_->setEnabled(generating);
   rename_->setEnabled(has_chat);
   delete_->setEnabled(has_chat);
   prompt_->setEnabled(has_chat);
   export_->setEnabled(has_chat);
+  actions_.exportChat->setEnabled(has_chat);
+  actions_.deleteChat->setEnabled(has_chat);
+  actions_.stop->setEnabled(generating);
+  actions_.regenerate->setEnabled(has_chat && !generating && conversation_->rowCount() > 0);
   view_->setBusy(generating);
+}
+
+void ChatPage::updatePending() {
+  const std::int64_t id = session_->chatId();
+  pending_->setMessages(session_->queued(id), session_->isQueuePaused(id));
 }
 
 bool ChatPage::eventFilter(QObject* watched, QEvent* event) {
@@ -545,34 +686,44 @@ bool ChatPage::exportChat(const QString& path, ExportFormat format, QString* err
     if (error) *error = "no chat is shown";
     return false;
   }
-  ChatExportInput in;
   session_->flushWrites();  // a reply still streaming is exported as far as it has come
-  try {
-    in.chat = ctx_.chats.get_chat(session_->chatId());
-    if (in.chat.current_leaf != 0) in.messages = ctx_.chats.path_to(in.chat.current_leaf);
-  } catch (const std::exception& e) {
-    if (error) *error = QString("could not read the chat: %1").arg(e.what());
-    return false;
-  }
-  if (const auto model = ctx_.engine ? ctx_.engine->loadedModel() : std::nullopt) in.modelName = model->name;
-  const QByteArray data = format == ExportFormat::Markdown ? exportMarkdown(in) : exportJson(in);
-  return writeExportFile(path, data, error);
+  return transfer_->exportChat(session_->chatId(), path, format, error);
 }
 
 void ChatPage::exportWithDialog(ExportFormat format) {
   if (session_->chatId() == 0) return;
-  const bool md = format == ExportFormat::Markdown;
-  const store::Chat* c = list_model_->chatAt(list_model_->rowOf(session_->chatId()));
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-  const QString suggested = dir + "/" + file_stem(c ? QString::fromStdString(c->title) : QString()) + (md ? ".md" : ".json");
-  const QString path = QFileDialog::getSaveFileName(this, md ? "Export chat as Markdown" : "Export chat as JSON", suggested,
-                                                    md ? "Markdown (*.md)" : "JSON (*.json)");
-  if (path.isEmpty()) return;
-  QString error;
-  if (exportChat(path, format, &error))
-    showNotice(QString("Saved %1").arg(path.toHtmlEscaped()), false);
-  else
-    showNotice(error.toHtmlEscaped(), true);
+  session_->flushWrites();
+  transfer_->exportWithDialog(this, session_->chatId(), title_->text(), format);
+}
+
+bool ChatPage::importChat(const QString& path, QString* error) { return transfer_->importFile(path, error) != 0; }
+
+void ChatPage::importWithDialog() {
+  if (ctx_.show_page) ctx_.show_page(Page::Chat);
+  transfer_->importWithDialog(this);
+}
+
+void ChatPage::restoreSplitter() {
+  try {
+    const auto v = ctx_.settings.get(kSplitterKey);
+    if (!v) return;
+    QList<int> sizes;
+    for (const QString& part : QString::fromStdString(*v).split(',')) sizes << part.toInt();
+    if (sizes.size() == 3 && std::all_of(sizes.begin(), sizes.end(), [](int s) { return s > 0 && s < 10000; }))
+      splitter_->setSizes(sizes);
+  } catch (const std::exception&) {
+    // An unreadable setting only costs the columns their widths.
+  }
+}
+
+void ChatPage::saveSplitter() {
+  if (ctx_.db.read_only()) return;
+  QStringList parts;
+  for (int s : splitter_->sizes()) parts << QString::number(s);
+  try {
+    ctx_.settings.set(kSplitterKey, parts.join(',').toStdString());
+  } catch (const std::exception&) {
+  }
 }
 
 }  // namespace inferdesk::gui

@@ -5,6 +5,7 @@
 
 #include "core/store/store.h"
 #include "gui/chat/conversation_model.h"
+#include "gui/chat/markdown_view.h"
 #include "gui/chat/reply_writer.h"
 #include "gui/chat/sampling_json.h"
 
@@ -114,36 +115,96 @@ ContextFit ChatSession::currentPrompt() const {
   }
 }
 
-bool ChatSession::fitOrRefuse(const Conversation& conv, SamplingParams& params, ContextFit& f) {
-  params = samplingFromJson(QString::fromStdString(ctx_.chats.get_chat(chat_id_).sampling_json));
+bool ChatSession::fitOrRefuse(std::int64_t chatId, const Conversation& conv, SamplingParams& params,
+                              ContextFit& f) {
+  params = samplingFromJson(QString::fromStdString(ctx_.chats.get_chat(chatId).sampling_json));
   f = fit(conv, params);
   if (!f.ok) emit errorMessage(f.error);
   return f.ok;
 }
 
-bool ChatSession::askUnder(std::int64_t parentId, const QString& content) {
-  Conversation conv = conversationTo(chat_id_, parentId);
+bool ChatSession::askUnder(std::int64_t chatId, std::int64_t parentId, const QString& content) {
+  Conversation conv = conversationTo(chatId, parentId);
   conv.messages.push_back({"user", content});
   conv.ids.push_back(0);
   SamplingParams params;
   ContextFit f;
-  if (!fitOrRefuse(conv, params, f)) return false;  // nothing saved
-  const std::int64_t user_id = ctx_.chats.add_message(chat_id_, parentId, store::Role::User, content.toStdString());
+  if (!fitOrRefuse(chatId, conv, params, f)) return false;  // nothing saved
+  const std::int64_t user_id = ctx_.chats.add_message(chatId, parentId, store::Role::User, content.toStdString());
   conv.ids.back() = user_id;
-  maybeTitleChat(chat_id_, content);
-  conversation_.sync();  // shown as sent only now that it is saved
-  return startReply(chat_id_, user_id, conv, std::move(f), params);
+  maybeTitleChat(chatId, content);
+  if (conversation_.chatId() == chatId) conversation_.sync();  // shown as sent only now that it is saved
+  return startReply(chatId, user_id, conv, std::move(f), params);
 }
 
-bool ChatSession::send(const QString& text) {
-  const QString content = text.trimmed();
-  if (content.isEmpty() || chat_id_ == 0 || isGenerating() || !modelReady()) return false;
+bool ChatSession::sendTo(std::int64_t chatId, const QString& content) {
+  if (content.isEmpty() || chatId == 0 || isGenerating(chatId) || !modelReady()) return false;
   try {
-    return askUnder(ctx_.chats.get_chat(chat_id_).current_leaf, content);
+    return askUnder(chatId, ctx_.chats.get_chat(chatId).current_leaf, content);
   } catch (const std::exception& e) {
     fail("could not send the message", e);
     return false;
   }
+}
+
+bool ChatSession::send(const QString& text) { return sendTo(chat_id_, text.trimmed()); }
+
+bool ChatSession::sendOrQueue(const QString& text) {
+  const QString content = text.trimmed();
+  if (content.isEmpty() || chat_id_ == 0) return false;
+  const auto q = queues_.find(chat_id_);
+  const bool waiting = q != queues_.end() && !q->second.texts.empty();
+  if (!isGenerating() && !waiting) return send(content);
+  queues_[chat_id_].texts.push_back(content);  // behind what was typed before it
+  emit queueChanged(chat_id_);
+  resumeQueue();
+  return true;
+}
+
+QStringList ChatSession::queued(std::int64_t chatId) const {
+  const auto q = queues_.find(chatId);
+  return q == queues_.end() ? QStringList() : QStringList(q->second.texts.begin(), q->second.texts.end());
+}
+
+bool ChatSession::isQueuePaused(std::int64_t chatId) const {
+  const auto q = queues_.find(chatId);
+  return q != queues_.end() && q->second.paused && !q->second.texts.empty();
+}
+
+bool ChatSession::removeQueued(std::int64_t chatId, int index) {
+  const auto q = queues_.find(chatId);
+  if (q == queues_.end() || index < 0 || index >= static_cast<int>(q->second.texts.size())) return false;
+  q->second.texts.erase(q->second.texts.begin() + index);
+  if (q->second.texts.empty()) queues_.erase(q);
+  emit queueChanged(chatId);
+  return true;
+}
+
+void ChatSession::resumeQueue() {
+  const auto q = queues_.find(chat_id_);
+  if (q == queues_.end()) return;
+  if (q->second.paused) {
+    q->second.paused = false;
+    emit queueChanged(chat_id_);
+  }
+  sendNextQueued(chat_id_);
+}
+
+void ChatSession::sendNextQueued(std::int64_t chatId) {
+  const auto q = queues_.find(chatId);
+  if (q == queues_.end() || q->second.paused || q->second.texts.empty() || isGenerating(chatId)) return;
+  const QString next = q->second.texts.front();
+  q->second.texts.pop_front();
+  const bool sent = sendTo(chatId, next);
+  const auto after = queues_.find(chatId);  // signals emitted while sending may have changed it
+  if (!sent) {  // kept, first in line, until the user resumes or removes it
+    Queue& kept = queues_[chatId];
+    kept.texts.push_front(next);
+    kept.paused = true;
+  } else if (after != queues_.end() && after->second.texts.empty()) {
+    queues_.erase(after);
+  }
+  emit queueChanged(chatId);
 }
 
 bool ChatSession::regenerate(std::int64_t assistantMessageId) {
@@ -154,11 +215,29 @@ bool ChatSession::regenerate(std::int64_t assistantMessageId) {
       emit errorMessage("only a reply to a message can be regenerated");
       return false;
     }
-    const Conversation conv = conversationTo(chat_id_, reply.parent_id);
-    SamplingParams params;
-    ContextFit f;
-    if (!fitOrRefuse(conv, params, f)) return false;
-    return startReply(chat_id_, reply.parent_id, conv, std::move(f), params);
+    return replyTo(reply.parent_id);
+  } catch (const std::exception& e) {
+    fail("could not regenerate the reply", e);
+    return false;
+  }
+}
+
+bool ChatSession::replyTo(std::int64_t userMessageId) {
+  const Conversation conv = conversationTo(chat_id_, userMessageId);
+  SamplingParams params;
+  ContextFit f;
+  if (!fitOrRefuse(chat_id_, conv, params, f)) return false;
+  return startReply(chat_id_, userMessageId, conv, std::move(f), params);
+}
+
+bool ChatSession::regenerateLast() {
+  if (chat_id_ == 0 || isGenerating() || !modelReady()) return false;
+  try {
+    const std::int64_t leaf = ctx_.chats.get_chat(chat_id_).current_leaf;
+    if (leaf == 0) return false;
+    const store::Message last = ctx_.chats.get_message(leaf);
+    if (last.role == store::Role::Assistant) return regenerate(last.id);
+    return last.role == store::Role::User && replyTo(last.id);  // a reply that never came
   } catch (const std::exception& e) {
     fail("could not regenerate the reply", e);
     return false;
@@ -174,7 +253,7 @@ bool ChatSession::editMessage(std::int64_t userMessageId, const QString& text) {
       emit errorMessage("only your own messages can be edited");
       return false;
     }
-    return askUnder(original.parent_id, content);  // a sibling of the original: a new branch
+    return askUnder(chat_id_, original.parent_id, content);  // a sibling of the original: a new branch
   } catch (const std::exception& e) {
     fail("could not save the edited message", e);
     return false;
@@ -213,10 +292,12 @@ bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const C
 void ChatSession::maybeTitleChat(std::int64_t chatId, const QString& firstMessage) {
   const store::Chat chat = ctx_.chats.get_chat(chatId);
   if (QString::fromStdString(chat.title) != newChatTitle()) return;
-  ctx_.chats.rename_chat(chatId, excerpt(firstMessage, 48).toStdString());
+  const QString title = excerpt(plainTextOfMarkdown(firstMessage), 48);
+  ctx_.chats.rename_chat(chatId, (title.isEmpty() ? newChatTitle() : title).toStdString());
 }
 
 void ChatSession::forgetChat(std::int64_t chatId) {
+  if (queues_.erase(chatId)) emit queueChanged(chatId);
   bool stopped = false;
   for (auto it = streams_.begin(); it != streams_.end();) {
     if (it->second.chat_id != chatId) {
@@ -232,6 +313,11 @@ void ChatSession::forgetChat(std::int64_t chatId) {
 }
 
 void ChatSession::stop() {
+  // The user wants this chat quiet: what waits is not sent on its own (Send resumes it).
+  if (const auto q = queues_.find(chat_id_); q != queues_.end() && !q->second.paused) {
+    q->second.paused = true;
+    emit queueChanged(chat_id_);
+  }
   for (const auto& [key, s] : streams_)
     if (s.chat_id == chat_id_ && ctx_.engine) ctx_.engine->stop(key);
 }
@@ -286,6 +372,7 @@ void ChatSession::onSaved(std::int64_t messageId) {
   emit replyFinished(s.message_id, s.stats);
   if (s.stats.finish_reason == "error")
     emit errorMessage("The reply failed: " + (s.stats.error.isEmpty() ? QString("unknown error") : s.stats.error));
+  sendNextQueued(s.chat_id);
 }
 
 void ChatSession::onSaveFailed(std::int64_t messageId, const QString& message) {

@@ -16,12 +16,20 @@
 // Regenerate adds a sibling assistant message under the same user message; editing a user message
 // adds a sibling user message (a new branch) and asks for its reply. Replies of several chats may
 // stream at once; each chat has at most one.
+//
+// Messages typed while a chat's reply streams wait in that chat's queue (sendOrQueue), each as
+// typed: they are sent one by one, in order, as each reply ends — never merged into one message.
+// Stop pauses the queue (nothing more is sent until the user sends again or resumes it); a queued
+// message can be removed before it is sent; one that is refused when its turn comes (no model,
+// too long) stays first in the paused queue.
 #pragma once
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -54,7 +62,20 @@ class ChatSession : public QObject {
   // Each returns true when a reply was requested; false (with errorMessage or modelNeeded
   // emitted, and nothing saved) when it was refused.
   bool send(const QString& text);
+  // Sends now, or queues behind the reply streaming in this chat (or behind a paused queue, which
+  // then resumes). False only when refused (empty text, no chat); nothing is queued then.
+  bool sendOrQueue(const QString& text);
+  // Messages waiting in a chat's queue, oldest first.
+  QStringList queued(std::int64_t chatId) const;
+  bool isQueuePaused(std::int64_t chatId) const;
+  // Removes a waiting message (index into queued()); false when there is none there.
+  bool removeQueued(std::int64_t chatId, int index);
+  // Sends the next waiting message of the shown chat when no reply streams there.
+  void resumeQueue();
   bool regenerate(std::int64_t assistantMessageId);
+  // Regenerates the last reply of the branch shown (or asks for one when it ends with the user's
+  // message); false when there is nothing to regenerate.
+  bool regenerateLast();
   bool editMessage(std::int64_t userMessageId, const QString& text);
   // Stops the current chat's reply (the text so far is kept, marked stopped).
   void stop();
@@ -82,6 +103,7 @@ class ChatSession : public QObject {
   void generatingChanged(std::int64_t chatId, bool generating);
   void chatChanged(std::int64_t chatId);   // saved something (title, messages): list order
   void replyFinished(std::int64_t messageId, const inferdesk::gui::GenerationStats& stats);
+  void queueChanged(std::int64_t chatId);
 
  private:
   struct Stream {
@@ -97,14 +119,24 @@ class ChatSession : public QObject {
     std::vector<std::int64_t> ids;  // per message; 0 for the system prompt and unsaved text
   };
   Conversation conversationTo(std::int64_t chatId, std::int64_t leafId) const;  // throws Error
+  struct Queue {
+    std::deque<QString> texts;
+    bool paused = false;
+  };
   bool modelReady();
   ContextFit fit(const Conversation& conv, const SamplingParams& params) const;
   // Reads the chat's sampling settings and fits `conv`; false (errorMessage emitted) when it
   // cannot fit. Throws Error when the store cannot be read.
-  bool fitOrRefuse(const Conversation& conv, SamplingParams& params, ContextFit& f);
+  bool fitOrRefuse(std::int64_t chatId, const Conversation& conv, SamplingParams& params, ContextFit& f);
   // Saves a user message under parentId (0: a new root) once the conversation fits, shows it,
   // and asks for its reply.
-  bool askUnder(std::int64_t parentId, const QString& content);
+  bool askUnder(std::int64_t chatId, std::int64_t parentId, const QString& content);
+  // Asks for a reply to a saved user message of the shown chat (a sibling of any reply it has).
+  bool replyTo(std::int64_t userMessageId);
+  // Sends a message to a chat (shown or not) under its current leaf.
+  bool sendTo(std::int64_t chatId, const QString& content);
+  // Sends the chat's next queued message if no reply streams there and the queue runs.
+  void sendNextQueued(std::int64_t chatId);
   bool startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
                   ContextFit fit, const SamplingParams& params);
   void maybeTitleChat(std::int64_t chatId, const QString& firstMessage);
@@ -120,6 +152,7 @@ class ChatSession : public QObject {
   std::int64_t chat_id_ = 0;
   ReplyWriter* writer_ = nullptr;  // child
   Streams streams_;
+  std::map<std::int64_t, Queue> queues_;  // by chat
   ContextFit last_fit_;
 };
 

@@ -1,6 +1,10 @@
 #include "gui/chat/conversation_model.h"
 
+#include <algorithm>
 #include <exception>
+#include <unordered_map>
+
+#include "core/util/error.h"
 
 #include "gui/chat/chat_export.h"
 
@@ -61,12 +65,33 @@ std::vector<ConversationModel::Row> ConversationModel::readPath() const {
   if (chat_id_ == 0) return rows;
   const store::Chat chat = chats_.get_chat(chat_id_);
   if (chat.current_leaf == 0) return rows;
-  for (auto& m : chats_.path_to(chat.current_leaf)) {
-    if (const auto live = live_.find(m.id); live != live_.end()) m.content = live->second;
+  // One query for the whole tree, then the path and each message's siblings in memory: a long
+  // chat would otherwise cost two queries per message at every change.
+  std::vector<store::Message> all = chats_.all_messages(chat_id_);
+  std::unordered_map<std::int64_t, size_t> index;
+  std::unordered_map<std::int64_t, std::vector<const store::Message*>> kids;  // by parent (0: roots)
+  for (size_t i = 0; i < all.size(); ++i) {
+    index[all[i].id] = i;
+    kids[all[i].parent_id].push_back(&all[i]);
+  }
+  for (auto& [parent, list] : kids)  // the store's sibling order: oldest first, then by id
+    std::sort(list.begin(), list.end(), [](const store::Message* a, const store::Message* b) {
+      return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
+    });
+  std::vector<size_t> path;
+  for (std::int64_t id = chat.current_leaf; id != 0;) {
+    const auto it = index.find(id);
+    if (it == index.end() || path.size() >= all.size())  // a dangling parent or a cycle in the file
+      throw Error(ErrorCode::Format, "chat " + std::to_string(chat_id_) + " in the database has a broken message tree");
+    path.push_back(it->second);
+    id = all[it->second].parent_id;
+  }
+  for (auto p = path.rbegin(); p != path.rend(); ++p) {
+    store::Message& m = all[*p];
     Row r;
-    const store::Siblings s = chats_.siblings(m.id);
-    r.siblings = s.ids;
-    r.sibling_index = static_cast<int>(s.index);
+    for (const store::Message* s : kids[m.parent_id]) r.siblings.push_back(s->id);
+    r.sibling_index = static_cast<int>(std::find(r.siblings.begin(), r.siblings.end(), m.id) - r.siblings.begin());
+    if (const auto live = live_.find(m.id); live != live_.end()) m.content = live->second;
     r.message = std::move(m);
     rows.push_back(std::move(r));
   }

@@ -5,6 +5,7 @@
 #include <QFontInfo>
 #include <QGuiApplication>
 #include <QPalette>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
@@ -49,8 +50,8 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setTextInteractionFlags(Qt::TextBrowserInteraction);
+  // Transparent over the message frame, without a style sheet (one would freeze the palette).
   viewport()->setAutoFillBackground(false);
-  setStyleSheet("QTextBrowser { background: transparent; }");
   document()->setDocumentMargin(2);
   connect(document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged, this,
           [this] { fitHeight(); });
@@ -90,37 +91,48 @@ void MarkdownView::styleCode() {
   // The application's palette: this view's own Base is transparent (it sits on the message frame).
   const QColor base = QGuiApplication::palette().color(QPalette::Base);
   const QColor text = QGuiApplication::palette().color(QPalette::Text);
-  const QColor tint = QColor::fromRgbF(base.redF() * 0.92f + text.redF() * 0.08f,
-                                       base.greenF() * 0.92f + text.greenF() * 0.08f,
-                                       base.blueF() * 0.92f + text.blueF() * 0.08f);
+  const QColor tint = QColor::fromRgbF(base.redF() * 0.88f + text.redF() * 0.12f,
+                                       base.greenF() * 0.88f + text.greenF() * 0.12f,
+                                       base.blueF() * 0.88f + text.blueF() * 0.12f);
   QTextCharFormat code_chars;
   code_chars.setFontFamilies(mono.families());
   code_chars.setFontFixedPitch(true);
+  code_chars.setFontStyleHint(QFont::TypeWriter);
   QTextCharFormat inline_chars = code_chars;
   inline_chars.setBackground(tint);
-  QTextCursor cursor(document());
-  cursor.beginEditBlock();
+  // Ranges first, formats after: merging formats while walking a block's fragments would merge and
+  // split the fragments under the iterator and skip some of them.
+  struct Range {
+    int begin, end;
+    bool block;
+  };
+  std::vector<Range> ranges;
   for (QTextBlock b = document()->begin(); b.isValid(); b = b.next()) {
     if (is_code_block(b)) {
-      QTextBlockFormat bf = b.blockFormat();
-      bf.setBackground(tint);
-      bf.setLeftMargin(8);
-      bf.setRightMargin(8);
-      bf.setNonBreakableLines(false);  // wrap long code lines instead of clipping them
-      cursor.setPosition(b.position());
-      cursor.setBlockFormat(bf);
-      cursor.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
-      cursor.mergeCharFormat(code_chars);
+      ranges.push_back({b.position(), b.position() + b.length() - 1, true});
       continue;
     }
     // Inline `code`: the importer marks it fixed-pitch.
     for (auto it = b.begin(); !it.atEnd(); ++it) {
       const QTextFragment frag = it.fragment();
-      if (!frag.isValid() || !frag.charFormat().fontFixedPitch()) continue;
-      cursor.setPosition(frag.position());
-      cursor.setPosition(frag.position() + frag.length(), QTextCursor::KeepAnchor);
-      cursor.mergeCharFormat(inline_chars);
+      if (frag.isValid() && frag.charFormat().fontFixedPitch())
+        ranges.push_back({frag.position(), frag.position() + frag.length(), false});
     }
+  }
+  QTextCursor cursor(document());
+  cursor.beginEditBlock();
+  for (const Range& r : ranges) {
+    cursor.setPosition(r.begin);
+    if (r.block) {
+      QTextBlockFormat bf = cursor.blockFormat();
+      bf.setBackground(tint);
+      bf.setLeftMargin(8);
+      bf.setRightMargin(8);
+      bf.setNonBreakableLines(false);  // wrap long code lines instead of widening the page
+      cursor.setBlockFormat(bf);
+    }
+    cursor.setPosition(r.end, QTextCursor::KeepAnchor);
+    cursor.mergeCharFormat(r.block ? code_chars : inline_chars);
   }
   cursor.endEditBlock();
 }
@@ -144,6 +156,11 @@ void MarkdownView::resizeEvent(QResizeEvent* event) {
 }
 
 void MarkdownView::wheelEvent(QWheelEvent* event) { event->ignore(); }
+
+void MarkdownView::changeEvent(QEvent* event) {
+  QTextBrowser::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange && !rendered_.isEmpty()) render();
+}
 
 namespace {
 
@@ -230,6 +247,42 @@ QString MarkdownBody::toPlainText() const {
   QStringList parts;
   for (const MarkdownView* v : views_) parts << v->toPlainText();
   return parts.join("\n\n");
+}
+
+QString preserveLineBreaks(const QString& markdown) {
+  const QStringList lines = markdown.split('\n');
+  QStringList out;
+  QChar fence;
+  for (qsizetype i = 0; i < lines.size(); ++i) {
+    QString line = lines[i];
+    const QChar f = fence_char(line);
+    if (!f.isNull() && (fence.isNull() || f == fence)) {
+      fence = fence.isNull() ? f : QChar();
+    } else if (fence.isNull() && i + 1 < lines.size() && !line.trimmed().isEmpty() &&
+               !lines[i + 1].trimmed().isEmpty() && fence_char(lines[i + 1]).isNull() &&
+               !line.endsWith("  ") && !line.endsWith('\\')) {
+      line += "  ";  // a hard line break (two spaces: harmless where a block ends, unlike '\\')
+    }
+    out << line;
+  }
+  return out.join('\n');
+}
+
+QString plainTextOfMarkdown(const QString& markdown) {
+  QString t = markdown;
+  static const QRegularExpression image(R"(!\[([^\]]*)\]\([^)]*\))");
+  static const QRegularExpression link(R"(\[([^\]]*)\]\([^)]*\))");
+  static const QRegularExpression line_marks(R"((^|\n)[ \t]*(#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d+[.)][ \t]+))");
+  static const QRegularExpression fences(R"(```[^\n]*|~~~[^\n]*)");
+  static const QRegularExpression emphasis(R"(\*\*|__|~~|[*`])");
+  t.replace(image, "\\1");
+  t.replace(link, "\\1");
+  t.replace(fences, " ");
+  t.replace(line_marks, "\\1");
+  t.replace(emphasis, QString());
+  static const QRegularExpression underscores(R"((^|\s)_(\S[^_]*)_(?=\s|$))");
+  t.replace(underscores, "\\1\\2");
+  return t.simplified();
 }
 
 }  // namespace inferdesk::gui

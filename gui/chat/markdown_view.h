@@ -38,6 +38,7 @@ class MarkdownView : public QTextBrowser {
  protected:
   void resizeEvent(QResizeEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;  // scrolls the page, not this view
+  void changeEvent(QEvent* event) override;      // a new palette: code tints follow it
 
  private:
   void render();
@@ -69,12 +70,20 @@ struct MarkdownPiece {
 // Earlier cuts never move as text is appended.
 std::vector<MarkdownPiece> splitMarkdown(const QString& text, int minChars, int maxChars);
 
+// The user's own line breaks kept as markdown hard breaks (a single newline is a space in
+// markdown, so Shift+Enter lines would run together); fenced code is left as it is.
+QString preserveLineBreaks(const QString& markdown);
+
+// Text of a markdown snippet without its markers (for titles): emphasis, code ticks, heading and
+// quote marks, list bullets, links shown as their text; whitespace collapsed.
+QString plainTextOfMarkdown(const QString& markdown);
+
 class MarkdownBody : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kSegmentChars = 800;
-  static constexpr int kMaxSegmentChars = 2000;
+  static constexpr int kSegmentChars = 500;
+  static constexpr int kMaxSegmentChars = 1000;  // the streaming tail re-renders in well under 50 ms
 
   explicit MarkdownBody(QWidget* parent = nullptr);
   // As MarkdownView::setMarkdownText; only pieces whose text changed are rendered again.

@@ -4,16 +4,21 @@
 #include <QClipboard>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "gui/app/theme.h"
 #include "gui/chat/markdown_view.h"
 
 namespace inferdesk::gui {
 
 namespace {
+
+constexpr int kCopiedMs = 1500;
 
 QColor mix(const QColor& a, const QColor& b, double t) {
   return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
@@ -21,9 +26,12 @@ QColor mix(const QColor& a, const QColor& b, double t) {
                           static_cast<float>(a.blueF() * (1 - t) + b.blueF() * t));
 }
 
-QPushButton* flat_button(const QString& text, const QString& tip, QWidget* parent) {
-  auto* b = new QPushButton(text, parent);
-  b->setFlat(true);
+// Compact flat buttons without a style sheet (one would freeze this widget's palette).
+QToolButton* flat_button(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QToolButton(parent);
+  b->setText(text);
+  b->setAutoRaise(true);
+  b->setToolButtonStyle(Qt::ToolButtonTextOnly);
   b->setToolTip(tip);
   b->setCursor(Qt::PointingHandCursor);
   return b;
@@ -87,24 +95,22 @@ void MessageWidget::buildUi() {
   edit_box_->hide();
   outer->addWidget(edit_box_);
 
-  context_note_ = new QLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
+  context_note_ = new DimLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
   context_note_->setWordWrap(true);
   context_note_->hide();
   outer->addWidget(context_note_);
 
-  stats_ = new QLabel(this);
+  stats_ = new DimLabel(QString(), this);
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  stats_->setWordWrap(true);  // a long error message wraps instead of widening the page
   outer->addWidget(stats_);
-  QPalette dim = stats_->palette();
-  dim.setColor(QPalette::WindowText, palette().color(QPalette::PlaceholderText));
-  stats_->setPalette(dim);
-  context_note_->setPalette(dim);
 
-  connect(copy_, &QPushButton::clicked, this, [this] {
+  connect(copy_, &QToolButton::clicked, this, [this] {
     QApplication::clipboard()->setText(content_);
+    showCopied();
     emit copied(id_);
   });
-  connect(edit_, &QPushButton::clicked, this, &MessageWidget::startEditing);
+  connect(edit_, &QToolButton::clicked, this, &MessageWidget::startEditing);
   connect(edit_cancel_, &QPushButton::clicked, this, &MessageWidget::cancelEditing);
   connect(edit_send_, &QPushButton::clicked, this, [this] {
     const QString text = editor_->toPlainText();
@@ -112,7 +118,7 @@ void MessageWidget::buildUi() {
     cancelEditing();
     emit editSubmitted(id_, text);
   });
-  connect(regenerate_, &QPushButton::clicked, this, [this] { emit regenerateRequested(id_); });
+  connect(regenerate_, &QToolButton::clicked, this, [this] { emit regenerateRequested(id_); });
   connect(prev_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, -1); });
   connect(next_, &QToolButton::clicked, this, [this] { emit siblingRequested(id_, +1); });
 }
@@ -122,14 +128,7 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
   const QString role = store::to_string(m.role);
   if (role != role_) {
     role_ = role;
-    const QPalette pal = palette();
-    const QColor base = pal.color(QPalette::Base);
-    const QColor bg = role == "user" ? mix(base, pal.color(QPalette::Highlight), 0.10) : base;
-    const QColor border = mix(base, pal.color(QPalette::Text), 0.15);
-    setObjectName(role == "user" ? "userMessage" : "assistantMessage");
-    setStyleSheet(QString("QFrame#%1 { background: %2; border: 1px solid %3; border-radius: 8px; }"
-                          "QPushButton { padding: 2px 8px; min-width: 0px; }")
-                      .arg(objectName(), bg.name(), border.name()));
+    applyRoleStyle();
     author_->setText(role == "user" ? "You" : role == "assistant" ? "Assistant" : "System");
   }
   id_ = m.id;
@@ -141,6 +140,8 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
 
   if (status_ == "streaming" && content_.isEmpty())
     body_->setMarkdownText("*\u2026*");
+  else if (role_ == "user")  // typed text: Shift+Enter line breaks are meant
+    body_->setMarkdownText(preserveLineBreaks(content_));
   else
     body_->setMarkdownText(content_, /*coalesce=*/status_ == "streaming");
   const QString position = QString("%1/%2").arg(sibling_index_ + 1).arg(sibling_count_);
@@ -156,17 +157,65 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
       stats = status_;
     if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
       stats += " \u00b7 stopped";
+    if (status_ == "error" && !stats.contains("error"))
+      stats += stats.isEmpty() ? "error" : " \u00b7 error";
   }
   if (stats_->text() != stats) stats_->setText(stats);
   stats_->setVisible(!stats.isEmpty());
   context_note_->setVisible(!inContext);
   if (inContext != in_context_) {  // palette changes repaint the whole body: only when needed
     in_context_ = inContext;
-    QPalette body_pal = body_->palette();
-    body_pal.setColor(QPalette::Text, palette().color(inContext ? QPalette::Text : QPalette::PlaceholderText));
-    body_->setPalette(body_pal);
+    if (inContext) {
+      body_->setPalette(QPalette());  // inherit again, so theme changes reach it
+    } else {
+      QPalette body_pal = body_->palette();
+      body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
+      body_->setPalette(body_pal);
+    }
   }
   updateButtons();
+}
+
+void MessageWidget::applyRoleStyle() {
+  setObjectName(role_ == "user" ? "userMessage" : "assistantMessage");
+  // Painted in paintEvent from the current palette: a style sheet would freeze the palette of
+  // this frame and its children, and a theme switch would no longer reach them.
+  update();
+}
+
+QColor MessageWidget::backgroundColor() const {
+  const QPalette pal = parentWidget() ? parentWidget()->palette() : palette();
+  const QColor base = pal.color(QPalette::Base);
+  return role_ == "user" ? mix(base, pal.color(QPalette::Highlight), 0.12) : base;
+}
+
+void MessageWidget::paintEvent(QPaintEvent* event) {
+  const QPalette pal = parentWidget() ? parentWidget()->palette() : palette();
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(QPen(mix(pal.color(QPalette::Base), pal.color(QPalette::Text), 0.18), 1));
+  p.setBrush(backgroundColor());
+  p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 8, 8);
+  QFrame::paintEvent(event);
+}
+
+void MessageWidget::changeEvent(QEvent* event) {
+  QFrame::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange && !in_context_) {
+    // The greyed body keeps an explicit colour: take it from the new palette.
+    QPalette body_pal = body_->palette();
+    body_pal.setColor(QPalette::Text, palette().color(QPalette::PlaceholderText));
+    body_->setPalette(body_pal);
+  }
+}
+
+void MessageWidget::showCopied() {
+  copy_->setText("Copied \u2713");
+  copy_->setToolTip("The message's text is on the clipboard");
+  QTimer::singleShot(kCopiedMs, this, [this] {
+    copy_->setText("Copy");
+    copy_->setToolTip("Copy the message's text");
+  });
 }
 
 void MessageWidget::setBusy(bool busy) {

@@ -1,7 +1,8 @@
 // One message of the conversation view: who wrote it, "‹ 2/3 ›" when it has siblings, actions
-// (copy; edit for the user's messages, which opens an inline editor; regenerate for replies), the
-// markdown body, and under a reply its statistics (tokens, tokens/s, time to first token, finish
-// reason) or that it is still being written. The widget only shows and asks: the conversation
+// (copy, which says "Copied" for a moment; edit for the user's messages, which opens an inline
+// editor; regenerate for replies), the markdown body (the user's own line breaks kept), and under
+// a reply its statistics (tokens, tokens/s, time to first token, finish reason) or that it is
+// still being written; a reply that ended in an error says so. The widget only shows and asks: the conversation
 // view connects its signals to the chat session.
 #pragma once
 
@@ -35,9 +36,9 @@ class MessageWidget : public QFrame {
   bool isEditing() const { return editing_; }
 
   // For tests: the parts a user clicks.
-  QPushButton* copyButton() const { return copy_; }
-  QPushButton* editButton() const { return edit_; }
-  QPushButton* regenerateButton() const { return regenerate_; }
+  QToolButton* copyButton() const { return copy_; }
+  QToolButton* editButton() const { return edit_; }
+  QToolButton* regenerateButton() const { return regenerate_; }
   QToolButton* previousButton() const { return prev_; }
   QToolButton* nextButton() const { return next_; }
   QLabel* siblingLabel() const { return sibling_label_; }
@@ -56,9 +57,20 @@ class MessageWidget : public QFrame {
   void startEditing();
   void cancelEditing();
 
+ protected:
+  void changeEvent(QEvent* event) override;  // a new palette: the greyed body follows it
+  void paintEvent(QPaintEvent* event) override;  // the rounded frame, in the current palette
+
+ public:
+  // The frame's fill (for tests): the surroundings' base, tinted for the user's messages.
+  QColor backgroundColor() const;
+
+ private:
  private:
   void buildUi();
   void updateButtons();
+  void applyRoleStyle();
+  void showCopied();
 
   std::int64_t id_ = 0;
   QString role_;
@@ -74,9 +86,9 @@ class MessageWidget : public QFrame {
   QToolButton* prev_ = nullptr;
   QLabel* sibling_label_ = nullptr;
   QToolButton* next_ = nullptr;
-  QPushButton* copy_ = nullptr;
-  QPushButton* edit_ = nullptr;
-  QPushButton* regenerate_ = nullptr;
+  QToolButton* copy_ = nullptr;
+  QToolButton* edit_ = nullptr;
+  QToolButton* regenerate_ = nullptr;
   MarkdownBody* body_ = nullptr;
   QLabel* context_note_ = nullptr;
   QLabel* stats_ = nullptr;

@@ -6,12 +6,15 @@
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <exception>
 #include <limits>
+#include <optional>
 
 #include "core/store/store.h"
 #include "gui/chat/sampling_json.h"
@@ -19,8 +22,6 @@
 namespace inferdesk::gui {
 
 namespace {
-
-constexpr const char* kSeededKey = "chat.sampling_presets_seeded";
 
 QDoubleSpinBox* double_box(double lo, double hi, double step, int decimals, QWidget* parent) {
   auto* b = new QDoubleSpinBox(parent);
@@ -30,7 +31,7 @@ QDoubleSpinBox* double_box(double lo, double hi, double step, int decimals, QWid
   return b;
 }
 
-// The presets written once, when the store has none.
+// The presets every store offers (kept in the code, so they cannot be lost).
 std::vector<std::pair<QString, SamplingParams>> builtin_presets() {
   SamplingParams balanced = defaultChatSampling();
   SamplingParams precise = balanced;
@@ -65,7 +66,6 @@ QString visible_json(SamplingParams p) {
 SamplingPanel::SamplingPanel(store::Settings& settings, QWidget* parent)
     : QWidget(parent), settings_(settings), base_(defaultChatSampling()) {
   buildUi();
-  seedPresets();
   setParams(base_);
   reloadPresets();
 }
@@ -81,13 +81,15 @@ void SamplingPanel::buildUi() {
   save_ = new QPushButton("Save as\u2026", this);
   save_->setToolTip("Save these values as a named preset");
   delete_ = new QPushButton("Delete", this);
-  delete_->setToolTip("Delete the selected preset");
-  preset_row->addWidget(presets_, 1);
-  preset_row->addWidget(save_);
-  preset_row->addWidget(delete_);
+  delete_->setToolTip("Delete the selected preset (asks first; built-in presets cannot be deleted)");
+  // The buttons under the list: a narrow side column stays readable.
+  outer->addWidget(presets_);
+  preset_row->addWidget(save_, 1);
+  preset_row->addWidget(delete_, 1);
   outer->addLayout(preset_row);
 
   auto* form = new QFormLayout();
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a narrow column: labels above their fields
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   temperature_ = double_box(0.0, 5.0, 0.05, 2, this);
   temperature_->setToolTip("0 picks the most likely token every time (greedy)");
@@ -126,7 +128,7 @@ void SamplingPanel::buildUi() {
     if (index > 0) applyPreset(presets_->itemText(index));
   });
   connect(save_, &QPushButton::clicked, this, &SamplingPanel::saveWithDialog);
-  connect(delete_, &QPushButton::clicked, this, &SamplingPanel::deleteSelected);
+  connect(delete_, &QPushButton::clicked, this, &SamplingPanel::deleteSelectedWithConfirmation);
 }
 
 SamplingParams SamplingPanel::params() const {
@@ -159,38 +161,43 @@ void SamplingPanel::setParams(const SamplingParams& params) {
   reloadPresets();
 }
 
-void SamplingPanel::seedPresets() {
-  try {
-    if (settings_.get(kSeededKey) || !settings_.list_presets().empty()) return;
-    for (const auto& [name, p] : builtin_presets())
-      settings_.save_preset(name.toStdString(), samplingToJson(p).toStdString());
-    settings_.set(kSeededKey, "1");
-  } catch (const std::exception&) {
-    // A read-only database: no presets to offer, the values still work.
-  }
+bool SamplingPanel::isBuiltinPreset(const QString& name) {
+  for (const auto& [builtin, p] : builtin_presets())
+    if (builtin.compare(name.simplified(), Qt::CaseInsensitive) == 0) return true;
+  return false;
 }
 
 void SamplingPanel::reloadPresets() {
-  std::vector<store::SamplingPreset> presets;
+  std::vector<store::SamplingPreset> stored;
   try {
-    presets = settings_.list_presets();
+    stored = settings_.list_presets();
   } catch (const std::exception& e) {
     emit errorOccurred(QString("could not read the sampling presets: %1").arg(e.what()));
   }
+  // Built-ins first; stored presets of a built-in's name (written by earlier versions) are the
+  // built-in itself.
+  std::vector<std::pair<QString, SamplingParams>> all = builtin_presets();
+  const size_t builtins = all.size();
+  for (const auto& p : stored)
+    if (!isBuiltinPreset(QString::fromStdString(p.name)))
+      all.emplace_back(QString::fromStdString(p.name), samplingFromJson(QString::fromStdString(p.json)));
   const QString current = visible_json(params());
   presets_->blockSignals(true);
   presets_->clear();
   presets_->addItem("Custom");
   int match = 0;
-  for (const auto& p : presets) {
-    presets_->addItem(QString::fromStdString(p.name));
-    // Compare through a parse, so key order or number spelling in the stored text do not matter.
-    if (match == 0 && visible_json(samplingFromJson(QString::fromStdString(p.json))) == current)
-      match = presets_->count() - 1;
+  for (size_t i = 0; i < all.size(); ++i) {
+    presets_->addItem(all[i].first);
+    presets_->setItemData(presets_->count() - 1, i < builtins ? "built-in preset" : "your preset", Qt::ToolTipRole);
+    // Compared through a parse, so key order or number spelling in the stored text do not matter.
+    if (match == 0 && visible_json(all[i].second) == current) match = presets_->count() - 1;
   }
   presets_->setCurrentIndex(match);
   presets_->blockSignals(false);
-  delete_->setEnabled(match > 0);
+  const bool builtin = match > 0 && isBuiltinPreset(presets_->itemText(match));
+  delete_->setEnabled(match > 0 && !builtin);
+  delete_->setToolTip(builtin ? "Built-in presets cannot be deleted"
+                              : "Delete the selected preset (asks first)");
 }
 
 QStringList SamplingPanel::presetNames() const {
@@ -201,8 +208,10 @@ QStringList SamplingPanel::presetNames() const {
 
 bool SamplingPanel::applyPreset(const QString& name) {
   std::optional<store::SamplingPreset> preset;
+  for (const auto& [builtin, p] : builtin_presets())
+    if (builtin == name) preset = store::SamplingPreset{builtin.toStdString(), samplingToJson(p).toStdString(), 0};
   try {
-    preset = settings_.get_preset(name.toStdString());
+    if (!preset) preset = settings_.get_preset(name.toStdString());
   } catch (const std::exception& e) {
     emit errorOccurred(QString("could not read the preset: %1").arg(e.what()));
     return false;
@@ -223,6 +232,10 @@ bool SamplingPanel::applyPreset(const QString& name) {
 bool SamplingPanel::savePreset(const QString& name) {
   const QString n = name.simplified();
   if (n.isEmpty() || n == "Custom") return false;
+  if (isBuiltinPreset(n)) {
+    emit errorOccurred(QString("\u201c%1\u201d is a built-in preset: save yours under another name").arg(n));
+    return false;
+  }
   try {
     settings_.save_preset(n.toStdString(), visible_json(params()).toStdString());
   } catch (const std::exception& e) {
@@ -234,6 +247,10 @@ bool SamplingPanel::savePreset(const QString& name) {
 }
 
 bool SamplingPanel::deletePreset(const QString& name) {
+  if (isBuiltinPreset(name)) {
+    emit errorOccurred(QString("\u201c%1\u201d is a built-in preset and cannot be deleted").arg(name));
+    return false;
+  }
   try {
     settings_.delete_preset(name.toStdString());
   } catch (const std::exception& e) {
@@ -245,14 +262,38 @@ bool SamplingPanel::deletePreset(const QString& name) {
 }
 
 void SamplingPanel::saveWithDialog() {
-  bool ok = false;
-  const QString name = QInputDialog::getText(this, "Save sampling preset", "Preset name:", QLineEdit::Normal,
-                                             presets_->currentIndex() > 0 ? presets_->currentText() : QString(), &ok);
-  if (ok) savePreset(name);
+  auto* dialog = new QInputDialog(this);
+  dialog->setObjectName("presetNameDialog");
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle("Save sampling preset");
+  dialog->setLabelText("Name of the new preset (built-in names are taken):");
+  const bool builtin = presets_->currentIndex() > 0 && isBuiltinPreset(presets_->currentText());
+  dialog->setTextValue(presets_->currentIndex() > 0 && !builtin ? presets_->currentText() : QString());
+  // Wide enough for its title: a narrow dialog cuts the title off in most window managers.
+  dialog->setMinimumWidth(std::max(380, dialog->fontMetrics().horizontalAdvance(dialog->windowTitle()) + 160));
+  dialog->setWindowModality(Qt::WindowModal);
+  connect(dialog, &QInputDialog::textValueSelected, this, [this](const QString& name) { savePreset(name); });
+  dialog->open();
 }
 
-void SamplingPanel::deleteSelected() {
-  if (presets_->currentIndex() > 0) deletePreset(presets_->currentText());
+void SamplingPanel::deleteSelectedWithConfirmation() {
+  if (presets_->currentIndex() <= 0) return;
+  const QString name = presets_->currentText();
+  if (isBuiltinPreset(name)) {
+    emit errorOccurred(QString("\u201c%1\u201d is a built-in preset and cannot be deleted").arg(name));
+    return;
+  }
+  auto* box = new QMessageBox(QMessageBox::Question, "Delete preset",
+                              QString("Delete the preset \u201c%1\u201d? Chats keep their settings.").arg(name),
+                              QMessageBox::Yes | QMessageBox::Cancel, this);
+  box->setObjectName("deletePresetConfirmation");
+  box->setDefaultButton(QMessageBox::Cancel);
+  box->setWindowModality(Qt::WindowModal);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box, &QMessageBox::finished, this, [this, name](int result) {
+    if (result == QMessageBox::Yes) deletePreset(name);
+  });
+  box->open();
 }
 
 }  // namespace inferdesk::gui

@@ -1,7 +1,9 @@
 // The sampling panel: temperature, top-p, top-k, min-p, repetition penalty, max tokens and seed
-// for the chat's replies, with named presets kept in the store (store::Settings presets, JSON as
-// in sampling_json.h). The chat page stores the panel's values per chat; the panel itself only
-// edits values and presets. A few presets are written the first time the store has none.
+// for the chat's replies, with named presets. The chat page stores the panel's values per chat;
+// the panel itself only edits values and presets. Built-in presets (Balanced, Precise, Creative,
+// Greedy) live in the code, are always offered and cannot be deleted or overwritten; the user's
+// own presets are kept in the store (store::Settings presets, JSON as in sampling_json.h) and are
+// deleted only after a confirmation.
 #pragma once
 
 #include <QWidget>
@@ -35,9 +37,17 @@ class SamplingPanel : public QWidget {
   QStringList presetNames() const;
   // Applies a stored preset (emits changed); false when it does not exist.
   bool applyPreset(const QString& name);
-  // Saves the shown values under `name` (replacing one of that name).
+  // Saves the shown values under `name` (replacing a preset of the user's of that name); refused
+  // for a built-in name.
   bool savePreset(const QString& name);
+  // Deletes one of the user's presets at once (built-ins: refused, errorOccurred says why).
   bool deletePreset(const QString& name);
+  static bool isBuiltinPreset(const QString& name);
+  // The Delete button: asks first (a window-modal QMessageBox, objectName
+  // "deletePresetConfirmation").
+  void deleteSelectedWithConfirmation();
+  QPushButton* deleteButton() const { return delete_; }
+  QPushButton* saveButton() const { return save_; }
 
   QDoubleSpinBox* temperatureBox() const { return temperature_; }
   QSpinBox* maxTokensBox() const { return max_tokens_; }
@@ -50,9 +60,7 @@ class SamplingPanel : public QWidget {
 
  private:
   void buildUi();
-  void seedPresets();
   void saveWithDialog();
-  void deleteSelected();
 
   store::Settings& settings_;
   SamplingParams base_;  // hidden fields come from here

@@ -11,6 +11,7 @@
 #include "core/engine/model_loader.h"
 #include "core/util/error.h"
 #include "gui/engine/backends.h"
+#include "gui/perf/rate_meter.h"
 
 namespace inferdesk::gui {
 
@@ -68,7 +69,9 @@ struct EngineController::Pending {
 struct EngineController::Active {
   std::optional<IncrementalDecoder> decoder;  // absent when the model has no tokenizer
   int tokens = 0;
+  QString decode_error;  // set when a token could not be decoded: the request ends as an error
 };
+
 
 EngineController::EngineController(QObject* parent) : QObject(parent) {
   register_meta_types();
@@ -160,6 +163,11 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     // CUDA with no budget: the engine sizes the cache from the GPU memory left after the weights.
     if (cancel_load_) throw Error(ErrorCode::Cancelled, "model loading was cancelled");
     auto renderer = PromptRenderer::load(dir);
+    // A padded vocabulary (vocab_size above the tokenizer's ids): never generate what cannot be
+    // decoded.
+    const int64_t vocab = model.config.vocab_size;
+    if (const Tokenizer* tok = renderer->tokenizer(); tok && tok->max_token_id() + 1 < vocab)
+      options.sample_vocab = tok->max_token_id() + 1;
     ModelSummary s;
     s.name = QString::fromStdString(model.name);
     s.path = QString::fromStdString(std::filesystem::absolute(dir).lexically_normal().string());
@@ -168,11 +176,16 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     s.weight_bytes = model.weight_bytes;
     s.num_layers = static_cast<int>(model.config.num_hidden_layers);
     s.num_experts = static_cast<int>(model.config.num_experts);
-    s.vocab_size = static_cast<int>(model.config.vocab_size);
+    s.experts_per_token = static_cast<int>(model.config.num_experts_per_tok);
+    s.has_shared_expert = model.config.shared_expert_intermediate_size > 0;
+    if (model.config.is_moe())
+      for (int64_t l = 0; l < model.config.num_hidden_layers; ++l) s.moe_layers.push_back(model.config.is_moe_layer(l));
+    s.vocab_size = static_cast<int>(vocab);
     s.has_tokenizer = renderer->hasTokenizer();
     s.has_chat_template = renderer->hasChatTemplate();
     auto engine = std::make_unique<Engine>(std::move(model), options);
     s.context_length = engine->max_model_len();
+    s.sample_vocab = engine->sample_vocab();
     s.kv_blocks = engine->num_kv_blocks();
     s.block_size = options.block_size;
     {
@@ -311,19 +324,19 @@ void EngineController::flush() {
     if (it == active_.end()) continue;
     Active& a = *it->second;
     QString text;
-    std::string error;
     for (int32_t id : p.ids) {
-      if (!a.decoder) break;
+      if (!a.decoder || !a.decode_error.isEmpty()) break;
       try {
         text += QString::fromStdString(a.decoder->push(id));
       } catch (const std::exception& e) {
-        error = e.what();
+        // Text after an undecodable token would be wrong: the reply ends here, as an error.
+        a.decode_error = QString("could not decode generated token %1: %2").arg(id).arg(QString::fromUtf8(e.what()));
+        stop(key);
       }
     }
-    if (p.finished && a.decoder) text += QString::fromStdString(a.decoder->finish());
+    if (p.finished && a.decoder && a.decode_error.isEmpty()) text += QString::fromStdString(a.decoder->finish());
     a.tokens += static_cast<int>(p.ids.size());
     if (!p.ids.empty() || !text.isEmpty()) emit tokensArrived(key, text, static_cast<int>(p.ids.size()));
-    if (!error.empty()) emit errorOccurred("could not decode a generated token: " + QString::fromStdString(error));
     if (!p.finished) continue;
     GenerationStats st;
     st.tokens = a.tokens;
@@ -331,14 +344,17 @@ void EngineController::flush() {
     st.cached_prompt_tokens = p.cached_prompt_tokens;
     st.ttft_s = p.ttft_s;
     st.elapsed_s = p.elapsed_s;
-    const double decode_s = p.elapsed_s - p.ttft_s;
-    st.tokens_per_s = a.tokens > 1 && decode_s > 0 ? (a.tokens - 1) / decode_s : 0.0;
+    st.tokens_per_s = replyDecodeRate(a.tokens, p.ttft_s, p.elapsed_s);  // the reply's own times
     st.finish_reason = reason_name(p.reason);
     st.error = QString::fromStdString(p.error);
+    if (!a.decode_error.isEmpty()) {
+      st.finish_reason = "error";
+      st.error = a.decode_error;
+    }
     active_.erase(it);
     active_count_ = static_cast<int>(active_.size());
     emit finished(key, st);
-    if (p.reason == FinishReason::Error)
+    if (st.finish_reason == "error")
       emit errorOccurred("generation failed: " + (st.error.isEmpty() ? QString("unknown error") : st.error));
   }
   if (active_.empty()) flush_timer_->stop();

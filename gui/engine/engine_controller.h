@@ -58,7 +58,11 @@ struct ModelSummary {
   qint64 weight_bytes = 0;
   int num_layers = 0;
   int num_experts = 0;    // 0 for dense models
-  int vocab_size = 0;
+  int experts_per_token = 0;
+  bool has_shared_expert = false;  // qwen2_moe: an expert every token goes through
+  std::vector<bool> moe_layers;    // per layer: routes to experts (false: a dense layer)
+  int vocab_size = 0;     // config.json vocab_size (rows of the embedding and lm_head)
+  int sample_vocab = 0;   // ids the engine may generate: the tokenizer's size when it is smaller
   bool has_tokenizer = false;
   bool has_chat_template = false;
 };
@@ -72,7 +76,7 @@ struct GenerationStats {
   double ttft_s = 0;            // time to first token (since submit)
   double elapsed_s = 0;         // since submit
   QString finish_reason;        // "stop", "length", "cancelled", "error"
-  QString error;                // set when finish_reason == "error"
+  QString error;                // set when finish_reason == "error" (incl. undecodable output)
 
   // {"tokens":..,"prompt_tokens":..,"tokens_per_s":..,"ttft_s":..,"elapsed_s":..,
   //  "finish_reason":"..","error":".."} (compact JSON, for store::Message stats).

@@ -19,7 +19,8 @@ QString backend_label(const QString& backend) { return backend == "cuda" ? "CUDA
 
 }  // namespace
 
-ModelManager::ModelManager(AppContext& ctx, QObject* parent) : QObject(parent), ctx_(ctx) {
+ModelManager::ModelManager(AppContext& ctx, QObject* parent)
+    : QObject(parent), ctx_(ctx), last_(ctx.settings) {
   reload();
   EngineController* engine = ctx_.engine;
   if (!engine) return;
@@ -34,12 +35,16 @@ ModelManager::ModelManager(AppContext& ctx, QObject* parent) : QObject(parent), 
     if (loaded_id_ == 0) {  // loaded by someone else: find its row by path
       if (const auto e = ctx_.models.find_by_path(s.path.toStdString())) loaded_id_ = e->id;
     }
+    loaded_name_ = s.name;
     if (loaded_id_ != 0) {
       table_.setState(loaded_id_, tr("loaded on %1").arg(backend_label(s.backend)));
-      try {
-        ctx_.models.touch_loaded(loaded_id_);
-      } catch (const std::exception& e) {
-        emit statusMessage(tr("could not record the load: %1").arg(message_of(e)));
+      if (!ctx_.db.read_only()) {
+        try {
+          ctx_.models.touch_loaded(loaded_id_);
+        } catch (const std::exception& e) {
+          emit statusMessage(tr("could not record the load: %1").arg(message_of(e)));
+        }
+        last_.remember({loaded_id_, s.name, s.backend, s.context_length});
       }
     }
     emit statusMessage(tr("%1 loaded on %2 (context %3 tokens, %4 KV blocks)")
@@ -55,6 +60,8 @@ ModelManager::ModelManager(AppContext& ctx, QObject* parent) : QObject(parent), 
   connect(engine, &EngineController::modelUnloaded, this, [this] {
     loaded_id_ = 0;
     if (loading_id_ == 0) table_.clearStates();
+    if (!loaded_name_.isEmpty()) emit statusMessage(tr("%1 was unloaded; no model is loaded").arg(loaded_name_));
+    loaded_name_.clear();
   });
 }
 
@@ -217,6 +224,7 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
 
 void ModelManager::unload() {
   if (!ctx_.engine) return;
+  if (!ctx_.db.read_only()) last_.forget();
   EngineController* engine = ctx_.engine;
   engine->cancelLoad();
   QMetaObject::invokeMethod(engine, [engine] { engine->unload(); }, Qt::QueuedConnection);

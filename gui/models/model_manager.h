@@ -13,6 +13,7 @@
 #include "core/engine/model_info.h"
 #include "gui/app/app_context.h"
 #include "gui/engine/engine_controller.h"
+#include "gui/models/last_model.h"
 #include "gui/models/model_facts.h"
 #include "gui/models/model_table_model.h"
 
@@ -70,8 +71,11 @@ class ModelManager : public QObject {
   // column follows them). Returns false without touching the engine when refused.
   bool load(qint64 id, const QString& backend, qint64 context, QString* reason = nullptr,
             std::optional<qint64> budget = std::nullopt);
+  // Unloads (the user's choice: the model is no longer offered at the next start).
   void unload();
   void cancelLoad();
+  // What was loaded last (for the offer at start); see last_model.h.
+  LastModelMemory& lastModel() { return last_; }
   // The registry id of the loaded (or loading) model; 0 when none.
   qint64 loadedId() const { return loaded_id_; }
 
@@ -88,6 +92,9 @@ class ModelManager : public QObject {
   qint64 loading_id_ = 0;
   qint64 loaded_id_ = 0;
   QString loading_backend_;
+  int loading_context_ = 0;
+  QString loaded_name_;
+  LastModelMemory last_;
 };
 
 }  // namespace inferdesk::gui

@@ -1,8 +1,10 @@
 #include "gui/models/models_page.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -18,12 +20,14 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "gui/app/theme.h"
 #include "gui/engine/backends.h"
 
 namespace inferdesk::gui {
 
 namespace {
 constexpr int kDefaultContext = 8192;
+constexpr int kLongestContext = 1 << 24;  // the engine's limit; the model's own is checked apart
 }
 
 ModelsPage::ModelsPage(AppContext& ctx, QWidget* parent)
@@ -115,7 +119,7 @@ void ModelsPage::buildUi() {
     cuda_note_->setText(tr("<small>GPU: %1</small>").arg(cuda.devices.join(", ").toHtmlEscaped()));
   }
   context_ = new QSpinBox();
-  context_->setRange(16, kDefaultContext);
+  context_->setRange(16, kLongestContext);
   context_->setSingleStep(1024);
   context_->setValue(kDefaultContext);
   context_->setSuffix(tr(" tokens"));
@@ -154,7 +158,7 @@ void ModelsPage::buildUi() {
     showDetails();
   });
   connect(load_, &QPushButton::clicked, this, &ModelsPage::loadSelected);
-  connect(unload_, &QPushButton::clicked, this, [this] { manager_.unload(); });
+  connect(unload_, &QPushButton::clicked, this, &ModelsPage::unloadWithConfirmation);
   connect(cancel_, &QPushButton::clicked, this, [this] { manager_.cancelLoad(); });
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ModelsPage::showDetails);
   connect(manager_.table(), &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
@@ -193,14 +197,18 @@ void ModelsPage::loadSelected() {
     status_->setText(tr("select a model first"));
     return;
   }
-  QString reason;
-  if (!manager_.load(id, backend_->currentData().toString(), context_->value(), &reason) &&
-      isVisible())
-    QMessageBox::warning(this, tr("Not loaded"), reason);
+  const QString backend = backend_->currentData().toString();
+  const int context = context_->value();
+  // Loading replaces the loaded model: replies being written stop, so ask first.
+  confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context] {
+    QString reason;
+    if (!manager_.load(id, backend, context, &reason) && isVisible()) QMessageBox::warning(this, tr("Not loaded"), reason);
+  });
 }
 
 void ModelsPage::showDetails() {
   const ModelRow* row = manager_.table()->find(selectedId());
+  model_max_context_ = 0;
   if (!row) {
     details_->setText(manager_.table()->rowCount() == 0
                           ? tr("No models yet. Use <b>Add folder…</b> to add a local Hugging Face "
@@ -239,9 +247,9 @@ void ModelsPage::showDetails() {
             .arg(f.context_length)
             .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
                  f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)")));
-    const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, 1 << 30));
+    model_max_context_ = f.context_length;
+    const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, kLongestContext));
     const QSignalBlocker block(context_);
-    context_->setMaximum(max_ctx);
     context_->setValue(std::min(max_ctx, kDefaultContext));
   }
   updateEstimate();
@@ -254,20 +262,65 @@ void ModelsPage::updateEstimate() {
     estimate_->clear();
     return;
   }
-  const MemoryCheck m = manager_.checkMemory(id, backend_->currentData().toString(), context_->value());
-  if (!m.reason.isEmpty()) {
-    estimate_->setText("<span style='color:#b00020'>" + m.reason.toHtmlEscaped() + "</span>");
-  } else {
-    estimate_->setText("<span style='color:#1b5e20'>" + tr("fits: ") + m.summary.toHtmlEscaped() +
-                       "</span>");
+  const StatusColors colors = statusColors(palette());
+  auto coloured = [](const QColor& c, const QString& text) {
+    return QString("<span style='color:%1'>%2</span>").arg(c.name(), text.toHtmlEscaped());
+  };
+  if (model_max_context_ > 0 && context_->value() > model_max_context_) {
+    estimate_->setText(coloured(colors.bad_text, tr("%1 tokens is longer than this model's context of %2 tokens: "
+                                                    "choose %2 or fewer")
+                                                     .arg(context_->value())
+                                                     .arg(model_max_context_)));
+    updateButtons();
+    return;
   }
+  const MemoryCheck m = manager_.checkMemory(id, backend_->currentData().toString(), context_->value());
+  if (!m.reason.isEmpty())
+    estimate_->setText(coloured(colors.bad_text, m.reason));
+  else
+    estimate_->setText(coloured(colors.good_text, tr("fits: ") + m.summary));
   updateButtons();
+}
+
+void ModelsPage::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange && estimate_) updateEstimate();
+}
+
+void ModelsPage::unloadWithConfirmation() {
+  confirmStoppingReplies(tr("Stop and unload"), [this] { manager_.unload(); });
+}
+
+void ModelsPage::confirmStoppingReplies(const QString& action, std::function<void()> proceed) {
+  EngineController* engine = ctx_.engine;
+  const int running = engine ? engine->activeRequests() : 0;
+  if (running == 0) {
+    proceed();
+    return;
+  }
+  const auto model = engine->loadedModel();
+  auto* box = new QMessageBox(
+      QMessageBox::Warning, tr("Stop the replies?"),
+      tr("%1 is writing %2. This stops %3; the text so far is kept.")
+          .arg(model ? model->name : tr("The model"), running == 1 ? tr("a reply") : tr("%1 replies").arg(running),
+               running == 1 ? tr("it") : tr("them")),
+      QMessageBox::Cancel, this);
+  box->setObjectName("unloadConfirmation");
+  QPushButton* yes = box->addButton(action, QMessageBox::DestructiveRole);
+  box->setDefaultButton(QMessageBox::Cancel);
+  box->setWindowModality(Qt::WindowModal);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box, &QMessageBox::buttonClicked, this, [yes, proceed = std::move(proceed)](QAbstractButton* b) {
+    if (b == yes) proceed();
+  });
+  box->open();
 }
 
 void ModelsPage::updateButtons() {
   const qint64 id = selectedId();
+  const bool context_ok = model_max_context_ <= 0 || context_->value() <= model_max_context_;
   remove_->setEnabled(id != 0 && !loading_);
-  load_->setEnabled(id != 0 && !loading_);
+  load_->setEnabled(id != 0 && !loading_ && context_ok);
   unload_->setEnabled(loaded_ && !loading_);
   cancel_->setEnabled(loading_);
 }

@@ -1,9 +1,13 @@
 // The Models page: the registered model folders (table), the selected one's facts, a memory
 // estimate for the chosen backend and context, and load / unload / cancel with a progress bar.
-// All logic lives in ModelManager; this is its view.
+// All logic lives in ModelManager; this is its view. A context longer than the model's is shown
+// as such (Load waits for a valid one) instead of being cut silently; unloading while a reply is
+// being written asks first.
 #pragma once
 
 #include <QWidget>
+
+#include <functional>
 
 #include "gui/app/app_context.h"
 #include "gui/models/model_manager.h"
@@ -30,6 +34,7 @@ class ModelsPage : public QWidget {
   QLabel* estimateLabel() const { return estimate_; }
   QLabel* statusLabel() const { return status_; }
   QPushButton* loadButton() const { return load_; }
+  QPushButton* unloadButton() const { return unload_; }
 
   // Selects the row of this registry id (and shows its details); false when absent.
   bool selectModel(qint64 id);
@@ -38,6 +43,12 @@ class ModelsPage : public QWidget {
  public slots:
   void addFolderWithDialog();
   void loadSelected();
+  // Unloads; while requests run, after a window-modal confirmation (objectName
+  // "unloadConfirmation"). Loading another model while requests run asks the same way.
+  void unloadWithConfirmation();
+
+ protected:
+  void changeEvent(QEvent* event) override;  // status colours follow the palette
 
  private:
   void buildUi();
@@ -45,6 +56,9 @@ class ModelsPage : public QWidget {
   void updateEstimate();
   void updateButtons();
   void onLoadProgress(qint64 done, qint64 total);
+  // Runs `proceed` at once when no reply is being written; otherwise after a window-modal
+  // confirmation whose accepting button says `action`.
+  void confirmStoppingReplies(const QString& action, std::function<void()> proceed);
 
   AppContext& ctx_;
   ModelManager manager_;
@@ -63,6 +77,7 @@ class ModelsPage : public QWidget {
   QLabel* status_ = nullptr;
   bool loading_ = false;
   bool loaded_ = false;
+  qint64 model_max_context_ = 0;  // of the selected model (0: unknown)
 };
 
 }  // namespace inferdesk::gui

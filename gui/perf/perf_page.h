@@ -1,21 +1,25 @@
 // The Performance page: live Qt Charts fed by the EngineController — decode tokens/s over time,
 // time to first token per request, KV-cache blocks used / total, GPU and process memory,
 // running / waiting requests — plus a per-layer x per-expert heatmap of routed tokens for MoE
-// models. Charts show the last two minutes; counters above them show the latest figures.
+// models. Charts show the last two minutes; the line above them shows the latest figures, or
+// "idle" when nothing runs. Token rates are measured here from the engine's cumulative counters
+// against a Clock (rate_meter.h), so they fall to zero when generation stops instead of holding
+// the last busy value.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QWidget>
 
 #include "core/engine/stats.h"
 #include "gui/app/app_context.h"
 #include "gui/engine/engine_controller.h"
+#include "gui/perf/rate_meter.h"
 
 class QLabel;
 class QLineSeries;
 
 namespace inferdesk::gui {
 
+class ElidedLabel;
 class ExpertHeatmap;
 class TimeSeriesChart;
 
@@ -23,7 +27,8 @@ class PerfPage : public QWidget {
   Q_OBJECT
 
  public:
-  PerfPage(AppContext& ctx, QWidget* parent = nullptr);
+  // `clock` (not owned) measures time for the rates and the charts' x axis; null: the real clock.
+  PerfPage(AppContext& ctx, QWidget* parent = nullptr, const Clock* clock = nullptr);
 
   static constexpr double kWindowSeconds = 120;
 
@@ -36,7 +41,14 @@ class PerfPage : public QWidget {
   QLineSeries* runningSeries() const { return running_; }
   QLineSeries* waitingSeries() const { return waiting_; }
   ExpertHeatmap* heatmap() const { return heatmap_; }
+  ElidedLabel* heatmapCaption() const { return heatmap_note_; }
+  QLabel* headline() const { return headline_; }
+  TimeSeriesChart* decodeChart() const { return decode_chart_; }
+  TimeSeriesChart* requestsChart() const { return req_chart_; }
+  QList<TimeSeriesChart*> charts() const;
   int requestsSeen() const { return requests_; }
+  double decodeRate() const { return decode_rate_.rate(); }
+  double promptRate() const { return prompt_rate_.rate(); }
 
  public slots:
   void onStats(const inferdesk::EngineStats& stats);
@@ -46,10 +58,15 @@ class PerfPage : public QWidget {
 
  private:
   void buildUi();
-  double now() const { return clock_.elapsed() / 1000.0; }
+  double now() const { return clock_.now() - start_; }
+  QString headlineText(const EngineStats& s) const;
 
   AppContext& ctx_;
-  QElapsedTimer clock_;
+  SteadyClock steady_;
+  const Clock& clock_;
+  double start_ = 0;  // the charts' time 0 (the last load)
+  RateMeter decode_rate_;
+  RateMeter prompt_rate_;
   QLabel* headline_ = nullptr;
   QLabel* model_ = nullptr;
   TimeSeriesChart* decode_chart_ = nullptr;
@@ -66,7 +83,7 @@ class PerfPage : public QWidget {
   QLineSeries* running_ = nullptr;
   QLineSeries* waiting_ = nullptr;
   ExpertHeatmap* heatmap_ = nullptr;
-  QLabel* heatmap_note_ = nullptr;
+  ElidedLabel* heatmap_note_ = nullptr;
   int requests_ = 0;
   bool gpu_ = false;
 };

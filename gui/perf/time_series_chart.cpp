@@ -1,5 +1,6 @@
 #include "gui/perf/time_series_chart.h"
 
+#include <QEvent>
 #include <QPen>
 
 #include <algorithm>
@@ -24,7 +25,37 @@ TimeSeriesChart::TimeSeriesChart(const QString& title, const QString& xLabel,
   clearAll();
   setChart(chart_);  // the view owns the chart
   setRenderHint(QPainter::Antialiasing);
-  setMinimumSize(320, 200);
+  setMinimumSize(280, 180);
+  applyPalette();
+}
+
+void TimeSeriesChart::applyPalette() {
+  const QPalette pal = palette();
+  const QColor base = pal.color(QPalette::Base), text = pal.color(QPalette::Text);
+  const QColor grid = QColor::fromRgbF(base.redF() * 0.8f + text.redF() * 0.2f, base.greenF() * 0.8f + text.greenF() * 0.2f,
+                                       base.blueF() * 0.8f + text.blueF() * 0.2f);
+  chart_->setBackgroundBrush(pal.brush(QPalette::Base));
+  chart_->setBackgroundPen(QPen(grid));
+  chart_->setPlotAreaBackgroundVisible(false);
+  chart_->setTitleBrush(QBrush(text));
+  chart_->legend()->setLabelColor(text);
+  for (QValueAxis* a : {x_, y_}) {
+    a->setLabelsColor(text);
+    a->setTitleBrush(QBrush(text));
+    a->setLinePenColor(grid);
+    a->setGridLineColor(grid);
+  }
+  setBackgroundBrush(pal.brush(QPalette::Window));
+}
+
+void TimeSeriesChart::changeEvent(QEvent* event) {
+  QChartView::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+}
+
+void TimeSeriesChart::setIntegerValues(bool integer) {
+  integer_ = integer;
+  rescale();
 }
 
 QLineSeries* TimeSeriesChart::addSeries(const QString& name, const QColor& color) {
@@ -80,8 +111,9 @@ double nice_step(double v) {
 
 // Shows [lo, hi] with about five round ticks anchored at 0 ("0 25 50 75 100", "0 0.2 0.4"),
 // labels carrying as many decimals as the tick interval needs; `widen` rounds hi up to a tick.
-void set_range(QValueAxis* axis, double lo, double hi, double min_interval, bool widen) {
-  const double interval = std::max(min_interval, nice_step(std::max(hi - lo, 1e-9) / 5));
+void set_range(QValueAxis* axis, double lo, double hi, double min_interval, bool widen, bool integer = false) {
+  double interval = std::max(min_interval, nice_step(std::max(hi - lo, 1e-9) / 5));
+  if (integer && std::floor(interval) != interval) interval = std::ceil(interval / 5) * 5;  // 2.5 -> 5
   if (widen) hi = lo + std::ceil((hi - lo) / interval - 1e-9) * interval;
   if (axis->tickType() != QValueAxis::TicksDynamic) {
     axis->setTickType(QValueAxis::TicksDynamic);
@@ -131,9 +163,12 @@ void TimeSeriesChart::rescale() {
     const double hi = std::max(latest_x, std::min(window_, 30.0));
     set_range(x_, std::max(0.0, hi - window_), hi, 1, false);
   } else {
-    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1, true);
+    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1, true, true);  // request numbers
   }
-  set_range(y_, 0, max_y > 0 ? max_y * 1.05 : 1, 0, true);
+  if (integer_)  // whole-number ticks and a top that is a whole number above the largest count
+    set_range(y_, 0, std::max(1.0, std::ceil(max_y)), 1, true, true);
+  else
+    set_range(y_, 0, max_y > 0 ? max_y * 1.05 : 1, 0, true);
 }
 
 void TimeSeriesChart::clearAll() {
@@ -144,7 +179,7 @@ void TimeSeriesChart::clearAll() {
   }
   latest_x_ = 0;
   set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1, true);
-  set_range(y_, 0, 1, 0, true);
+  set_range(y_, 0, 1, integer_ ? 1 : 0, true);
 }
 
 }  // namespace inferdesk::gui

@@ -391,5 +391,42 @@ TEST(CudaEngine, CancelStopsARunningRequest) {
   EXPECT_EQ(generate_all(e, {greedy({9, 10}, 3)})[0].tokens.size(), 3u);
 }
 
+// tiny-chat-padded (vocab_size 512, tokenizer 480): with sample_vocab 480 the GPU sampler never
+// returns a padded id, with or without overlapped steps; the control run without a limit does.
+TEST(CudaSampling, PaddedVocabularyIsNeverSampled) {
+  INFERDESK_REQUIRE_GPU();
+  auto run = [](int32_t sample_vocab, bool overlap) {
+    EngineOptions opts;
+    opts.num_kv_blocks = 64;
+    opts.sample_vocab = sample_vocab;
+    opts.overlap_steps = overlap;
+    Engine e = make_cuda_engine("tiny-chat-padded", opts);
+    Request r;
+    r.prompt_ids = {1, 77, 200, 3};
+    r.params.temperature = 1.0f;
+    r.params.seed = 11;
+    r.params.max_tokens = 300;
+    r.params.ignore_eos = true;
+    r.params.logprobs = 3;
+    return generate_all(e, {r})[0];
+  };
+  auto padded = [](const GenerationResult& g) {
+    int n = 0;
+    for (const auto& t : g.tokens) {
+      n += t.id >= 480;
+      for (const auto& top : t.top) n += top.id >= 480;
+    }
+    return n;
+  };
+  const GenerationResult control = run(0, true);
+  ASSERT_EQ(control.tokens.size(), 300u) << control.error;
+  EXPECT_GT(padded(control), 0) << "the fixture no longer exercises padded ids";
+  for (const bool overlap : {true, false}) {
+    const GenerationResult masked = run(480, overlap);
+    ASSERT_EQ(masked.tokens.size(), 300u) << masked.error;
+    EXPECT_EQ(padded(masked), 0) << "overlap " << overlap;
+  }
+}
+
 }  // namespace
 }  // namespace inferdesk

@@ -59,8 +59,10 @@ inline cuda::SampleRowDev to_device_params(const RowRequest& r) {
 // different requests. Logits row j starts at offset + j * stride floats of the device buffer.
 class GpuBatch {
  public:
+  // `padding` fills the floats between rows (NaN by default: never read). A finite padding
+  // stands for a padded vocabulary's logits beyond `vocab`, which the sampler must ignore.
   GpuBatch(const std::vector<float>& logits, int32_t rows, int32_t vocab, int64_t stride = 0,
-           int64_t offset = 0)
+           int64_t offset = 0, float padding = NAN)
       : rows_(rows), vocab_(vocab), stride_(stride > 0 ? stride : vocab), offset_(offset),
         logits_(static_cast<size_t>(offset + stride_ * rows)),
         workspace_(cuda::sample_workspace_bytes(rows, vocab)),
@@ -70,7 +72,7 @@ class GpuBatch {
         top_lp_(static_cast<size_t>(rows) * cuda::kMaxTopLogprobs) {
     if (logits.size() != static_cast<size_t>(rows) * static_cast<size_t>(vocab))
       throw std::runtime_error("GpuBatch: logits size is not rows * vocab");
-    std::vector<float> host(logits_.size(), NAN);  // padding between rows is NaN: never read
+    std::vector<float> host(logits_.size(), padding);
     for (int32_t r = 0; r < rows; ++r) {
       std::copy_n(logits.begin() + static_cast<int64_t>(r) * vocab, vocab,
                   host.begin() + offset_ + r * stride_);

@@ -574,5 +574,57 @@ TEST(GpuSamplingChunks, RowsGiveTheSameBitsAloneAndInABatchOf64) {
   }
 }
 
+// A padded vocabulary (config vocab_size 512 over a 480-token tokenizer): the engine samples a
+// column view of the logits (vocab 480, row stride 512) whose hidden columns hold the largest
+// logits of the row. The kernel never returns them, and greedy tokens and log-probabilities equal
+// the CPU Sampler limited to 480 ids on the full rows; sampled draws stay below 480.
+TEST(GpuSampling, PaddedVocabularyColumnsAreNeverSampled) {
+  INFERDESK_REQUIRE_GPU();
+  constexpr int32_t kRows = 16, kVocab = 480, kWidth = 512;
+  constexpr float kPaddedLogit = 1e4f;  // would win every draw if the kernel read it
+  const std::vector<float> logits = normal_logits(static_cast<size_t>(kRows) * kVocab, 2.0f, 77);
+  GpuBatch batch(logits, kRows, kVocab, kWidth, 0, kPaddedLogit);
+  std::vector<float> full(static_cast<size_t>(kWidth), kPaddedLogit);
+  std::vector<RowRequest> reqs(static_cast<size_t>(kRows));
+  for (int32_t r = 0; r < kRows; ++r) {
+    RowRequest& q = reqs[static_cast<size_t>(r)];
+    q.params.temperature = r % 2 == 0 ? 0.0f : 1.0f;  // greedy and sampled rows
+    q.params.logprobs = 5;
+    q.seed = 900 + static_cast<uint64_t>(r);
+    if (r % 4 == 3) {  // a penalty on a padded id (a valid model id) and on a real one
+      q.params.repetition_penalty = 1.3f;
+      q.output = {kVocab + 7, 3};
+    }
+  }
+  // The backend (cuda_sample.cpp) leaves padded ids out of the penalty entries; the CPU sampler
+  // gets them and skips them itself.
+  std::vector<RowRequest> device_reqs = reqs;
+  for (RowRequest& q : device_reqs)
+    q.output.erase(std::remove_if(q.output.begin(), q.output.end(), [](int32_t id) { return id >= kVocab; }),
+                   q.output.end());
+  const std::vector<RowResult> got = batch.run(device_reqs);
+  const Sampler limited(kVocab);
+  for (int32_t r = 0; r < kRows; ++r) {
+    const RowRequest& q = reqs[static_cast<size_t>(r)];
+    const RowResult& g = got[static_cast<size_t>(r)];
+    const std::string what = "row " + std::to_string(r);
+    ASSERT_GE(g.token, 0) << what;
+    ASSERT_LT(g.token, kVocab) << what;
+    std::copy_n(logits.begin() + static_cast<int64_t>(r) * kVocab, kVocab, full.begin());
+    SamplerRng rng(1);
+    const SampleResult cpu = limited.sample(full, q.params, q.prompt, q.output, rng);
+    if (q.params.is_greedy()) {
+      EXPECT_EQ(g.token, cpu.token) << what;
+    }
+    const double log_z = log_normaliser(full.data(), static_cast<size_t>(kVocab));
+    expect_close_logprob(g.logprob, static_cast<double>(full[static_cast<size_t>(g.token)]) - log_z, what);
+    for (size_t j = 0; j < cpu.top.size(); ++j) {
+      EXPECT_EQ(g.top_ids[j], cpu.top[j].id) << what << " top " << j;
+      EXPECT_LT(g.top_ids[j], kVocab) << what << " top " << j;
+      expect_close_logprob(g.top_logprobs[j], cpu.top[j].logprob, what + " top " + std::to_string(j));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace inferdesk::gputest

@@ -35,6 +35,7 @@
 #include "gui/app/app_paths.h"
 #include "gui/app/app_session.h"
 #include "gui/app/main_window.h"
+#include "gui/app/elided_label.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_page.h"
 #include "gui/chat/chat_session.h"
@@ -200,7 +201,7 @@ void TestChatEndToEnd::sendStreamsAndStops() {
   QCOMPARE(saved[1].status, store::MessageStatus::Streaming);
   QCOMPARE(QString::fromStdString(ctx.chats.get_chat(chat_id_).title), QString("Is anybody there?"));
   QVERIFY(page->stopButton()->isEnabled());
-  QVERIFY(!page->sendButton()->isEnabled());
+  QCOMPARE(page->sendButton()->text(), QString("Queue"));  // a message typed now waits for the reply
 
   // Streamed text arrives in batches, each saved before it is shown; Stop keeps what came.
   QTRY_VERIFY_WITH_TIMEOUT(content(page, 1).size() > 0, kWaitMs);
@@ -294,10 +295,15 @@ void TestChatEndToEnd::renderedPromptAndExport() {
   QVERIFY(!md_text.contains("### User\n\nIs anybody there?"));  // another branch
   QFile js(json_path);
   QVERIFY(js.open(QIODevice::ReadOnly));
-  const QJsonArray exported = QJsonDocument::fromJson(js.readAll()).object().value("messages").toArray();
-  QCOMPARE(exported.size(), 2);
-  QCOMPARE(exported[1].toObject().value("content").toString(), final_reply_);
-  QCOMPARE(exported[1].toObject().value("stats").toObject().value("tokens").toInt(), 24);
+  QVERIFY(md_text.contains("3 messages of other branches"));  // and says so
+  const QJsonObject root = QJsonDocument::fromJson(js.readAll()).object();
+  const QJsonArray exported = root.value("messages").toArray();
+  QCOMPARE(exported.size(), 5);  // every branch: 2 roots, 2 replies to the first, 1 to the edit
+  QJsonObject leaf;
+  for (const QJsonValue& v : exported)
+    if (v.toObject().value("id").toInteger() == root.value("current_leaf").toInteger()) leaf = v.toObject();
+  QCOMPARE(leaf.value("content").toString(), final_reply_);
+  QCOMPARE(leaf.value("stats").toObject().value("tokens").toInt(), 24);
 }
 
 void TestChatEndToEnd::deleteAndSearchChats() {

@@ -4,12 +4,18 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFontInfo>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextDocument>
 #include <QtTest>
 
 #include <memory>
@@ -93,6 +99,8 @@ class TestChatModels : public QObject {
   void samplingPanelPresets();
   void sendingWithoutModelSavesNothing();
   void markdownSplitsAtSafeBoundaries();
+  void markdownKeepsLineBreaksAndCodeFonts();
+  void titlesAreFreeOfMarkdown();
 };
 
 void TestChatModels::chatListRowsFollowTheStore() {
@@ -113,21 +121,35 @@ void TestChatModels::chatListRowsFollowTheStore() {
   QCOMPARE(model.idAt(0), c);  // newest first
   QCOMPARE(model.data(model.index(2)).toString(), QString("alpha"));
 
-  // Renaming through the view's edit role: saved, moved to the top, dataChanged.
+  // Renaming through the view's edit role: saved and shown where it is (the row under the mouse
+  // stays the same chat), dataChanged.
   QVERIFY(model.setData(model.index(2), "alpha renamed"));
-  QCOMPARE(moved.count(), 1);
+  QCOMPARE(moved.count(), 0);
   QVERIFY(changed.count() >= 1);
-  QCOMPARE(model.idAt(0), a);
+  QCOMPARE(model.idAt(2), a);
+  QCOMPARE(model.data(model.index(2)).toString(), QString("alpha renamed"));
   QCOMPARE(QString::fromStdString(s.chats->get_chat(a).title), QString("alpha renamed"));
   QVERIFY(!model.setData(model.index(0), "   "));  // an empty title is refused
+  // A settings change (a preset applied, the system prompt) does not move it either.
+  s.chats->set_sampling_json(a, R"({"temperature":0.2})");
+  s.chats->set_system_prompt(a, "Be brief.");
+  model.chatTouched(a);
+  QCOMPARE(moved.count(), 0);
+  QCOMPARE(model.idAt(2), a);
 
-  // A message added elsewhere: chatTouched moves the chat to the top like the store orders it.
+  // A message moves the chat to the top; a reload gives the same order (newest message first).
   s.chats->add_message(b, 0, store::Role::User, "hello");
   model.chatTouched(b);
+  QCOMPARE(moved.count(), 1);
   QCOMPARE(model.idAt(0), b);
-  std::vector<std::int64_t> expected;
-  for (const auto& chat : s.chats->list_chats()) expected.push_back(chat.id);
-  for (int row = 0; row < model.rowCount(); ++row) QCOMPARE(model.idAt(row), expected[static_cast<size_t>(row)]);
+  s.chats->add_message(a, 0, store::Role::User, "and you");
+  model.chatTouched(a);
+  QCOMPARE(model.idAt(0), a);
+  QCOMPARE(model.idAt(1), b);
+  QCOMPARE(model.idAt(2), c);
+  ChatListModel reloaded(*s.chats);
+  reloaded.reload();
+  for (int row = 0; row < model.rowCount(); ++row) QCOMPARE(reloaded.idAt(row), model.idAt(row));
 
   QVERIFY(model.deleteChat(c));
   QCOMPARE(removed.count(), 1);
@@ -354,7 +376,7 @@ void TestChatModels::exportContainsTheBranchWithStats() {
                           R"({"tokens":5,"tokens_per_s":10,"ttft_s":0.5,"finish_reason":"length"})");
   const auto other = s.chats->add_message(chat, u, store::Role::Assistant, "another branch");
   s.chats->set_current_leaf(chat, a);
-  ChatExportInput in{s.chats->get_chat(chat), s.chats->path_to(a), "tiny-chat"};
+  ChatExportInput in{s.chats->get_chat(chat), s.chats->path_to(a), s.chats->all_messages(chat), "tiny-chat"};
 
   const QString md = QString::fromUtf8(exportMarkdown(in));
   QVERIFY(md.startsWith("# Export me\n"));
@@ -364,6 +386,11 @@ void TestChatModels::exportContainsTheBranchWithStats() {
   QVERIFY(md.contains("5 tokens \u00b7 10.0 tok/s \u00b7 first token 500 ms \u00b7 length"));
   QVERIFY(md.contains("model: tiny-chat"));
   QVERIFY(!md.contains("another branch"));
+  QVERIFY2(md.contains("1 message of other branches"), qPrintable(md));  // says what it leaves out
+  const QString all = QString::fromUtf8(exportMarkdownAllBranches(in));
+  QVERIFY(all.contains("### Assistant (version 1 of 2)\n\n```cpp"));
+  QVERIFY(all.contains("### Assistant (version 2 of 2)\n\nanother branch"));
+  QVERIFY(all.indexOf("What is `x`?") < all.indexOf("another branch"));
 
   const QJsonDocument doc = QJsonDocument::fromJson(exportJson(in));
   QVERIFY(doc.isObject());
@@ -371,7 +398,10 @@ void TestChatModels::exportContainsTheBranchWithStats() {
   QCOMPARE(root.value("format").toString(), QString("inferdesk-chat"));
   QCOMPARE(root.value("system_prompt").toString(), QString("Be brief."));
   const QJsonArray msgs = root.value("messages").toArray();
-  QCOMPARE(msgs.size(), 2);
+  QCOMPARE(msgs.size(), 3);  // every branch
+  QCOMPARE(root.value("version").toInt(), 2);
+  QCOMPARE(root.value("current_leaf").toInteger(), a);
+  QCOMPARE(msgs[2].toObject().value("content").toString(), QString("another branch"));
   QCOMPARE(msgs[0].toObject().value("role").toString(), QString("user"));
   QVERIFY(msgs[0].toObject().value("parent_id").isNull());
   QCOMPARE(msgs[1].toObject().value("parent_id").toInteger(), u);
@@ -407,7 +437,15 @@ void TestChatModels::samplingPanelPresets() {
   QCOMPARE(panel.presetBox()->currentText(), QString("Custom"));
   panel.maxTokensBox()->setValue(77);
   QCOMPARE(changed.count(), 3);
-  QVERIFY(panel.savePreset("Mine"));
+  // Save as…: a dialog wide enough for its title; a built-in name is refused, another one saved.
+  panel.saveButton()->click();
+  QInputDialog* ask = nullptr;
+  QTRY_VERIFY((ask = panel.findChild<QInputDialog*>("presetNameDialog")) != nullptr);
+  QVERIFY(ask->minimumWidth() >= ask->fontMetrics().horizontalAdvance(ask->windowTitle()) + 100);
+  ask->setTextValue("Mine");
+  ask->accept();
+  QTRY_VERIFY(panel.findChild<QInputDialog*>("presetNameDialog") == nullptr);
+  QVERIFY(s.settings->get_preset("Mine").has_value());
   const auto stored = s.settings->get_preset("Mine");
   QVERIFY(stored.has_value());
   const SamplingParams mine = samplingFromJson(QString::fromStdString(stored->json));
@@ -421,15 +459,34 @@ void TestChatModels::samplingPanelPresets() {
   QCOMPARE(changed.count(), 3);  // setParams is not a user change
   QVERIFY(panel.applyPreset("Mine"));
   QVERIFY(panel.params().ignore_eos);
-  QVERIFY(panel.deletePreset("Mine"));
-  QVERIFY(!panel.presetNames().contains("Mine"));
+  // The user's preset is deleted only after a confirmation: Cancel keeps it, Yes deletes it.
+  QCOMPARE(panel.presetBox()->currentText(), QString("Mine"));
+  QVERIFY(panel.deleteButton()->isEnabled());
+  for (const bool confirm : {false, true}) {
+    panel.deleteButton()->click();
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = panel.findChild<QMessageBox*>("deletePresetConfirmation")) != nullptr);
+    QVERIFY(box->text().contains("Mine"));
+    box->button(confirm ? QMessageBox::Yes : QMessageBox::Cancel)->click();
+    QTRY_VERIFY(panel.findChild<QMessageBox*>("deletePresetConfirmation") == nullptr);
+    QCOMPARE(panel.presetNames().contains("Mine"), !confirm);
+  }
+  QVERIFY(!s.settings->get_preset("Mine").has_value());
   QVERIFY(!panel.applyPreset("Mine"));
 
-  // A second panel on the same store does not write the built-in presets again.
-  QVERIFY(s.settings->get_preset("Greedy").has_value());
-  s.settings->delete_preset("Greedy");
+  // Built-in presets cannot be deleted or overwritten, and are there whatever the store holds.
+  QSignalSpy errors(&panel, &SamplingPanel::errorOccurred);
+  QVERIFY(panel.applyPreset("Greedy"));
+  QCOMPARE(panel.presetBox()->currentText(), QString("Greedy"));
+  QVERIFY(!panel.deleteButton()->isEnabled());
+  QVERIFY(!panel.deletePreset("Greedy"));
+  QVERIFY(!panel.savePreset("greedy"));
+  QCOMPARE(errors.count(), 2);
+  for (const auto& p : s.settings->list_presets()) s.settings->delete_preset(p.name);  // an old "seeded" store
   SamplingPanel again(*s.settings);
-  QVERIFY(!again.presetNames().contains("Greedy"));
+  for (const char* name : {"Balanced", "Precise", "Creative", "Greedy"}) QVERIFY(again.presetNames().contains(name));
+  QVERIFY(again.applyPreset("Greedy"));
+  QCOMPARE(again.params().temperature, 0.0f);
 }
 
 void TestChatModels::sendingWithoutModelSavesNothing() {
@@ -497,6 +554,42 @@ void TestChatModels::markdownSplitsAtSafeBoundaries() {
     const auto prefix = splitMarkdown(code.left(n), 100, 400);
     for (size_t i = 0; i + 1 < prefix.size(); ++i) QCOMPARE(prefix[i].text, blocks[i].text);
   }
+}
+
+// The user's Shift+Enter lines stay lines; inline code, wherever it sits, is set in a fixed-pitch
+// font (every fragment, also the second and third of a paragraph).
+void TestChatModels::markdownKeepsLineBreaksAndCodeFonts() {
+  QCOMPARE(preserveLineBreaks("one\ntwo\n\nthree"), QString("one  \ntwo\n\nthree"));
+  QCOMPARE(preserveLineBreaks("```\na\nb\n```\nc"), QString("```\na\nb\n```\nc"));  // code untouched
+  MarkdownView view;
+  view.resize(400, 100);
+  view.setMarkdownText(preserveLineBreaks("first line\nsecond line"));
+  QVERIFY2(view.toPlainText().contains(QRegularExpression("first line[\\n\\x{2028}]second line")),
+           qPrintable(view.toPlainText()));
+  view.setMarkdownText("first line\nsecond line");  // plain markdown joins them: the control
+  QVERIFY(view.toPlainText().contains("first line second line"));
+
+  const QString md = "Use `alpha` then **bold** and `beta`, then `gamma`.\n\n- a list with `delta`\n\n"
+                     "# Heading `eps`\n\n> quoted `zeta`";
+  view.setMarkdownText(md);
+  QStringList mono;
+  for (QTextBlock b = view.document()->begin(); b.isValid(); b = b.next())
+    for (auto it = b.begin(); !it.atEnd(); ++it) {
+      const QTextFragment f = it.fragment();
+      const QStringList families = f.charFormat().fontFamilies().toStringList();
+      if (!families.isEmpty() && QFontInfo(QFont(families.first())).fixedPitch()) mono << f.text();
+    }
+  for (const char* word : {"alpha", "beta", "gamma", "delta", "eps", "zeta"})
+    QVERIFY2(mono.contains(word), qPrintable(word + QString(" is not monospace: ") + mono.join(",")));
+  QVERIFY(!mono.contains(" then "));
+}
+
+void TestChatModels::titlesAreFreeOfMarkdown() {
+  QCOMPARE(plainTextOfMarkdown("**Bold** and `code` in _a_ [link](http://x) \n# Heading"),
+           QString("Bold and code in a link Heading"));
+  QCOMPARE(plainTextOfMarkdown("- item one\n- item two"), QString("item one item two"));
+  QCOMPARE(plainTextOfMarkdown("```python\nprint(1)\n```"), QString("print(1)"));
+  QCOMPARE(plainTextOfMarkdown("a_b_c stays"), QString("a_b_c stays"));
 }
 
 QTEST_MAIN(TestChatModels)

@@ -1,5 +1,9 @@
 // EngineController: loading (progress, cancel, bad folders), batched streaming that decodes to the
 // same text as a direct engine run, stop, unload, refusals, and the queued cross-thread setup.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -10,6 +14,8 @@
 #include "core/backend/backend.h"
 #include "core/engine/generate.h"
 #include "core/engine/model_loader.h"
+#include "gui/chat/chat_export.h"
+#include "gui/perf/rate_meter.h"
 #include "tests/gui/support/gui_test_support.h"
 
 using namespace inferdesk;
@@ -296,6 +302,76 @@ class TestEngineController : public QObject {
     joinedText(tokens, "t", &n, &batches, &largest);
     QCOMPARE(n, 50);
     QCOMPARE(statsOf(finished, "t").tokens, 50);
+  }
+
+  // tiny-chat-padded: config vocab_size 512 over a 480-token tokenizer. The controller limits
+  // sampling to the tokenizer's ids, so a long sampled reply decodes completely.
+  void paddedVocabularyNeverGivesUndecodableTokens() {
+    EngineController c;
+    QSignalSpy loaded(&c, &EngineController::modelLoaded);
+    c.loadModel(fixture("tiny-chat-padded"), "cpu", 1024, 0);
+    QCOMPARE(loaded.count(), 1);
+    const auto summary = loaded.first().at(0).value<ModelSummary>();
+    QCOMPARE(summary.vocab_size, 512);
+    QCOMPARE(summary.sample_vocab, 480);
+    QSignalSpy finished(&c, &EngineController::finished);
+    QSignalSpy errors(&c, &EngineController::errorOccurred);
+    SamplingParams p = greedy(300);
+    p.temperature = 1.0f;
+    p.seed = 11;
+    c.submit("p", promptIds(c, "Hello"), p);
+    QVERIFY(finished.wait(30000));
+    const GenerationStats st = statsOf(finished, "p");
+    QCOMPARE(st.finish_reason, QString("length"));
+    QCOMPARE(st.tokens, 300);
+    QCOMPARE(errors.count(), 0);
+  }
+
+  // A tokenizer with a hole in its ids (an added token at 500 of 512, nothing at 480..499): ids
+  // below its largest are sampled, a hole cannot be decoded, and the reply ends as an error that
+  // says so instead of "stop".
+  void anUndecodableTokenEndsTheReplyAsAnError() {
+    QTemporaryDir dir;
+    const QString src = fixture("tiny-chat-padded");
+    for (const char* f : {"config.json", "generation_config.json", "model.safetensors", "tokenizer_config.json"})
+      QVERIFY(QFile::copy(src + "/" + f, dir.path() + "/" + f));
+    QFile in(src + "/tokenizer.json");
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QJsonObject tok = QJsonDocument::fromJson(in.readAll()).object();
+    QJsonArray added = tok.value("added_tokens").toArray();
+    added.append(QJsonObject{{"id", 500}, {"content", "<|hole|>"}, {"single_word", false}, {"lstrip", false},
+                             {"rstrip", false}, {"normalized", false}, {"special", true}});
+    tok.insert("added_tokens", added);
+    QFile out(dir.path() + "/tokenizer.json");
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(tok).toJson());
+    out.close();
+    EngineController c;
+    QSignalSpy loaded(&c, &EngineController::modelLoaded);
+    c.loadModel(dir.path(), "cpu", 1024, 0);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(loaded.first().at(0).value<ModelSummary>().sample_vocab, 501);
+    QSignalSpy finished(&c, &EngineController::finished);
+    SamplingParams p = greedy(400);
+    p.temperature = 1.0f;
+    p.seed = 11;
+    c.submit("h", promptIds(c, "Hello"), p);
+    QVERIFY(finished.wait(30000));
+    const GenerationStats st = statsOf(finished, "h");
+    QCOMPARE(st.finish_reason, QString("error"));
+    QVERIFY2(st.error.contains("could not decode generated token"), qPrintable(st.error));
+    QVERIFY(st.tokens < 400);  // stopped at the undecodable token, not run to the end
+  }
+
+  // Per-reply rates come from the reply's own first and last token times.
+  void replyRatesUseTheReplysOwnTimes() {
+    QCOMPARE(replyDecodeRate(64, 0.1, 1.1), 63.0);
+    QCOMPARE(replyDecodeRate(1, 0.1, 1.1), 0.0);   // one token: no decode interval
+    QCOMPARE(replyDecodeRate(10, 0.5, 0.5), 0.0);  // no time passed
+    QCOMPARE(replyDecodeRate(10, -1, 2.0), 0.0);   // no first token time
+    QVERIFY(formatReplyStats(R"({"tokens":64,"tokens_per_s":14470,"ttft_s":0.0004})").contains("first token 0.4 ms"));
+    QVERIFY(formatReplyStats(R"({"tokens":64,"tokens_per_s":14470.2,"ttft_s":0.25})").contains("14470 tok/s"));
+    QVERIFY(formatReplyStats(R"({"ttft_s":0.00001})").contains("<0.1 ms"));
   }
 };
 

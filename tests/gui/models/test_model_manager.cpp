@@ -5,12 +5,14 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
 
 #include "gui/engine/backends.h"
@@ -254,8 +256,15 @@ class TestModelManager : public QObject {
     const qint64 id = page.manager()->addFolder(fixture("tiny-chat")).id;
     QVERIFY(page.selectModel(id));
     QCOMPARE(page.selectedId(), id);
-    QCOMPARE(page.contextBox()->maximum(), 4096);
     QVERIFY2(page.estimateLabel()->text().contains("fits"), qPrintable(page.estimateLabel()->text()));
+    // Typing a context longer than the model's is kept and explained, not silently cut.
+    page.contextBox()->setFocus();
+    page.contextBox()->selectAll();
+    QTest::keyClicks(page.contextBox(), "100000");
+    QCOMPARE(page.contextBox()->value(), 100000);
+    QVERIFY2(page.estimateLabel()->text().contains("longer than this model's context of 4096 tokens"),
+             qPrintable(page.estimateLabel()->text()));
+    QVERIFY(!page.loadButton()->isEnabled());
     auto* items = qobject_cast<QStandardItemModel*>(page.backendBox()->model());
     QVERIFY(items);
     QCOMPARE(items->item(1)->isEnabled(), cuda_status().usable);
@@ -272,6 +281,75 @@ class TestModelManager : public QObject {
     QCOMPARE(engine.controller()->loadedModel()->context_length, 2048);
     QTRY_VERIFY(page.statusLabel()->text().contains("loaded"));
     QVERIFY(!test::saveScreenshot(&page, "models_page").isEmpty());
+  }
+
+  // Unloading while a reply is written asks first; Cancel keeps the model, confirming unloads it
+  // and the status line says so. Without running requests it unloads at once. The last loaded
+  // model is remembered for the next start and forgotten by an explicit unload.
+  void unloadWhileReplyingAsksFirst() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    ModelsPage page(*s.ctx);
+    page.resize(1100, 720);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    const qint64 id = page.manager()->addFolder(fixture("tiny-chat")).id;
+    QVERIFY(page.selectModel(id));
+    test::ControllerRelay relay(engine.controller());
+    QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
+    QSignalSpy unloaded(&relay, &test::ControllerRelay::modelUnloaded);
+    QSignalSpy finished(&relay, &test::ControllerRelay::finished);
+    QVERIFY(page.manager()->load(id, "cpu", 4096));
+    QVERIFY(loaded.wait(30000));
+    const auto last = page.manager()->lastModel().last();
+    QVERIFY(last.has_value());
+    QCOMPARE(last->id, id);
+    QCOMPARE(last->context, 4096);
+    EngineController* c = engine.controller();
+    const auto ids = c->renderPrompt({{"user", "Write a long story."}}).ids;
+    SamplingParams p;
+    p.max_tokens = 4000;
+    p.ignore_eos = true;
+    QMetaObject::invokeMethod(c, [c, ids, p] { c->submit("long", ids, p); });
+    QTRY_VERIFY(c->activeRequests() == 1);
+    for (const bool confirm : {false, true}) {
+      QTRY_VERIFY(page.unloadButton()->isEnabled());
+      QTest::mouseClick(page.unloadButton(), Qt::LeftButton);
+      QMessageBox* box = nullptr;
+      QTRY_VERIFY((box = page.findChild<QMessageBox*>("unloadConfirmation")) != nullptr);
+      QVERIFY2(box->text().contains("tiny-chat is writing a reply"), qPrintable(box->text()));
+      if (!confirm) {  // loading another model would stop it too: the same question
+        box->button(QMessageBox::Cancel)->click();
+        QTRY_VERIFY(page.findChild<QMessageBox*>("unloadConfirmation") == nullptr);
+        QTest::mouseClick(page.loadButton(), Qt::LeftButton);
+        QTRY_VERIFY((box = page.findChild<QMessageBox*>("unloadConfirmation")) != nullptr);
+        QVERIFY(std::any_of(box->buttons().begin(), box->buttons().end(),
+                            [](QAbstractButton* b) { return b->text() == "Stop and load"; }));
+      }
+      QAbstractButton* choice = nullptr;
+      for (QAbstractButton* b : box->buttons())
+        if (b->text() == (confirm ? "Stop and unload" : "Cancel")) choice = b;
+      QVERIFY(choice);
+      choice->click();
+      QTRY_VERIFY(page.findChild<QMessageBox*>("unloadConfirmation") == nullptr);
+      if (!confirm) {
+        QTest::qWait(200);
+        QVERIFY(c->isLoaded());
+        QCOMPARE(unloaded.count(), 0);
+      }
+    }
+    QVERIFY(unloaded.wait(10000));
+    QTRY_COMPARE(finished.count(), 1);
+    QCOMPARE(finished.first().at(1).value<GenerationStats>().finish_reason, QString("cancelled"));
+    QTRY_VERIFY(page.statusLabel()->text().contains("tiny-chat was unloaded"));
+    QVERIFY(!page.manager()->lastModel().last().has_value());
+    // Idle: no question.
+    QVERIFY(page.manager()->load(id, "cpu", 1024));
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY(page.unloadButton()->isEnabled());
+    QTest::mouseClick(page.unloadButton(), Qt::LeftButton);
+    QVERIFY(unloaded.wait(10000));
+    QVERIFY(page.findChild<QMessageBox*>("unloadConfirmation") == nullptr);
   }
 };
 

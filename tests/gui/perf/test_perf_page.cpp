@@ -1,14 +1,21 @@
 // Performance page: after generating, every chart's series has points with the figures the engine
-// reported; the expert heatmap shows routed tokens for a MoE model (qwen3_moe fixture, token ids
-// submitted directly: it has no tokenizer) and maps cells, colours and tooltips correctly.
+// reported; rates fall to zero and the header says "idle" once nothing runs (a fake clock moves
+// time); counts get whole-number ticks; the expert heatmap shows routed tokens for MoE models
+// (qwen3_moe; qwen2_moe with its dense layer and shared expert; token ids submitted directly: they
+// have no tokenizer) and maps cells, colours and live tooltips correctly.
+#include <QHelpEvent>
+#include <QLabel>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 
+#include "gui/app/elided_label.h"
 #include "gui/perf/expert_heatmap.h"
 #include "gui/perf/perf_page.h"
+#include "gui/perf/rate_meter.h"
 #include "gui/perf/time_series_chart.h"
 #include "tests/gui/support/gui_test_support.h"
 
@@ -67,6 +74,22 @@ struct LivePage {
   }
 };
 
+// Time moved by hand.
+class FakeClock : public Clock {
+ public:
+  double now() const override { return t; }
+  double t = 100.0;
+};
+
+EngineStats stats_at(int64_t generated, int running) {
+  EngineStats s;
+  s.total_generated_tokens = generated;
+  s.running = running;
+  s.kv_blocks_total = 64;
+  s.process_rss_bytes = 50 << 20;
+  return s;
+}
+
 }  // namespace
 
 class TestPerfPage : public QObject {
@@ -91,7 +114,115 @@ class TestPerfPage : public QObject {
     QVERIFY(!page.gpuMemorySeries()->isVisible());    // CPU model: no GPU line
     QVERIFY(page.waitingSeries()->count() > 0);
     QCOMPARE(page.heatmap()->layers(), 0);  // dense model: no heatmap
+    // Once nothing runs the rate falls to zero and the header says so.
+    QTRY_VERIFY_WITH_TIMEOUT(page.headline()->text().contains("idle"), 10000);
+    QCOMPARE(page.decodeRate(), 0.0);
+    QCOMPARE(page.decodeSeries()->points().last().y(), 0.0);
     QVERIFY(!test::saveScreenshot(&page, "perf_page_dense").isEmpty());
+  }
+
+  // With a fake clock: 100 tokens every 0.1 s is 1000 tokens/s; then nothing for 3 s, and the rate
+  // and the chart go to zero (within the 2 s window) while the header says "idle".
+  void ratesFallToZeroWhenNothingRuns() {
+    test::TempStores s(nullptr);
+    FakeClock clock;
+    PerfPage page(*s.ctx, nullptr, &clock);
+    int64_t total = 0;
+    page.onStats(stats_at(total, 1));
+    for (int i = 0; i < 30; ++i) {
+      clock.t += 0.1;
+      total += 100;
+      page.onStats(stats_at(total, 1));
+    }
+    QVERIFY2(std::abs(page.decodeRate() - 1000.0) < 1.0, qPrintable(QString::number(page.decodeRate())));
+    QVERIFY(page.headline()->text().contains("1000.0</b> tokens/s decode"));
+    double previous = page.decodeRate();
+    for (int i = 0; i < 30; ++i) {  // idle: the counters stop, stats keep coming
+      clock.t += 0.1;
+      page.onStats(stats_at(total, 0));
+      QVERIFY(page.decodeRate() <= previous);
+      previous = page.decodeRate();
+    }
+    QCOMPARE(page.decodeRate(), 0.0);
+    QCOMPARE(page.decodeSeries()->points().last().y(), 0.0);
+    QVERIFY2(page.headline()->text().contains("idle"), qPrintable(page.headline()->text()));
+    // No stats at all for a whole window (a stalled controller) also reads as zero.
+    RateMeter meter(clock);
+    meter.update(0);
+    clock.t += 0.5;
+    meter.update(500);
+    QCOMPARE(meter.rate(), 1000.0);
+    clock.t += 2.5;
+    QCOMPARE(meter.rate(), 0.0);
+    meter.update(10);  // a new model: the counter starts over
+    clock.t += 0.1;
+    meter.update(20);
+    QVERIFY(std::abs(meter.rate() - 100.0) < 1e-6);
+  }
+
+  void countsHaveWholeNumberTicks() {
+    test::TempStores s(nullptr);
+    FakeClock clock;
+    PerfPage page(*s.ctx, nullptr, &clock);
+    for (int running : {1, 1, 2, 1, 0, 12, 3}) {
+      clock.t += 0.1;
+      page.onStats(stats_at(0, running));
+      const QValueAxis* y = page.requestsChart()->yAxis();
+      QVERIFY2(y->tickInterval() >= 1 && std::floor(y->tickInterval()) == y->tickInterval(),
+               qPrintable(QString::number(y->tickInterval())));
+      QCOMPARE(y->labelFormat(), QString("%.0f"));
+    }
+  }
+
+  // qwen2_moe: 3 layers, layer 1 dense (mlp_only_layers), 8 experts, 2 per token, a shared expert.
+  void heatmapOfQwen2MoeShowsDenseLayerAndSharedExpert() {
+    LivePage live;
+    PerfPage& page = live.page;
+    QSignalSpy loaded(&live.relay, &test::ControllerRelay::modelLoaded);
+    QMetaObject::invokeMethod(live.c, [c = live.c] { c->loadModel(fixture("qwen2_moe"), "cpu", 4096, qint64(64) << 20); });
+    QVERIFY(loaded.wait(30000));
+    QTRY_COMPARE(page.heatmap()->layers(), 3);
+    ExpertHeatmap* map = page.heatmap();
+    QCOMPARE(map->experts(), 8);
+    QCOMPARE(map->columns(), 9);  // + the shared expert
+    QCOMPARE(map->moeLayerCount(), 2);
+    QVERIFY(!map->isMoeLayer(1));
+    QCOMPARE(map->totalRouted(), int64_t{0});
+    const QString caption = page.heatmapCaption()->text();
+    QVERIFY2(caption.contains("2 MoE layers \u00d7 8 experts, 2 per token") && caption.contains("layer 1 dense") &&
+                 caption.contains("shared expert"),
+             qPrintable(caption));
+    QVERIFY(map->cellText(1, 3).contains("dense layer"));
+    QVERIFY(!test::saveScreenshot(&page, "perf_page_qwen2_moe_before").isEmpty());
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<int32_t> ids = {1, 5, 9, 13, int32_t(20 + i), 7, 3};
+      const QString key = QString("req%1").arg(i);
+      QMetaObject::invokeMethod(live.c, [c = live.c, ids, key] { c->submit(key, ids, params(3000)); });
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(map->totalRouted() > 0, 30000);
+    // The tooltip of a cell follows its count while the mouse rests there (the most used expert
+    // of layer 0: its count grows soonest).
+    int hot = 0;
+    for (int e = 1; e < 8; ++e)
+      if (map->count(0, e) > map->count(0, hot)) hot = e;
+    const QRect cell = map->cellRect(0, hot);
+    QHelpEvent help(QEvent::ToolTip, cell.center(), map->mapToGlobal(cell.center()));
+    QCoreApplication::sendEvent(map, &help);
+    const QString first = map->shownToolTip();
+    QVERIFY(first.startsWith(QString("layer 0, expert %1: ").arg(hot)));
+    QTRY_VERIFY_WITH_TIMEOUT(map->shownToolTip() != first, 30000);
+    QCOMPARE(map->shownToolTip(), map->cellText(0, hot));
+    stopAll(live.c, live.relay, 2);
+    QTest::qWait(300);
+    int64_t layer0 = 0;
+    for (int e = 0; e < 8; ++e) {
+      QCOMPARE(map->count(1, e), int64_t{0});  // the dense layer routes nothing
+      layer0 += map->count(0, e);
+    }
+    QVERIFY(layer0 > 0);
+    QCOMPARE(map->count(0, 8), layer0 / 2);  // the shared expert sees every token once
+    QVERIFY(map->cellText(0, 8).contains("shared expert"));
+    QVERIFY(!test::saveScreenshot(&page, "perf_page_qwen2_moe").isEmpty());
   }
 
   void heatmapShowsRoutedTokensOfAMoEModel() {

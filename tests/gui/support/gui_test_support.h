@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -95,6 +96,9 @@ struct LoopProbe {
   qint64 worst_gap_ms = 0;  // the largest gap between two ticks of a 5 ms timer
   int ticks = 0;
   double cpu_ms = 0;        // CPU time this thread used meanwhile
+  // The most CPU time the thread used between two ticks: the longest it was busy with its own
+  // work, whatever other processes took from it (a loaded machine lengthens the gaps above).
+  double worst_busy_ms = 0;
 };
 
 // Runs the event loop for `duration_ms` with a precise 5 ms timer and measures the gaps between
@@ -106,24 +110,28 @@ inline LoopProbe probeEventLoop(int duration_ms) {
   tick.setInterval(5);
   QElapsedTimer clock;
   qint64 last = 0;
+  auto cpu_ms = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
+  };
+  double cpu_last = cpu_ms();
+  const double cpu_before = cpu_last;
   QObject::connect(&tick, &QTimer::timeout, [&] {
     const qint64 now = clock.elapsed();
+    const double cpu = cpu_ms();
     r.worst_gap_ms = std::max(r.worst_gap_ms, now - last);
+    r.worst_busy_ms = std::max(r.worst_busy_ms, cpu - cpu_last);
     last = now;
+    cpu_last = cpu;
     ++r.ticks;
   });
-  auto cpu_ms = [] {
-    rusage u{};
-    getrusage(RUSAGE_THREAD, &u);
-    auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
-    return ms(u.ru_utime) + ms(u.ru_stime);
-  };
-  const double cpu_before = cpu_ms();
   clock.start();
   tick.start();
   QTest::qWait(duration_ms);
   tick.stop();
   r.worst_gap_ms = std::max(r.worst_gap_ms, clock.elapsed() - last);  // the tail counts too
+  r.worst_busy_ms = std::max(r.worst_busy_ms, cpu_ms() - cpu_last);
   r.cpu_ms = cpu_ms() - cpu_before;
   return r;
 }

@@ -273,5 +273,59 @@ TEST(Callbacks, AThrowingCallbackLosesOnlyItsOwnRequest) {
   EXPECT_EQ(fut.get(), FinishReason::Error);
 }
 
+// tiny-chat-padded: config vocab_size 512 over a 480-token tokenizer (tools/golden/
+// make_padded_vocab.py). Without a limit its random weights pick padded ids; with sample_vocab
+// set to the tokenizer's size they never come.
+TEST(SampleVocab, PaddedIdsAreNeverSampled) {
+  auto run = [](int32_t sample_vocab) {
+    EngineOptions opts;
+    opts.num_kv_blocks = 64;
+    opts.sample_vocab = sample_vocab;
+    Engine e = make_engine("tiny-chat-padded", opts);
+    Request r;
+    r.prompt_ids = {1, 77, 200, 3};
+    r.params.temperature = 1.0f;
+    r.params.seed = 11;
+    r.params.max_tokens = 300;
+    r.params.ignore_eos = true;
+    EXPECT_EQ(e.sample_vocab(), sample_vocab > 0 ? sample_vocab : 512);
+    return generate_all(e, {r})[0].token_ids();
+  };
+  auto padded = [](const std::vector<int32_t>& ids) {
+    return std::count_if(ids.begin(), ids.end(), [](int32_t id) { return id >= 480; });
+  };
+  const auto control = run(0);
+  ASSERT_EQ(control.size(), 300u);
+  EXPECT_GT(padded(control), 0) << "the fixture no longer exercises padded ids";
+  const auto masked = run(480);
+  ASSERT_EQ(masked.size(), 300u);
+  EXPECT_EQ(padded(masked), 0);
+}
+
+TEST(SampleVocab, ALimitBeyondTheVocabularyIsRefused) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 16;
+  opts.sample_vocab = 513;
+  try {
+    make_engine("tiny-chat-padded", opts);
+    ADD_FAILURE() << "accepted sample_vocab 513 for a 512-id model";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  }
+}
+
+// The first snapshot holds memory figures before any step (the GUI shows them at once).
+TEST(EngineStats, FirstSnapshotHasMemoryFigures) {
+  EngineOptions opts;
+  opts.num_kv_blocks = 16;
+  Engine e = make_engine("qwen2_moe", opts);
+  const EngineStats s = e.stats();
+  EXPECT_GT(s.process_rss_bytes, 0);
+  EXPECT_EQ(s.num_layers, 3);
+  EXPECT_EQ(s.num_experts, 8);
+  EXPECT_EQ(s.expert_counts.size(), 24u);
+  EXPECT_EQ(s.total_generated_tokens, 0);
+}
+
 }  // namespace
 }  // namespace inferdesk

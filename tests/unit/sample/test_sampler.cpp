@@ -311,6 +311,43 @@ TEST(Sampler, RejectsBrokenLogits) {
   EXPECT_EQ(counts[0] + counts[2], 0);
 }
 
+// A padded vocabulary: the ids at or above the limit have the highest logits, yet are never
+// sampled or reported, and the log-probabilities are normalised over the ids below the limit.
+TEST(Sampler, VocabularyLimitMasksPaddedIds) {
+  constexpr int kLimit = 12;
+  std::vector<float> logits(16);
+  for (int i = 0; i < 16; ++i) logits[static_cast<size_t>(i)] = i < kLimit ? 0.1f * static_cast<float>(i) : 9.0f;
+  const Sampler unlimited, limited(kLimit);
+  SamplerRng rng(5);
+  EXPECT_GE(unlimited.sample(logits, params_with(0), {}, {}, rng).token, kLimit);  // the control
+  const SampleResult greedy = limited.sample(logits, params_with(0), {}, {}, rng);
+  EXPECT_EQ(greedy.token, kLimit - 1);
+  double z = 0;
+  for (int i = 0; i < kLimit; ++i) z += std::exp(static_cast<double>(logits[static_cast<size_t>(i)]));
+  EXPECT_NEAR(greedy.logprob, logits[kLimit - 1] - std::log(z), 1e-5);
+
+  SamplingParams p = params_with(1.0f);
+  p.logprobs = 5;
+  std::vector<int> counts(16, 0);
+  for (int i = 0; i < 3000; ++i) {
+    const SampleResult r = limited.sample(logits, p, {}, {}, rng);
+    ++counts[static_cast<size_t>(r.token)];
+    for (const TokenLogprob& t : r.top) EXPECT_LT(t.id, kLimit);
+  }
+  for (int i = kLimit; i < 16; ++i) EXPECT_EQ(counts[static_cast<size_t>(i)], 0) << "padded id " << i;
+  const std::vector<float> dist = limited.distribution(logits, p, {}, {});
+  ASSERT_EQ(dist.size(), 16u);
+  for (int i = kLimit; i < 16; ++i) EXPECT_EQ(dist[static_cast<size_t>(i)], 0.0f);
+  EXPECT_NEAR(std::accumulate(dist.begin(), dist.end(), 0.0), 1.0, 1e-5);
+
+  // A padded id among the outputs is a valid model id (penalties skip it); one past the row is not.
+  SamplingParams pen = params_with(0);
+  pen.repetition_penalty = 2.0f;
+  const Ids outputs = {14, kLimit - 1};
+  EXPECT_LT(limited.sample(logits, pen, {}, outputs, rng).token, kLimit);
+  EXPECT_THROW(limited.sample(logits, pen, {}, Ids{16}, rng), Error);
+}
+
 // Cost of one sample() on a 151,936-token row (Qwen vocabulary). Prints the median; asserts the
 // optimised paths pick the same token as an unfiltered greedy pass where they must.
 TEST(SamplerPerf, QwenSizedVocabulary) {

@@ -194,6 +194,78 @@ TEST_F(ChatTree, ListIsMostRecentlyUpdatedFirst) {
   EXPECT_EQ(ids_of(chats.list_chats()), (std::vector<std::int64_t>{b, a, c}));
 }
 
+TEST_F(ChatTree, LastMessageTimeMovesOnlyWithMessages) {
+  const auto chat = chats.create_chat("c");
+  EXPECT_EQ(chats.get_chat(chat).last_message_at, 0);
+  const auto u = chats.add_message(chat, 0, Role::User, "hi");
+  const std::int64_t first = chats.get_chat(chat).last_message_at;
+  EXPECT_EQ(first, chats.get_message(u).created_at);
+  chats.set_sampling_json(chat, R"({"temperature":0.1})");
+  chats.rename_chat(chat, "renamed");
+  EXPECT_EQ(chats.get_chat(chat).last_message_at, first);  // settings are not messages
+  EXPECT_GT(chats.get_chat(chat).updated_at, first);
+  const auto a = chats.add_message(chat, u, Role::Assistant, "hello");
+  EXPECT_EQ(chats.list_chats().at(0).last_message_at, chats.get_message(a).created_at);
+  EXPECT_EQ(chats.search_chats("hello").at(0).last_message_at, chats.get_message(a).created_at);
+}
+
+TEST_F(ChatTree, InsertChatKeepsTheWholeTreeWithItsTimes) {
+  Chat c;
+  c.title = "Imported";
+  c.system_prompt = "Be brief.";
+  c.sampling_json = R"({"temperature":0.2})";
+  c.created_at = 1000;
+  c.updated_at = 5000;
+  c.current_leaf = 40;  // the caller's numbering
+  auto msg = [](std::int64_t id, std::int64_t parent, Role r, const char* text, std::int64_t t) {
+    Message m;
+    m.id = id;
+    m.parent_id = parent;
+    m.role = r;
+    m.content = text;
+    m.created_at = t;
+    return m;
+  };
+  std::vector<Message> ms = {msg(10, 0, Role::User, "q", 1100), msg(20, 10, Role::Assistant, "a1", 1200),
+                             msg(30, 10, Role::Assistant, "a2", 1300), msg(40, 30, Role::User, "q2", 1400)};
+  ms[1].status = MessageStatus::Stopped;
+  ms[1].stats_json = R"({"tokens":3})";
+  const auto id = chats.insert_chat(c, ms);
+  const Chat got = chats.get_chat(id);
+  EXPECT_EQ(got.title, "Imported");
+  EXPECT_EQ(got.system_prompt, "Be brief.");
+  EXPECT_EQ(got.sampling_json, R"({"temperature":0.2})");
+  EXPECT_EQ(got.created_at, 1000);
+  EXPECT_EQ(got.updated_at, 5000);
+  EXPECT_EQ(got.last_message_at, 1400);
+  const auto path = chats.path_to(got.current_leaf);
+  ASSERT_EQ(path.size(), 3u);
+  EXPECT_EQ(path[0].content, "q");
+  EXPECT_EQ(path[1].content, "a2");
+  EXPECT_EQ(path[2].content, "q2");
+  const auto replies = chats.children(path[0].id);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].content, "a1");
+  EXPECT_EQ(replies[0].status, MessageStatus::Stopped);
+  EXPECT_EQ(replies[0].stats_json, R"({"tokens":3})");
+  EXPECT_EQ(replies[0].created_at, 1200);
+}
+
+TEST_F(ChatTree, InsertChatRefusesABrokenTreeAndWritesNothing) {
+  Chat c;
+  c.title = "bad";
+  Message orphan;
+  orphan.id = 2;
+  orphan.parent_id = 1;  // never listed
+  EXPECT_EQ(error_of([&] { chats.insert_chat(c, {orphan}); }).code(), ErrorCode::InvalidArgument);
+  Message m;
+  m.id = 1;
+  EXPECT_EQ(error_of([&] { chats.insert_chat(c, {m, m}); }).code(), ErrorCode::InvalidArgument);
+  c.current_leaf = 9;
+  EXPECT_EQ(error_of([&] { chats.insert_chat(c, {m}); }).code(), ErrorCode::InvalidArgument);
+  EXPECT_TRUE(chats.list_chats().empty());
+}
+
 TEST_F(ChatTree, SearchMatchesTitlesAndMessagesWithLiteralWildcards) {
   const auto pct = chats.create_chat("100% sure");
   const auto plain = chats.create_chat("1000 reasons");
