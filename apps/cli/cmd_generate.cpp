@@ -184,6 +184,7 @@ void run_generate(GenerateArgs& a) {
   EngineOptions opts = engine_options(a.backend, a.kv_cache_mb);
   opts.scheduler.max_num_seqs = a.max_num_seqs;
   opts.scheduler.max_num_batched_tokens = a.max_batched_tokens;
+  if (prompts.tok) opts.sample_vocab = sample_vocab_for(*prompts.tok, model.config.vocab_size);
   Engine engine(std::move(model), opts);
   if (!a.text.prompt.empty() && !a.json) {
     stream_text(engine, std::move(requests[0]), *prompts.tok, eos);

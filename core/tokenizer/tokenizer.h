@@ -108,4 +108,12 @@ class IncrementalDecoder {
   bool finished_ = false;
 };
 
+// EngineOptions::sample_vocab for a model of `model_vocab` ids read with `tok`: the tokenizer's
+// size when the model's vocabulary is padded beyond it (common in real checkpoints: such ids
+// cannot be decoded, so they must never be sampled), else 0 (every id).
+inline int32_t sample_vocab_for(const Tokenizer& tok, int64_t model_vocab) {
+  const int64_t n = static_cast<int64_t>(tok.max_token_id()) + 1;
+  return n < model_vocab ? static_cast<int32_t>(n) : 0;
+}
+
 }  // namespace inferdesk

@@ -165,9 +165,8 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     auto renderer = PromptRenderer::load(dir);
     // A padded vocabulary (vocab_size above the tokenizer's ids): never generate what cannot be
     // decoded.
-    const int64_t vocab = model.config.vocab_size;
-    if (const Tokenizer* tok = renderer->tokenizer(); tok && tok->max_token_id() + 1 < vocab)
-      options.sample_vocab = tok->max_token_id() + 1;
+    if (const Tokenizer* tok = renderer->tokenizer())
+      options.sample_vocab = sample_vocab_for(*tok, model.config.vocab_size);
     ModelSummary s;
     s.name = QString::fromStdString(model.name);
     s.path = QString::fromStdString(std::filesystem::absolute(dir).lexically_normal().string());
@@ -180,7 +179,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     s.has_shared_expert = model.config.shared_expert_intermediate_size > 0;
     if (model.config.is_moe())
       for (int64_t l = 0; l < model.config.num_hidden_layers; ++l) s.moe_layers.push_back(model.config.is_moe_layer(l));
-    s.vocab_size = static_cast<int>(vocab);
+    s.vocab_size = static_cast<int>(model.config.vocab_size);
     s.has_tokenizer = renderer->hasTokenizer();
     s.has_chat_template = renderer->hasChatTemplate();
     auto engine = std::make_unique<Engine>(std::move(model), options);

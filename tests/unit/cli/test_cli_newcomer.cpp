@@ -326,3 +326,31 @@ TEST(CliTokenize, AFileThatIsNotJsonLinesIsExplainedInWords) {
 
 }  // namespace
 }  // namespace inferdesk
+
+namespace inferdesk {
+namespace {
+
+// tiny-chat-padded: vocab_size 512 over a 480-id tokenizer. Text prompts load the tokenizer, so
+// the ids it cannot decode are never sampled; raw ids (no tokenizer) show the fixture does reach
+// them at this temperature and seed.
+TEST(CliGenerate, TextPromptsNeverSampleIdsTheTokenizerCannotDecode) {
+  const std::string model = (test::golden_models_dir() / "tiny-chat-padded").string();
+  const std::string sampling = " --max-tokens 64 --temperature 2 --seed 7 --ignore-eos --json";
+  auto max_id = [](const std::string& out) {
+    int64_t m = -1;
+    for (const auto& line : lines_of(out)) {
+      if (line.empty()) continue;
+      for (const auto& t : nlohmann::json::parse(line)["tokens"]) m = std::max<int64_t>(m, t);
+    }
+    return m;
+  };
+  const CliRun text = run_cli("generate --model " + model + " --prompt hello" + sampling);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_LT(max_id(text.out), 480) << text.out;
+  const CliRun ids = run_cli("generate --model " + model + " --prompt-ids 1,2,3" + sampling);
+  ASSERT_EQ(ids.status, 0) << ids.err;
+  EXPECT_GE(max_id(ids.out), 480) << "the control run never reached a padded id: " << ids.out;
+}
+
+}  // namespace
+}  // namespace inferdesk
