@@ -150,7 +150,11 @@ std::unique_ptr<Transfer> make_transfer(const LoadOptions& o, const BenchRequest
   t->headers = curl_slist_append(t->headers, "Expect:");
   if (!o.api_key.empty()) t->headers = curl_slist_append(t->headers, ("Authorization: Bearer " + o.api_key).c_str());
   CURL* e = t->easy;
-  curl_easy_setopt(e, CURLOPT_URL, (o.base_url + o.endpoint).c_str());
+  curl_easy_setopt(e, CURLOPT_URL, (o.base_url + (req.endpoint.empty() ? o.endpoint : req.endpoint)).c_str());
+  if (req.fresh_connection) {
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+  }
   curl_easy_setopt(e, CURLOPT_POST, 1L);
   curl_easy_setopt(e, CURLOPT_POSTFIELDS, req.body.c_str());
   curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));

@@ -15,6 +15,8 @@ namespace inferdesk::bench {
 
 struct BenchRequest {
   std::string body;               // the JSON body, sent as is
+  std::string endpoint;           // "" : LoadOptions::endpoint
+  bool fresh_connection = false;  // a new connection, closed afterwards (default: reuse)
   int64_t prompt_tokens = 0;      // known prompt length (totals when the server reports none)
   // Fault injection: the client hangs up after this many content chunks (>= 0) or seconds.
   int32_t abort_after_chunks = -1;

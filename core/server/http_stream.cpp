@@ -1,5 +1,9 @@
 // Session's generation side: the SSE stream, the JSON reply of a finished generation, and the
 // watch that notices a client leaving while its generation runs.
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include <boost/asio/write.hpp>
 
 #include "core/server/http_session.h"
@@ -119,15 +123,23 @@ void Session::arm_watch() {
 void Session::on_client_readable(beast::error_code ec, uint64_t watch) {
   if (watch != watch_ || !watching_ || closed_ || ec == asio::error::operation_aborted) return;
   if (ec) return client_gone();
-  beast::error_code e;
-  const size_t n = stream_.socket().available(e);
-  if (e || n == 0) return client_gone();  // readable with nothing to read: the peer closed
+  // The reactor may report readiness that is gone again (edge-triggered epoll): peek without
+  // blocking to tell data, end of stream and nothing apart.
+  char peek[1];
+  const ssize_t n = ::recv(stream_.socket().native_handle(), peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return client_gone();  // orderly close by the peer
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return arm_watch();
+    return client_gone();  // reset or another error
+  }
   // Bytes of a pipelined next request: keep them for the parser, up to a bound.
-  if (buffer_.size() + n > kMaxPipelinedBytes) {
+  beast::error_code e;
+  const size_t avail = stream_.socket().available(e);
+  if (e || buffer_.size() + avail > kMaxPipelinedBytes) {
     watching_ = false;
     return;
   }
-  const size_t got = stream_.socket().read_some(buffer_.prepare(n), e);
+  const size_t got = stream_.socket().read_some(buffer_.prepare(avail), e);
   buffer_.commit(got);
   if (e) return client_gone();
   arm_watch();

@@ -60,9 +60,10 @@ Json completion_logprobs(const std::vector<OutputToken>& tokens, int32_t top, co
       continue;
     }
     Json d = Json::object();
+    // Tokens that decode alike (byte pieces as U+FFFD) share a key: the best-ranked one keeps it.
     for (size_t i = 0; i < t.token.top.size() && i < static_cast<size_t>(top); ++i)
-      d[token_text(tok, t.token.top[i].id)] = finite_logprob(t.token.top[i].logprob);
-    if (!d.contains(text)) d[text] = finite_logprob(t.token.logprob);
+      d.emplace(token_text(tok, t.token.top[i].id), finite_logprob(t.token.top[i].logprob));
+    d.emplace(text, finite_logprob(t.token.logprob));
     tops.push_back(std::move(d));
   }
   return {{"text_offset", std::move(offsets)}, {"token_logprobs", std::move(lps)},
