@@ -15,6 +15,7 @@
 #include "gui/models/model_facts.h"
 #include "gui/models/models_page.h"
 #include "gui/perf/perf_page.h"
+#include "gui/server/server_panel.h"
 
 #ifdef INFERDESK_HAVE_CHAT_PAGE
 #include "gui/chat/chat_page.h"
@@ -91,6 +92,7 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
             [this] { model_status_->setText(tr("No model loaded")); });
     connect(engine, &EngineController::modelUnloaded, this,
             [this] { model_status_->setText(tr("No model loaded")); });
+    install_server_panel(*this, engine);  // "Serve the loaded model on localhost:PORT"
   }
   resize(1200, 800);
   restoreGeometryFromSettings();
