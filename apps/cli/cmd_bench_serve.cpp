@@ -37,7 +37,8 @@ bool wait_ready(const std::string& base, double seconds) {
   if (!c) return false;
   const std::string url = base + "/health";
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   bool ok = false;

@@ -79,7 +79,8 @@ void GenerationJob::cancel_all() {
 }
 
 void GenerationJob::abandon() {
-  abandoned_ = true;
+  if (abandoned_.exchange(true)) return;
+  if (std::shared_ptr<Engine> engine = ctx_->model.engine.lock()) abandoned_at_step_ = engine->stats().steps;
   cancel_all();
 }
 
@@ -132,6 +133,9 @@ void GenerationJob::on_event(int32_t index, const StreamEvent& ev) {
     std::lock_guard lock(ids_mutex_);
     if (engine && i < ids_.size()) engine->cancel(ids_[i]);
   }
+  if (ev.finished && abandoned_)
+    if (std::shared_ptr<Engine> engine = ctx_->model.engine.lock())
+      ctx_->metrics.observe_cancel_steps(engine->stats().steps - abandoned_at_step_.load());
   record_finished(index, now);
   if (!u.error.empty()) fail(500, u.error);
   if (u.cancelled && !abandoned_)

@@ -65,6 +65,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   std::mutex ids_mutex_;  // ids_ are written on the strand, read by cancel_all from anywhere
   std::vector<int64_t> ids_;
   std::atomic<bool> abandoned_{false};
+  std::atomic<uint64_t> abandoned_at_step_{0};  // the engine's step count when the client left
 
   // Strand only.
   std::function<void()> notify_;

@@ -138,7 +138,9 @@ void Session::on_read_error(beast::error_code ec) {
 
 void Session::dispatch(const Request& req) {
   if (ctx_.draining) throw ApiError(503, "the server is shutting down");
-  const bool get = req.method() == http::verb::get, post = req.method() == http::verb::post;
+  // HEAD is GET without the body (health probes use it).
+  head_ = req.method() == http::verb::head;
+  const bool get = req.method() == http::verb::get || head_, post = req.method() == http::verb::post;
   const std::string& p = path_;
   const auto auth = req[http::field::authorization];
   if (p.rfind("/v1/", 0) == 0 && !authorized(ctx_, std::string_view(auth.data(), auth.size())))
@@ -197,6 +199,7 @@ void Session::reply(SimpleResponse r) {
   res_->body() = std::move(r.body);
   res_->keep_alive(keep_alive_ && !shutting_down_);
   res_->prepare_payload();
+  if (head_) res_->body().clear();  // Content-Length still says what a GET would get
   stream_.expires_after(ctx_.options.write_timeout);
   http::async_write(stream_, *res_, [self = shared_from_this(), res = res_](beast::error_code ec, size_t) {
     self->on_reply_written(ec);
@@ -217,6 +220,7 @@ void Session::next_request() {
   header_out_.clear();
   out_.clear();
   status_ = 0;
+  head_ = false;
   read_request();
 }
 

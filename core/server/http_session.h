@@ -77,6 +77,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string method_, path_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
+  bool head_ = false;
   int status_ = 0;
   std::shared_ptr<boost::beast::http::response<boost::beast::http::string_body>> res_;
 

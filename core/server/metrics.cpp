@@ -81,7 +81,8 @@ ServerMetrics::ServerMetrics()
       e2e_({0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
             120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}),
       prompt_len_(buckets_1_2_5(1 << 20)),
-      generation_len_(buckets_1_2_5(1 << 20)) {}
+      generation_len_(buckets_1_2_5(1 << 20)),
+      cancel_steps_({0, 1, 2, 4, 8, 16, 64}) {}
 
 void ServerMetrics::observe_finished(const FinishedRequest& r) {
   for (size_t i = 0; i < 3; ++i)
@@ -158,6 +159,9 @@ std::string ServerMetrics::render(const std::string& model_name, const EngineSta
   // Server-side figures vLLM has no name for.
   head(out, "inferdesk:kv_blocks_used", "gauge", "KV-cache blocks referenced by a sequence.");
   sample(out, "inferdesk:kv_blocks_used", labels, st ? st->kv_blocks_used : 0);
+  head(out, "inferdesk:cancel_steps", "histogram",
+       "Engine steps from a client's disconnect to the end of its request (upper bound under load).");
+  cancel_steps_.render(out, "inferdesk:cancel_steps", labels);
   head(out, "inferdesk:open_connections", "gauge", "HTTP connections open now.");
   sample(out, "inferdesk:open_connections", labels, static_cast<double>(open_connections));
   head(out, "inferdesk:admitted_requests", "gauge", "Engine requests admitted and not finished.");

@@ -48,6 +48,9 @@ class ServerMetrics {
   void observe_finished(const FinishedRequest& r);
   void count_http(int status);
   void count_generated(int64_t tokens) { generation_tokens_.fetch_add(tokens); }
+  // Engine steps from a client's disconnect to its request's end (an upper bound while other
+  // requests keep the engine stepping).
+  void observe_cancel_steps(uint64_t steps) { cancel_steps_.observe(static_cast<double>(steps)); }
 
   // The whole exposition text. stats: the engine's snapshot (null when no engine: gauges 0).
   std::string render(const std::string& model_name, const EngineStats* stats,
@@ -56,7 +59,7 @@ class ServerMetrics {
   uint64_t finished(const std::string& reason) const;
 
  private:
-  Histogram ttft_, tpot_, e2e_, prompt_len_, generation_len_;
+  Histogram ttft_, tpot_, e2e_, prompt_len_, generation_len_, cancel_steps_;
   std::atomic<int64_t> prompt_tokens_{0}, generation_tokens_{0};
   std::array<std::atomic<uint64_t>, 3> success_{};  // stop, length, abort
   mutable std::mutex http_mutex_;

@@ -44,6 +44,8 @@ Json greedy(Json extra = Json::object()) {
   return e;
 }
 
+std::string run(const std::string& cmd);  // a shell command's stdout (below)
+
 std::string stream_text(const HttpClient::Stream& s, bool chat) {
   std::string text;
   for (const Json& e : s.events)
@@ -58,6 +60,10 @@ TEST(Protocol, HealthAndModels) {
   HttpResponse h = client().get("/health");
   EXPECT_EQ(h.status, 200);
   EXPECT_EQ(h.body, "");
+  // HEAD answers like GET, without a body (health probes use it).
+  const std::string head = run("curl -s -I " + server().url() + "/v1/models");
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_NE(head.find("Content-Length: "), std::string::npos);
   const Json m = client().get("/v1/models").json();
   EXPECT_EQ(m["object"], "list");
   ASSERT_EQ(m["data"].size(), 2u);
@@ -353,6 +359,9 @@ TEST(Protocol, AClientThatDisconnectsMidStreamIsCancelledAtOnce) {
   EXPECT_EQ(metric(m, "inferdesk:admitted_requests{"), 0);
   EXPECT_EQ(metric(m, "vllm:request_success_total{", "abort"), 1);
   EXPECT_EQ(metric(m, "vllm:request_success_total{", "length"), 0);
+  // Within one engine step: the step running when the cancel arrived, at most.
+  EXPECT_EQ(metric(m, "inferdesk:cancel_steps_count{"), 1);
+  EXPECT_EQ(metric(m, "inferdesk:cancel_steps_bucket{", "le=\"1\""), 1);
   const double generated = metric(m, "vllm:generation_tokens_total{");
   EXPECT_LT(generated, 2000);  // of the 4000 asked for
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
