@@ -57,7 +57,9 @@ void Session::on_job_progress() {
   for (const ChoiceDelta& d : deltas) {
     std::optional<Usage> usage;
     if (req.continuous_usage) usage = job_->usage();
-    out_ += sse_event(stream_chunk(job_->meta(), req, d, tok, usage, job_->first_chunk_of(d.index)));
+    out_ += "data: ";
+    out_ += stream_chunk_text(job_->meta(), req, d, tok, usage, job_->first_chunk_of(d.index));
+    out_ += "\n\n";
   }
   if (job_->failure_status()) {
     // Never a stream that just stops: the client gets the error as an event, then [DONE].

@@ -137,6 +137,47 @@ Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const 
   return j;
 }
 
+std::string stream_chunk_text(const ResponseMeta& meta, const GenerationRequest& req,
+                              const ChoiceDelta& d, const Tokenizer* tok,
+                              const std::optional<Usage>& usage, bool first_of_choice) {
+  if (req.logprobs) return dump(stream_chunk(meta, req, d, tok, usage, first_of_choice));
+  const bool chat = req.endpoint == Endpoint::Chat;
+  std::string out;
+  out.reserve(256 + d.text.size());
+  out += "{\"id\":";
+  out += dump(Json(meta.id));
+  out += chat ? ",\"object\":\"chat.completion.chunk\",\"created\":" : ",\"object\":\"text_completion\",\"created\":";
+  out += std::to_string(meta.created);
+  out += ",\"model\":";
+  out += dump(Json(meta.model));
+  out += ",\"choices\":[{\"index\":";
+  out += std::to_string(d.index);
+  if (chat) {
+    out += ",\"delta\":{";
+    if (!d.text.empty() || d.finish_reason.empty()) out += "\"content\":" + dump(Json(d.text));
+    out += "}";
+  } else {
+    out += ",\"text\":";
+    out += dump(Json(req.echo && first_of_choice ? req.prompt_of(d.index).text + d.text : d.text));
+  }
+  out += ",\"logprobs\":null,\"finish_reason\":";
+  out += d.finish_reason.empty() ? "null" : dump(Json(d.finish_reason));
+  out += ",\"stop_reason\":";
+  out += dump(d.stop_reason);
+  if (req.return_token_ids || !tok) {
+    out += ",\"token_ids\":[";
+    for (size_t i = 0; i < d.tokens.size(); ++i) {
+      if (i) out += ',';
+      out += std::to_string(d.tokens[i].token.id);
+    }
+    out += "]";
+  }
+  out += "}]";
+  if (usage) out += ",\"usage\":" + dump(usage_json(*usage));
+  out += "}";
+  return out;
+}
+
 Json usage_chunk(const ResponseMeta& meta, const GenerationRequest& req, const Usage& u) {
   Json j = header(meta, chunk_object(req));
   j["choices"] = Json::array();

@@ -345,5 +345,33 @@ TEST(Format, ChatChunksCarryTheDeltaAndTheFinishReason) {
   EXPECT_EQ(dump(Json(std::string("\xff"))), "\"\xEF\xBF\xBD\"");  // invalid UTF-8 replaced
 }
 
+TEST(Format, TheDirectlyWrittenChunkIsTheJsonChunkByteForByte) {
+  const ServedModel m = tiny_model();
+  const ResponseMeta meta{"cmpl-\"x\"", 1796000000, "tiny \\ model"};
+  std::vector<GenerationRequest> reqs = {
+      parse_chat_request(chat_body({{"stream", true}}), m, {}),
+      parse_chat_request(chat_body({{"stream", true}, {"return_token_ids", true}}), m, {}),
+      parse_completion_request({{"prompt", "the quick"}, {"stream", true}, {"echo", true}, {"max_tokens", 4}}, m, {}),
+      parse_completion_request({{"prompt", {1, 2}}, {"stream", true}, {"n", 3}, {"max_tokens", 4}}, m, {})};
+  std::vector<ChoiceDelta> deltas(4);
+  deltas[0].text = "a \"quote\"\n\xff and \xe2\x82\xac";  // escapes, invalid UTF-8, a 3-byte character
+  deltas[0].tokens.push_back({GeneratedToken{7, -1, {}}, "", 0});
+  deltas[1].index = 2;
+  deltas[1].finish_reason = "stop";
+  deltas[1].stop_reason = "</s>";
+  deltas[2].finish_reason = "length";
+  deltas[2].text = "end";
+  deltas[3].finish_reason = "stop";
+  deltas[3].stop_reason = 42;
+  for (const GenerationRequest& r : reqs)
+    for (const ChoiceDelta& d : deltas)
+      for (const Tokenizer* tok : {&*m.tokenizer, static_cast<const Tokenizer*>(nullptr)})
+        for (bool first : {true, false})
+          for (const std::optional<Usage>& u : {std::optional<Usage>(), std::optional<Usage>(Usage{3, 9})}) {
+            if (d.index >= r.num_choices()) continue;
+            EXPECT_EQ(stream_chunk_text(meta, r, d, tok, u, first), dump(stream_chunk(meta, r, d, tok, u, first)));
+          }
+}
+
 }  // namespace
 }  // namespace inferdesk::server
