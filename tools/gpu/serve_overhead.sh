@@ -22,7 +22,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true  # 1,024 client sockets
 # (MAX_NUM_SEQS, MAX_BATCHED override them), prefix caching off (random prompts), everything
 # else at its default. SERVE_BACKEND=cpu runs the script as a dry run on a machine without GPU.
 seqs=${MAX_NUM_SEQS:-1024} batched=${MAX_BATCHED:-16384}
-engine=(--backend "${SERVE_BACKEND:-cuda}" --max-num-seqs "$seqs")
+engine=(--backend "${SERVE_BACKEND:-cuda}" --max-num-seqs "$seqs" ${ENGINE_ARGS:-})  # e.g. ENGINE_ARGS="--threads 1"
 { date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader || true; } > "$log/machine.txt"
 
 echo "== engine directly: single request TTFT (20 requests), offline 1,024 x 128/128 (3 runs)"
