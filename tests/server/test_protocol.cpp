@@ -278,6 +278,38 @@ TEST(Protocol, TokenizeAndDetokenizeRoundTrip) {
   EXPECT_EQ(client().post("/detokenize", Json{{"tokens", {100000}}}).status, 400);
 }
 
+TEST(Protocol, ChatTemplateKwargsReachTheTemplate) {
+  // A request's own template that uses a kwarg: the prompt the server counts is the one rendered.
+  const Json extra = {{"chat_template", "{{ greeting }}{% for m in messages %}{{ m['content'] }}{% endfor %}"},
+                      {"chat_template_kwargs", {{"greeting", "the quick "}}}};
+  Json tok_body = extra;
+  tok_body["messages"] = user_chat("brown fox")["messages"];
+  const Json t = post("/tokenize", tok_body);
+  EXPECT_EQ(t["tokens"], post("/tokenize", {{"prompt", "the quick brown fox"}, {"add_special_tokens", false}})["tokens"]);
+  Json chat = extra;
+  chat["max_tokens"] = 2;
+  const Json r = post("/v1/chat/completions", user_chat("brown fox", chat));
+  EXPECT_EQ(r["usage"]["prompt_tokens"], t["count"]);
+}
+
+TEST(Protocol, DummyWeightsServeTokenIdPromptsWithTokenIdsInEveryChunk) {
+  // What the GPU benchmark runs: random weights of a shape, no tokenizer.
+  ServerProcess dummy({"--dummy", ServerProcess::tiny_chat() + "/config.json", "--threads", "1",
+                       "--max-model-len", "256", "--served-model-name", "shape"});
+  HttpClient c(dummy.url());
+  const HttpClient::Stream s = c.stream("/v1/completions", completion({5, 6, 7}, {{"model", "shape"}, {"max_tokens", 4},
+      {"ignore_eos", true}, {"stream", true}, {"stream_options", {{"include_usage", true}}}}));
+  ASSERT_TRUE(s.done) << s.raw;
+  ASSERT_EQ(s.events.size(), 5u);  // 4 tokens + usage
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.events[i]["choices"][0]["token_ids"].size(), 1u);
+    EXPECT_EQ(s.events[i]["choices"][0]["text"], "");
+  }
+  EXPECT_EQ(s.events[4]["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(c.post("/v1/completions", completion("text", {{"model", "shape"}})).status, 400);
+  EXPECT_EQ(c.post("/v1/chat/completions", user_chat("x", {{"model", "shape"}})).status, 400);
+}
+
 TEST(Protocol, KeepAliveReusesOneConnection) {
   HttpClient c(server().url());
   EXPECT_EQ(c.get("/health").status, 200);
