@@ -5,13 +5,17 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev libsqlite3-dev
+      # the OpenAI-compatible server (Boost.Beast/Asio) and the load generator (libcurl)
+      libboost-dev libcurl4-openssl-dev
       # the Qt 6 desktop app: Widgets/Test/Concurrent, Charts and the OpenGL module its CMake
       # package needs, the OpenGL headers Qt's CMake files require, the xcb platform plugins, a
       # font, and a virtual X server for running it without a screen
       qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core
       xvfb xauth
       # man pages of the programs, made from their --help
-      help2man)
+      help2man
+      # the server tests' real clients: the official openai SDK (node, from npm) and curl
+      nodejs npm curl)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   inferdesk::cli::register_tokenize(app);
   inferdesk::cli::register_render_template(app);
   inferdesk::cli::register_info(app);
+  inferdesk::cli::register_serve(app);
+  inferdesk::cli::register_bench_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

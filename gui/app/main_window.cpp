@@ -26,6 +26,7 @@
 #include "gui/models/model_facts.h"
 #include "gui/models/models_page.h"
 #include "gui/perf/perf_page.h"
+#include "gui/server/server_panel.h"
 
 #ifdef INFERDESK_HAVE_CHAT_PAGE
 #include "gui/chat/chat_page.h"
@@ -117,6 +118,7 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   connectEngine();
   buildCommands();
   buildMenuBar(menuBar(), commands_);
+  if (ctx_.engine) install_server_panel(*this, ctx_.engine);  // "Serve the loaded model on localhost:PORT"
   resize(1200, 800);
   restoreGeometryFromSettings();
   // Start where the user can act: Models when nothing is registered yet, else Chat.

@@ -85,7 +85,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent) {
 
 EngineController::~EngineController() {
   cancel_load_ = true;
-  std::unique_ptr<Engine> engine;
+  std::shared_ptr<Engine> engine;
   {
     std::lock_guard lock(mutex_);
     unloadLocked(engine);
@@ -128,6 +128,11 @@ EngineStats EngineController::currentStats() const {
 }
 
 int EngineController::activeRequests() const { return active_count_.load(); }
+
+std::weak_ptr<Engine> EngineController::engineHandle() const {
+  std::lock_guard lock(mutex_);
+  return engine_;
+}
 
 void EngineController::loadModel(const QString& path, const QString& backend, int contextLength,
                                  qint64 kvBudgetBytes) {
@@ -212,7 +217,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
   }
 }
 
-void EngineController::unloadLocked(std::unique_ptr<Engine>& out) {
+void EngineController::unloadLocked(std::shared_ptr<Engine>& out) {
   out = std::move(engine_);
   summary_.reset();
   renderer_.reset();
@@ -220,7 +225,7 @@ void EngineController::unloadLocked(std::unique_ptr<Engine>& out) {
 }
 
 void EngineController::unload() {
-  std::unique_ptr<Engine> engine;
+  std::shared_ptr<Engine> engine;
   {
     std::lock_guard lock(mutex_);
     if (!engine_) return;

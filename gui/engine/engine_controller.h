@@ -109,6 +109,9 @@ class EngineController : public QObject {
   EngineStats currentStats() const;
   // Requests submitted and not finished yet.
   int activeRequests() const;
+  // The loaded engine, weakly (for the local server, gui/server): lock it only for a call, so
+  // that unloading still frees the model at once. Empty when nothing is loaded.
+  std::weak_ptr<Engine> engineHandle() const;
 
   // Batching period of tokensArrived (default 30 ms) and of statsUpdated (default 100 ms).
   static constexpr int kFlushIntervalMs = 30;
@@ -153,11 +156,11 @@ class EngineController : public QObject {
   void emitStats();
   void ensureTimers();
   void failRequest(const QString& key, const QString& message);
-  void unloadLocked(std::unique_ptr<Engine>& out);
+  void unloadLocked(std::shared_ptr<Engine>& out);
 
   // Guarded by mutex_: the engine, what is loaded, key -> request id, pending events.
   mutable std::mutex mutex_;
-  std::unique_ptr<Engine> engine_;
+  std::shared_ptr<Engine> engine_;  // shared only with engineHandle()'s weak references
   std::optional<ModelSummary> summary_;
   std::shared_ptr<const PromptRenderer> renderer_;
   std::map<QString, int64_t> ids_;
