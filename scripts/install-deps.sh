@@ -14,8 +14,13 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       xvfb xauth
       # man pages of the programs, made from their --help
       help2man
-      # the server tests' real clients: the official openai SDK (node, from npm) and curl
-      nodejs npm curl)
+      # the server tests' real clients: curl, and the official openai SDK (from npm) under node
+      curl)
+# Node.js 18+ with npm: Debian's packages, unless a node and npm are already there (a NodeSource
+# nodejs bundles npm and conflicts with Debian's npm package).
+if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+  PKGS+=(nodejs npm)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
