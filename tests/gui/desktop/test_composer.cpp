@@ -28,15 +28,9 @@
 using namespace inferdesk;
 using namespace inferdesk::gui;
 using test::ChatApp;
+using test::set_max_tokens;
 
 namespace {
-
-void set_max_tokens(ChatPage* page, int n) {
-  SamplingParams p = page->samplingPanel()->params();
-  p.ignore_eos = true;
-  p.max_tokens = n;
-  page->samplingPanel()->setParams(p);
-}
 
 // Types `text` key by key into the composer, then Enter (the way a user does).
 void type(ChatPage* page, const QString& text) {

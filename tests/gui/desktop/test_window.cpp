@@ -48,15 +48,9 @@
 using namespace inferdesk;
 using namespace inferdesk::gui;
 using test::ChatApp;
+using test::set_max_tokens;
 
 namespace {
-
-void set_max_tokens(ChatPage* page, int n) {
-  SamplingParams p = page->samplingPanel()->params();
-  p.ignore_eos = true;
-  p.max_tokens = n;
-  page->samplingPanel()->setParams(p);
-}
 
 // Types `text` into the composer and presses Enter.
 void type_and_send(ChatPage* page, const QString& text) {

@@ -12,12 +12,21 @@
 #include "gui/chat/chat_page.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/conversation_model.h"
+#include "gui/chat/sampling_panel.h"
 #include "gui/engine/engine_controller.h"
 #include "gui/models/model_manager.h"
 #include "gui/models/models_page.h"
 #include "tests/gui/support/gui_test_support.h"
 
 namespace inferdesk::gui::test {
+
+// Replies of exactly n tokens (EOS ignored) from the page's sampling panel on.
+inline void set_max_tokens(ChatPage* page, int n) {
+  SamplingParams p = page->samplingPanel()->params();
+  p.ignore_eos = true;
+  p.max_tokens = n;
+  page->samplingPanel()->setParams(p);
+}
 
 struct ChatApp {
   std::unique_ptr<AppSession> session;
