@@ -81,8 +81,14 @@ void ExpertHeatmap::setCounts(int layers, int experts, const std::vector<int64_t
       if (isMoeLayer(l)) max_ = std::max(max_, count(l, c));
   }
   update();
-  // A tooltip on screen shows the count as it is now, not as it was when the mouse arrived.
-  if (tip_cell_.x() >= 0 && QToolTip::isVisible()) showTip(tip_pos_, tip_cell_);
+  // While the mouse rests on a cell its tooltip shows the count as it is now, not as it was when
+  // the mouse arrived. Qt hides a tooltip on any focus change in the application (QTipLabel
+  // watches every FocusIn / FocusOut / WindowActivate), and a chart on the same page gives its
+  // scene focus whenever an axis gains a grid line: a tooltip hidden that way comes back with
+  // the next change. One the user dismissed (leaving the cell, a click, the wheel, another
+  // window) is not shown again; one that expired stays hidden until its count changes.
+  if (tip_cell_.x() >= 0 && (QToolTip::isVisible() || cellText(tip_cell_.x(), tip_cell_.y()) != shown_tip_))
+    showTip(tip_pos_, tip_cell_);
 }
 
 void ExpertHeatmap::clear() {
@@ -256,6 +262,7 @@ bool ExpertHeatmap::event(QEvent* event) {
     }
     return true;
   }
+  if (event->type() == QEvent::WindowDeactivate) forgetTip();  // the user went to another window
   return QWidget::event(event);
 }
 
@@ -269,9 +276,29 @@ void ExpertHeatmap::mouseMoveEvent(QMouseEvent* event) {
   QWidget::mouseMoveEvent(event);
 }
 
-void ExpertHeatmap::leaveEvent(QEvent* event) {
-  hover_ = tip_cell_ = {-1, -1};
+void ExpertHeatmap::forgetTip() {
+  tip_cell_ = {-1, -1};
   shown_tip_.clear();
+}
+
+void ExpertHeatmap::mousePressEvent(QMouseEvent* event) {
+  forgetTip();  // a click dismisses the tooltip (Qt hides it): it stays away until the next hover
+  QWidget::mousePressEvent(event);
+}
+
+void ExpertHeatmap::wheelEvent(QWheelEvent* event) {
+  forgetTip();
+  QWidget::wheelEvent(event);
+}
+
+void ExpertHeatmap::hideEvent(QHideEvent* event) {
+  forgetTip();
+  QWidget::hideEvent(event);
+}
+
+void ExpertHeatmap::leaveEvent(QEvent* event) {
+  hover_ = {-1, -1};
+  forgetTip();
   update();
   QWidget::leaveEvent(event);
 }

@@ -4,7 +4,8 @@
 // layer. Dense layers of a MoE model (qwen2_moe's mlp_only_layers) are drawn as one hatched band
 // labelled "dense layer"; a shared expert (qwen2_moe), which sees every token of a MoE layer, has
 // a column of its own after a gap. Before any token is routed the grid is drawn empty with a line
-// saying so. The tooltip follows the counts while the mouse rests on a cell. Drawn by hand in
+// saying so. The tooltip follows the counts while the mouse rests on a cell (also after a
+// focus change elsewhere in the application made Qt hide it). Drawn by hand in
 // paintEvent; colours come from the palette (theme.h statusColors).
 #pragma once
 
@@ -57,6 +58,9 @@ class ExpertHeatmap : public QWidget {
   void paintEvent(QPaintEvent* event) override;
   bool event(QEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
   void leaveEvent(QEvent* event) override;
 
  private:
@@ -64,6 +68,7 @@ class ExpertHeatmap : public QWidget {
   void paintCells(class QPainter& p) const;
   void paintLabels(class QPainter& p) const;
   void showTip(const QPoint& globalPos, const QPoint& cell);
+  void forgetTip();  // the mouse no longer rests on the cell whose tooltip was asked for
 
   int layers_ = 0;
   int experts_ = 0;

@@ -13,8 +13,13 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <memory>
+#include <thread>
 
+#include "core/engine/engine.h"
 #include "gui/engine/backends.h"
 #include "gui/models/model_manager.h"
 #include "gui/models/models_page.h"
@@ -29,6 +34,44 @@ namespace {
 QString cell(ModelTableModel* m, int row, int column) {
   return m->data(m->index(row, column)).toString();
 }
+
+// Holds the engine thread, so that a reply cannot end on its own before the test has stopped it
+// (tiny-chat writes 4000 tokens in about half a second, less than a slow machine may need for
+// the clicks of a test). hold() submits a request straight to the controller's engine (the
+// controller does not know it) whose callback waits, on its first event, until release() or
+// until the engine is being destroyed (the controller dropped it: an unload). Requests submitted
+// meanwhile stay queued, active for the controller, and get their Cancelled event when the
+// engine goes. The engine's contract asks callbacks to return at once because every request
+// waits for them: this one waits on purpose.
+class EngineGate {
+ public:
+  ~EngineGate() { release(); }
+  // True once the engine thread waits in the callback.
+  bool hold(EngineController* c, const std::vector<int32_t>& promptIds) {
+    state_->engine = c->engineHandle();
+    {
+      const std::shared_ptr<Engine> engine = state_->engine.lock();
+      if (!engine) return false;
+      SamplingParams p;
+      p.max_tokens = 1;
+      engine->submit(Request{promptIds, p}, [state = state_](const StreamEvent&) {
+        if (state->holding.exchange(true)) return;  // the first event only
+        while (!state->released && !state->engine.expired())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+    }  // no reference kept: an unload still destroys the engine (and so lets it go)
+    return QTest::qWaitFor([this] { return state_->holding.load(); }, 30000);
+  }
+  void release() { state_->released = true; }
+
+ private:
+  struct State {
+    std::weak_ptr<Engine> engine;
+    std::atomic<bool> holding{false};
+    std::atomic<bool> released{false};
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
 
 }  // namespace
 
@@ -307,6 +350,10 @@ class TestModelManager : public QObject {
     QCOMPARE(last->context, 4096);
     EngineController* c = engine.controller();
     const auto ids = c->renderPrompt({{"user", "Write a long story."}}).ids;
+    // The reply must still be being written at every click below, however slow the machine: the
+    // engine thread is held until the unload destroys the engine.
+    EngineGate gate;
+    QVERIFY(gate.hold(c, ids));
     SamplingParams p;
     p.max_tokens = 4000;
     p.ignore_eos = true;
@@ -323,7 +370,9 @@ class TestModelManager : public QObject {
         QTRY_VERIFY(page.findChild<QMessageBox*>("unloadConfirmation") == nullptr);
         QTest::mouseClick(page.loadButton(), Qt::LeftButton);
         QTRY_VERIFY((box = page.findChild<QMessageBox*>("unloadConfirmation")) != nullptr);
-        QVERIFY(std::any_of(box->buttons().begin(), box->buttons().end(),
+        // One list: buttons() returns a new one at each call.
+        const QList<QAbstractButton*> buttons = box->buttons();
+        QVERIFY(std::any_of(buttons.begin(), buttons.end(),
                             [](QAbstractButton* b) { return b->text() == "Stop and load"; }));
       }
       QAbstractButton* choice = nullptr;

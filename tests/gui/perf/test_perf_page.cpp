@@ -2,11 +2,14 @@
 // reported; rates fall to zero and the header says "idle" once nothing runs (a fake clock moves
 // time); counts get whole-number ticks; the expert heatmap shows routed tokens for MoE models
 // (qwen3_moe; qwen2_moe with its dense layer and shared expert; token ids submitted directly: they
-// have no tokenizer) and maps cells, colours and live tooltips correctly.
+// have no tokenizer) and maps cells, colours and live tooltips correctly (a tooltip Qt hid for a
+// focus change elsewhere comes back with the next count).
+#include <QGraphicsScene>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QLineSeries>
 #include <QSignalSpy>
+#include <QToolTip>
 #include <QtTest>
 
 #include <algorithm>
@@ -330,6 +333,41 @@ class TestPerfPage : public QObject {
     map.setCounts(3, 5, counts);
     QCOMPARE(map.layers(), 0);
     QCOMPARE(map.nonZeroCells(), 0);
+  }
+
+  // Qt hides a tooltip on any focus change in the application, and a chart on the performance
+  // page gives its scene focus (a FocusIn to the QGraphicsScene) when an axis gains a grid line:
+  // the tooltip of the cell the mouse rests on comes back with the next count. One the user
+  // dismissed with a click stays away.
+  void heatmapTooltipComesBackAfterAFocusChangeElsewhere() {
+    ExpertHeatmap map;
+    map.resize(400, 200);
+    map.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&map));
+    std::vector<int64_t> counts = {1, 2, 3, 4, 5, 6, 7, 8};
+    map.setCounts(2, 4, counts);
+    const QRect cell = map.cellRect(0, 1);
+    QHelpEvent help(QEvent::ToolTip, cell.center(), map.mapToGlobal(cell.center()));
+    QCoreApplication::sendEvent(&map, &help);
+    QVERIFY(QToolTip::isVisible());
+    QCOMPARE(QToolTip::text(), map.cellText(0, 1));
+    QGraphicsScene chart_scene;  // what QGraphicsScene::setFocus sends when a chart adds an item
+    QFocusEvent focus(QEvent::FocusIn, Qt::ActiveWindowFocusReason);
+    QCoreApplication::sendEvent(&chart_scene, &focus);
+    QVERIFY(!QToolTip::isVisible());
+    counts[1] = 20;
+    map.setCounts(2, 4, counts);
+    QVERIFY(QToolTip::isVisible());
+    QCOMPARE(QToolTip::text(), map.cellText(0, 1));
+    QVERIFY2(QToolTip::text().startsWith("layer 0, expert 1: 20 tokens"), qPrintable(QToolTip::text()));
+    QCOMPARE(map.shownToolTip(), QToolTip::text());
+    // A click dismisses it: later counts do not bring it back.
+    QTest::mouseClick(&map, Qt::LeftButton, {}, cell.center());
+    QVERIFY(!QToolTip::isVisible());
+    counts[1] = 30;
+    map.setCounts(2, 4, counts);
+    QVERIFY(!QToolTip::isVisible());
+    QVERIFY(map.shownToolTip().isEmpty());
   }
 };
 
