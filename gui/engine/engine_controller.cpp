@@ -328,8 +328,12 @@ void EngineController::flush() {
     if (it == active_.end()) continue;
     Active& a = *it->second;
     QString text;
+    // The reply's tokens: all of them without a tokenizer; with one, those up to and including
+    // an undecodable token (the engine may run a few steps past it before the stop lands).
+    int accepted = a.decoder ? 0 : static_cast<int>(p.ids.size());
     for (int32_t id : p.ids) {
       if (!a.decoder || !a.decode_error.isEmpty()) break;
+      ++accepted;
       try {
         text += QString::fromStdString(a.decoder->push(id));
       } catch (const std::exception& e) {
@@ -339,8 +343,8 @@ void EngineController::flush() {
       }
     }
     if (p.finished && a.decoder && a.decode_error.isEmpty()) text += QString::fromStdString(a.decoder->finish());
-    a.tokens += static_cast<int>(p.ids.size());
-    if (!p.ids.empty() || !text.isEmpty()) emit tokensArrived(key, text, static_cast<int>(p.ids.size()));
+    a.tokens += accepted;
+    if (accepted > 0 || !text.isEmpty()) emit tokensArrived(key, text, accepted);
     if (!p.finished) continue;
     GenerationStats st;
     st.tokens = a.tokens;
