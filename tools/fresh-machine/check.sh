@@ -271,7 +271,16 @@ new_root() { # a fresh copy of the pristine root
   mkdir "$ROOT"
   zstd -q -dc "$PRISTINE" | tar --numeric-owner --xattrs --acls -xpf - -C "$ROOT"
   cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf" # the network settings of this host
-  record "fresh copy of the pristine root" PASS "$ROOT"
+  # So are its own CAs: a network that inspects TLS (this sandbox's does, for the npm registry)
+  # signs with one. Without it npm in the root fails with SELF_SIGNED_CERT_IN_CHAIN.
+  local cas=""
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" > /dev/null; then
+    mkdir -p "$ROOT/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+    chroot "$ROOT" update-ca-certificates > "$OUT/ca.log" 2>&1 || die "update-ca-certificates failed: $OUT/ca.log"
+    cas="; this host's CAs: $(cd /usr/local/share/ca-certificates && echo *.crt)"
+  fi
+  record "fresh copy of the pristine root" PASS "$ROOT$cas"
 }
 
 clone_repo() { # a clean clone (committed files only) of $REPO at $COMMIT into $CLONE_IN
