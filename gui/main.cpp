@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<AppSession> session;
   try {
-    session = std::make_unique<AppSession>(data_dir);
+    session = std::make_unique<AppSession>(data_dir, cl.cuda);
   } catch (const std::exception& e) {
     const QString msg = QString("cannot open the data in %1: %2").arg(data_dir, e.what());
     std::fprintf(stderr, "inferdesk: %s\n", qPrintable(msg));

@@ -6,22 +6,33 @@
 #include "apps/cli/load_progress.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cuda_module.h"
+#include "core/backend/cuda_option_table.h"
 #include "core/util/error.h"
 #include "core/util/install_layout.h"
 
 namespace inferdesk::cli {
 
+CudaBackendOptions cuda_backend_options(const BackendChoice& choice) {
+  CudaBackendOptions o;
+  o.cuda_graphs = choice.cuda_graphs;
+  o.pdl = choice.pdl;
+  for (const std::string& kv : choice.cuda_options) apply_cuda_option(o, kv);
+  return o;
+}
+
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
-  if (choice.name == "cpu") return make_cpu_backend(choice.threads);
+  if (choice.name == "cpu") {
+    if (!choice.cuda_options.empty())
+      throw Error(ErrorCode::InvalidArgument, "--cuda-option needs --backend cuda");
+    return make_cpu_backend(choice.threads);
+  }
   if (choice.name == "cuda") {
+    const CudaBackendOptions options = cuda_backend_options(choice);  // bad options fail first
     const CudaModule cuda = CudaModule::load(module_dirs(executable_path()));
     if (!cuda.usable())
       throw Error(ErrorCode::Unsupported,
                   "CUDA is not available: " + cuda.reason() + "; use --backend cpu");
-    CudaBackendOptions o;
-    o.cuda_graphs = choice.cuda_graphs;
-    o.pdl = choice.pdl;
-    return cuda.create(o);
+    return cuda.create(options);
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + choice.name + "' (cpu, cuda)");
 }
@@ -41,6 +52,10 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_option("--block-size", b.block_size, "tokens per KV-cache block (paged attention)")
       ->check(CLI::IsMember({8, 16, 32, 64, 128}))
       ->default_val(16);
+  c->add_option("--cuda-option", b.cuda_options,
+                "CUDA: tuning key=value, repeatable (see the list below)")
+      ->type_name("KEY=VALUE");
+  c->footer("CUDA options (--cuda-option key=value; defaults shown):\n" + cuda_option_help());
 }
 
 EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/backend/cuda_options.h"
 #include "core/engine/engine.h"
 #include "core/engine/generate.h"
 
@@ -22,15 +23,18 @@ struct BackendChoice {
   bool pdl = true;                       // CUDA: programmatic dependent launch
   bool overlap_steps = true;             // EngineOptions::overlap_steps (CUDA: chained decode steps)
   int block_size = 16;                   // EngineOptions::block_size (tokens per KV-cache block)
+  std::vector<std::string> cuda_options;  // --cuda-option key=value (cuda_option_table.h)
 };
 
 // Adds --backend, --threads, --gpu-memory-utilization, --no-cuda-graphs, --no-pdl,
-// --[no-]overlap-steps and --block-size to a subcommand.
+// --[no-]overlap-steps, --block-size and --cuda-option to a subcommand.
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 // EngineOptions from the backend choice and a KV budget in MiB (0 = automatic).
 EngineOptions engine_options(const BackendChoice& choice, int64_t kv_cache_mb);
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice);
+// The CUDA backend's options the choice asks for; Error(InvalidArgument) for a bad --cuda-option.
+CudaBackendOptions cuda_backend_options(const BackendChoice& choice);
 
 // Load a model folder or a dummy shape, printing progress to stderr when `progress` is set.
 LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,

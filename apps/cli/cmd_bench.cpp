@@ -13,6 +13,7 @@
 #include "apps/cli/bench_progress.h"
 #include "apps/cli/bench_table.h"
 #include "apps/cli/cli_common.h"
+#include "core/backend/cuda_option_table.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/units.h"
 #include "core/util/error.h"
@@ -194,6 +195,11 @@ nlohmann::json report(const Engine& engine, const BenchArgs& a, int32_t n,
       {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
       {"steps", st.steps}, {"overlapped_steps", st.overlapped_steps}};
   if (st.memory.device_total > 0) j["device_memory_total_bytes"] = st.memory.device_total;
+  if (a.backend.name == "cuda") {
+    nlohmann::json opts = nlohmann::json::object();
+    for (const CudaOptionInfo& i : cuda_option_list(cuda_backend_options(a.backend))) opts[i.key] = i.value;
+    j["cuda_options"] = std::move(opts);
+  }
   const int64_t step_tokens = a.num_requests > 0 ? std::min(n, a.max_num_seqs) : n;
   if (nlohmann::json moe = moe_routing(st, engine.model_config(), step_tokens); !moe.is_null())
     j["moe_routing"] = std::move(moe);

@@ -8,6 +8,38 @@
 
 namespace inferdesk {
 
+// Choices among the CUDA backend's kernels and streams. The defaults are the measured winners
+// (docs/PERF.md#why-the-defaults); each switch stays because the question beside it is open.
+struct CudaTuning {
+  // Decode attention: a grid of fewer (sequence, kv head) blocks than SMs is split along the keys
+  // into about `decode_waves` waves, each split at least `decode_min_keys` keys
+  // (docs/PERF.md#decode-attention-splits).
+  int32_t decode_waves = 4;
+  int32_t decode_min_keys = 64;
+  // Query heads per attention block for grids of few blocks, and the cap for all grids
+  // (docs/PERF.md#decode-heads-per-block).
+  int32_t decode_heads_per_block = 2;
+  int32_t decode_max_heads = 8;
+  // Grids of many blocks on the tensor-core kernel (false: the CUDA-core pipeline). Open: measured
+  // on sm_90 only; other architectures may prefer the pipeline (docs/PERF.md#decode-mma).
+  bool decode_mma = true;
+  // Hopper decode-batch GEMMs on our wide kernels instead of cuBLASLt: the SwiGLU gate/up
+  // projection with SiLU * up in its epilogue, and the plain projections with K split over a
+  // 2-block cluster. Open: the winner moves with the cuBLASLt release and the batch size
+  // (docs/PERF.md#wide-gemm-swiglu, #wide-gemm-ksplit, #wide-gemm-min-rows).
+  bool wide_swiglu = true;
+  bool wide_ksplit = true;
+  int32_t wide_min_rows = 33;  // fewest rows the wide kernels serve
+  // The sampling's uploads and downloads on their own stream (false: on the compute stream).
+  // Open: its gain is small and depends on how the engine overlaps steps
+  // (docs/PERF.md#sampling-copy-stream).
+  bool sampling_copy_stream = true;
+  // Diagnostics: per-step forward / sampling / idle times printed when the backend is destroyed,
+  // and each autotuned cuBLASLt shape printed with its chosen algorithm.
+  bool step_timing = false;
+  bool gemm_log = false;
+};
+
 struct CudaBackendOptions {
   int device = 0;
   bool cuda_graphs = true;  // capture decode steps as CUDA graphs
@@ -39,9 +71,10 @@ struct CudaBackendOptions {
   // kernel's tail. Process-wide setting, applied when the backend is created.
   bool pdl = true;
   // linear_add_rms_norm of 33-64 rows on the wide k-split GEMM with the residual add in its
-  // epilogue and the norm's row scale applied by the next GEMM's epilogue (Hopper; otherwise, or
-  // off, a projection and an add_rms_norm). INFERDESK_FUSED_NORM=0 also turns it off.
+  // epilogue and the norm's row scale applied by the next GEMM's epilogue (Hopper, with
+  // tuning.wide_ksplit; otherwise, or off, a projection and an add_rms_norm).
   bool fused_norm = true;
+  CudaTuning tuning;
 };
 
 // One GPU as the CUDA runtime describes it.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "core/util/error.h"
@@ -40,7 +39,7 @@ struct Gemm::Plan {
   }
 };
 
-Gemm::Gemm() {
+Gemm::Gemm(bool log) : log_(log) {
   check(cublasLtCreate(&handle_), "create");
   if (cudaMalloc(&workspace_, workspace_bytes_) != cudaSuccess) {
     cudaGetLastError();
@@ -142,7 +141,7 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    if (const char* log = std::getenv("INFERDESK_GEMM_LOG"); log && *log == '1') {
+    if (log_) {
       // The chosen configuration too (cublasLtMatmulTile_t / cublasLtMatmulStages_t / cluster
       // shape enumerators, split K), to compare with our own kernels' tiling.
       auto cfg = [&](cublasLtMatmulAlgoConfigAttributes_t a) {

@@ -3,7 +3,7 @@
 // cuBLASLt's heuristic are timed once on the real operands (autotuning) and the fastest is cached
 // with its descriptors; larger M, and a shape first seen inside a graph capture, take the
 // heuristic's first choice.
-// INFERDESK_GEMM_LOG=1 prints each tuned shape with the time of the chosen algorithm.
+// With `log` (CudaTuning::gemm_log) each tuned shape is printed with its chosen algorithm.
 #pragma once
 
 #include <cublasLt.h>
@@ -14,13 +14,13 @@
 #include <memory>
 #include <tuple>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/common.h"
 
 namespace inferdesk::cuda {
 
 class Gemm {
  public:
-  Gemm();
+  explicit Gemm(bool log = false);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
@@ -43,6 +43,7 @@ class Gemm {
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 32u << 20;
+  bool log_ = false;
   std::map<Key, std::unique_ptr<Plan>> plans_;
 };
 

@@ -4,6 +4,8 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 
+#include "core/backend/cuda_option_table.h"
+
 namespace inferdesk::gui {
 
 CommandLine parse_command_line(const QStringList& args) {
@@ -16,6 +18,18 @@ CommandLine parse_command_line(const QStringList& args) {
       c.version = true;
     } else if (a == "--exit-after-start") {
       c.exit_after_start = true;
+    } else if (a == "--cuda-option" || a.startsWith("--cuda-option=")) {
+      const bool joined = a.startsWith("--cuda-option=");
+      if (!joined && i + 1 >= args.size()) {
+        c.error = "--cuda-option needs key=value";
+        return c;
+      }
+      try {
+        apply_cuda_option(c.cuda, (joined ? a.mid(int(qstrlen("--cuda-option="))) : args[++i]).toStdString());
+      } catch (const std::exception& e) {
+        c.error = QString::fromStdString(e.what());
+        return c;
+      }
     } else if (a == "--data-dir") {
       if (i + 1 >= args.size() || args[i + 1].isEmpty()) {
         c.error = "--data-dir needs a folder";
@@ -31,13 +45,15 @@ CommandLine parse_command_line(const QStringList& args) {
 }
 
 QString usage_text() {
-  return "Usage: inferdesk [--data-dir DIR] [Qt options]\n"
+  return "Usage: inferdesk [--data-dir DIR] [--cuda-option KEY=VALUE ...] [Qt options]\n"
          "\n"
          "InferDesk: chat with open models on your own GPU or CPU.\n"
          "\n"
          "  --data-dir DIR      keep chats, the model list and settings in DIR\n"
          "                      (default: $XDG_DATA_HOME/inferdesk, i.e. ~/.local/share/inferdesk)\n"
          "  --exit-after-start  open the window and quit at once (a start-up check)\n"
+         "  --cuda-option KEY=VALUE  CUDA backend tuning, repeatable (defaults shown):\n" +
+         QString::fromStdString(cuda_option_help()) +
          "  --version           print the version\n"
          "  -h, --help          this text\n"
          "\n"

@@ -5,6 +5,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/backend/cuda_options.h"
+
 namespace inferdesk::gui {
 
 struct CommandLine {
@@ -12,6 +14,7 @@ struct CommandLine {
   bool help = false;           // -h / --help
   bool version = false;        // --version
   bool exit_after_start = false;  // --exit-after-start: show the window, then quit (smoke test)
+  CudaBackendOptions cuda;        // --cuda-option key=value (core/backend/cuda_option_table.h)
   QString error;               // a malformed option ("" when fine)
 };
 

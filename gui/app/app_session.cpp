@@ -15,10 +15,10 @@ struct AppSession::Stores {
   store::Settings settings;
 };
 
-AppSession::AppSession(const QString& data_dir) {
+AppSession::AppSession(const QString& data_dir, const CudaBackendOptions& cuda) {
   stores_ = std::make_unique<Stores>(database_path(data_dir));
   recovered_ = stores_->chats.mark_interrupted_streams();
-  engine_ = std::make_unique<EngineThread>();
+  engine_ = std::make_unique<EngineThread>(cuda);
   ctx_.reset(new AppContext{stores_->db, stores_->chats, stores_->models, stores_->settings,
                             engine_->controller(), data_dir, {}});
 }

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "core/backend/cuda_options.h"
 #include "gui/app/app_context.h"
 
 namespace inferdesk::store {
@@ -22,7 +23,7 @@ class AppSession {
   // Opens (creating) data_dir/inferdesk.db, turns replies a crash left streaming into stopped
   // ones, and starts the engine thread. Throws inferdesk::Error (Io / Format) when the database
   // cannot be opened.
-  explicit AppSession(const QString& data_dir);
+  explicit AppSession(const QString& data_dir, const CudaBackendOptions& cuda = {});
   ~AppSession();
   AppSession(const AppSession&) = delete;
   AppSession& operator=(const AppSession&) = delete;

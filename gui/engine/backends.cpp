@@ -32,14 +32,14 @@ CudaStatus cuda_status() {
   return s;
 }
 
-std::unique_ptr<Backend> make_backend_by_name(const QString& name) {
+std::unique_ptr<Backend> make_backend_by_name(const QString& name, const CudaBackendOptions& cuda_options) {
   if (name == "cpu") return make_cpu_backend(0);
   if (name == "cuda") {
     const CudaModule cuda = open_cuda_module();
     if (!cuda.usable())
       throw Error(ErrorCode::Unsupported,
                   "CUDA is not available: " + cuda.reason() + "; load the model on the CPU");
-    return cuda.create(CudaBackendOptions{});
+    return cuda.create(cuda_options);
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name.toStdString() + "' (cpu, cuda)");
 }

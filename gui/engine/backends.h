@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/backend/backend.h"
+#include "core/backend/cuda_options.h"
 
 namespace inferdesk::gui {
 
@@ -25,6 +26,6 @@ struct CudaStatus {
 CudaStatus cuda_status();
 
 // Creates a backend. Throws Error(Unsupported / InvalidArgument) with a message for the user.
-std::unique_ptr<Backend> make_backend_by_name(const QString& name);
+std::unique_ptr<Backend> make_backend_by_name(const QString& name, const CudaBackendOptions& cuda = {});
 
 }  // namespace inferdesk::gui

@@ -73,7 +73,8 @@ struct EngineController::Active {
 };
 
 
-EngineController::EngineController(QObject* parent) : QObject(parent) {
+EngineController::EngineController(const CudaBackendOptions& cuda, QObject* parent)
+    : QObject(parent), cuda_(cuda) {
   register_meta_types();
   flush_timer_ = new QTimer(this);
   flush_timer_->setInterval(kFlushIntervalMs);
@@ -152,7 +153,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     if (contextLength < 0 || kvBudgetBytes < 0)
       throw Error(ErrorCode::InvalidArgument, "context length and KV budget must not be negative");
     const std::filesystem::path dir = path.toStdString();
-    LoadedModel model = load_model_folder(dir, make_backend_by_name(backend), progress);
+    LoadedModel model = load_model_folder(dir, make_backend_by_name(backend, cuda_), progress);
     const int64_t max_pos = model.config.max_position_embeddings;
     if (contextLength > max_pos)
       throw Error(ErrorCode::InvalidArgument,
@@ -379,10 +380,10 @@ void EngineController::emitStats() {
   emit statsUpdated(s);
 }
 
-EngineThread::EngineThread() {
+EngineThread::EngineThread(const CudaBackendOptions& cuda) {
   thread_ = new QThread();
   thread_->setObjectName("inferdesk-engine-controller");
-  controller_ = new EngineController();
+  controller_ = new EngineController(cuda);
   controller_->moveToThread(thread_);
   thread_->start();
 }

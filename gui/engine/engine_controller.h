@@ -32,6 +32,7 @@
 #include <map>
 #include <vector>
 
+#include "core/backend/cuda_options.h"
 #include "core/engine/stats.h"
 #include "core/sample/sampling_params.h"
 #include "core/tokenizer/tokenizer.h"
@@ -89,7 +90,7 @@ class EngineController : public QObject {
  public:
   // Created by EngineThread, which moves it to its thread. Tests may also drive it on the current
   // thread (the signals are then direct), but the app always runs it on its own thread.
-  explicit EngineController(QObject* parent = nullptr);
+  explicit EngineController(const CudaBackendOptions& cuda = {}, QObject* parent = nullptr);
   ~EngineController() override;  // unloads (cancels running requests) on the calling thread
 
   // --- thread-safe ---------------------------------------------------------------------------
@@ -159,6 +160,7 @@ class EngineController : public QObject {
   void unloadLocked(std::shared_ptr<Engine>& out);
 
   // Guarded by mutex_: the engine, what is loaded, key -> request id, pending events.
+  const CudaBackendOptions cuda_;  // for every CUDA backend this controller creates
   mutable std::mutex mutex_;
   std::shared_ptr<Engine> engine_;  // shared only with engineHandle()'s weak references
   std::optional<ModelSummary> summary_;
@@ -180,7 +182,7 @@ class EngineController : public QObject {
 // the destructor deletes the controller on that thread (unloading the model), then joins it.
 class EngineThread {
  public:
-  EngineThread();
+  explicit EngineThread(const CudaBackendOptions& cuda = {});
   ~EngineThread();
   EngineThread(const EngineThread&) = delete;
   EngineThread& operator=(const EngineThread&) = delete;

@@ -267,11 +267,10 @@ TEST(CudaOverlap, SameResultsAsWithoutAndStepsChain) {
   EXPECT_EQ(cuda_chained_steps(*plain.model().backend), 0);
   EXPECT_GT(cuda_chained_steps(*over.model().backend), 10);
   EXPECT_EQ(over.stats().kv_blocks_used, 0);
-  // The same with the sampling's copies on the compute stream (INFERDESK_SAMPLING_COPY_STREAM=0;
-  // the copy stream is the default).
-  setenv("INFERDESK_SAMPLING_COPY_STREAM", "0", 1);
-  Engine on_compute = make_cuda_engine("llama", opts);
-  unsetenv("INFERDESK_SAMPLING_COPY_STREAM");
+  // The same with the sampling's copies on the compute stream (the copy stream is the default).
+  CudaBackendOptions on_compute_stream;
+  on_compute_stream.tuning.sampling_copy_stream = false;
+  Engine on_compute = make_cuda_engine("llama", opts, on_compute_stream);
   const auto c = generate_all(on_compute, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {
     ASSERT_EQ(a[i].token_ids(), c[i].token_ids()) << "request " << i << ", compute stream";

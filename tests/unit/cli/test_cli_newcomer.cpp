@@ -355,5 +355,24 @@ TEST(CliGenerate, TextPromptsNeverSampleIdsTheTokenizerCannotDecode) {
   EXPECT_GE(max_id(ids.out), 480) << "the control run never reached a padded id: " << ids.out;
 }
 
+
+// --cuda-option is checked before anything loads (or CUDA is even looked for), and --help lists
+// every option with its default.
+TEST(CliCudaOptions, BadOptionsFailFirstAndHelpListsThem) {
+  const auto bad = run_cli("bench --dummy llama-3.2-1b --backend cuda --cuda-option no_such=1");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("unknown key 'no_such'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("decode_waves"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("CUDA is not available"), std::string::npos) << bad.err;
+  const auto range = run_cli("bench --dummy llama-3.2-1b --backend cuda --cuda-option decode_waves=0");
+  EXPECT_NE(range.err.find("1..64"), std::string::npos) << range.err;
+  const auto cpu = run_cli("bench --dummy llama-3.2-1b --backend cpu --cuda-option decode_waves=2");
+  EXPECT_EQ(cpu.status, 1);
+  EXPECT_NE(cpu.err.find("needs --backend cuda"), std::string::npos) << cpu.err;
+  const auto help = run_cli("bench --help");
+  EXPECT_NE(help.out.find("--cuda-option"), std::string::npos);
+  EXPECT_NE(help.out.find("wide_min_rows=33"), std::string::npos) << help.out;
+}
+
 }  // namespace
 }  // namespace inferdesk

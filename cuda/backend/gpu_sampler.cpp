@@ -1,7 +1,5 @@
-// CudaBackend::sample: per-row parameters and penalty token lists packed on the host, one upload,
-// sample_rows (its per-chunk statistics kernel, then the per-row kernel), one download of ids and
-// log-probabilities. sample() is sample_launch() then sample_collect(); with overlapped decode
-// steps the engine launches step N+1 between the two (Backend: can_chain_steps).
+#include "cuda/backend/gpu_sampler.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,8 +7,8 @@
 #include <unordered_map>
 
 #include "core/util/error.h"
-#include "cuda/backend/cuda_backend_impl.h"
 #include "cuda/kernels/sample_row.h"
+#include "cuda/kernels/sampling.h"
 
 namespace inferdesk::cuda {
 
@@ -20,21 +18,20 @@ size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
 
 }  // namespace
 
-void CudaBackend::sample(const Tensor& logits, const std::vector<SampleRow>& rows,
-                         std::vector<SampledToken>& out) {
-  if (!pending_samples_.empty())
-    throw Error(ErrorCode::Internal, "sample() while overlapped samplings are outstanding");
-  sample_launch(logits, rows);
-  sample_collect(out);
+GpuSampler::GpuSampler(CudaContext& ctx, StepTimer& timer, bool copy_stream)
+    : ctx_(ctx), timer_(timer), copies_(copy_stream ? UniqueStream::create() : UniqueStream()),
+      copy_stream_(copy_stream ? copies_.get() : ctx.stream) {
+  for (UniqueEvent* group : {params_up_, computed_, done_})
+    for (int i = 0; i < 2; ++i) group[i] = UniqueEvent::create();
 }
 
-void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRow>& rows) {
-  if (pending_samples_.size() >= 2)
+void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows) {
+  if (pending_.size() >= 2)
     throw Error(ErrorCode::Internal, "sample_launch: two samplings are already outstanding");
   const auto R = static_cast<int32_t>(rows.size());
-  PendingSample ps;
+  Pending ps;
   ps.rows = R;
-  ps.slot = next_sample_slot_;
+  ps.slot = next_slot_;
   if (R > 0 && (logits.dtype != DType::F32 || logits.rows < R))
     throw Error(ErrorCode::Internal, "sample: logits must be F32 with a row per sampled token");
   // The candidate ids: logits.cols, which is less than the row stride when the engine masks a
@@ -44,9 +41,9 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
     throw Error(ErrorCode::Internal, "sample: logits row stride is smaller than its columns");
   ps.vocab = V;
   if (R == 0) {
-    last_sample_tokens_ = nullptr;  // nothing a chained step could take its tokens from
-    last_sample_rows_ = 0;
-    pending_samples_.push_back(std::move(ps));
+    last_tokens_ = nullptr;  // nothing a chained step could take its tokens from
+    last_rows_ = 0;
+    pending_.push_back(std::move(ps));
     return;
   }
 
@@ -86,28 +83,28 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
   ps.out_top = out_top;
   const size_t out_bytes = ps.out_tok + ps.out_lp + 2 * out_top;
-  if (ps.in_bytes + out_bytes > sample_io_slot_bytes_) {
+  if (ps.in_bytes + out_bytes > slot_bytes_) {
     // Both slots grow together; nothing may still read or write the old buffer (the other slot's
     // download included: its tokens are then already in its pinned buffer).
     check_cuda(cudaStreamSynchronize(copy_stream_), "sampling buffers");
     const size_t slot_bytes = (2 * (ps.in_bytes + out_bytes) + 255) / 256 * 256;
-    grow_device(sample_io_, sample_io_bytes_, 2 * slot_bytes, 2 * slot_bytes, "sampling buffers");
-    sample_io_slot_bytes_ = slot_bytes;
+    ctx_.memory.grow(io_, 2 * slot_bytes, 2 * slot_bytes, MemKind::Other, "sampling buffers", ctx_.stream);
+    slot_bytes_ = slot_bytes;
   }
   const size_t ws = sample_workspace_bytes(R, V);
-  grow_device(sample_workspace_, sample_workspace_bytes_, ws, ws, "sampling workspace");
+  ctx_.memory.grow(workspace_, ws, ws, MemKind::Other, "sampling workspace", ctx_.stream);
   // Two pinned buffers and two device slots, alternating: with overlapped steps this launch packs
   // and uploads its parameters while the previous launch's kernels and download may be pending.
-  auto* host = static_cast<char*>(sample_host_[ps.slot].get(ps.in_bytes + out_bytes));
+  auto* host = static_cast<char*>(host_[ps.slot].get(ps.in_bytes + out_bytes));
   std::memcpy(host, params.data(), params.size() * sizeof(SampleRowDev));
   std::memcpy(host + p_bytes, pen_tokens.data(), pen_tokens.size() * 4);
   std::memcpy(host + p_bytes + t_bytes, pen_counts.data(), pen_counts.size() * 4);
-  auto* dev = static_cast<char*>(sample_io_) + static_cast<size_t>(ps.slot) * sample_io_slot_bytes_;
+  auto* dev = io_.as<char>() + static_cast<size_t>(ps.slot) * slot_bytes_;
   // The upload runs on the copy stream (while the forward computes); the kernels wait for it.
-  const cudaStream_t cs = sampling_copy_stream_ ? copy_stream_ : stream_;
+  const cudaStream_t cs = copy_stream_;
   check_cuda(cudaMemcpyAsync(dev, host, ps.in_bytes, cudaMemcpyHostToDevice, cs), "sampling upload");
-  check_cuda(cudaEventRecord(sample_params_up_[ps.slot], cs), "sampling upload");
-  check_cuda(cudaStreamWaitEvent(stream_, sample_params_up_[ps.slot], 0), "sampling upload");
+  check_cuda(cudaEventRecord(params_up_[ps.slot].get(), cs), "sampling upload");
+  check_cuda(cudaStreamWaitEvent(ctx_.stream, params_up_[ps.slot].get(), 0), "sampling upload");
 
   SampleArgs a;
   a.logits = static_cast<const float*>(logits.data);
@@ -117,45 +114,41 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   a.row_params = reinterpret_cast<const SampleRowDev*>(dev);
   a.penalty_tokens = reinterpret_cast<const int32_t*>(dev + p_bytes);
   a.penalty_counts = reinterpret_cast<const int32_t*>(dev + p_bytes + t_bytes);
-  a.workspace = sample_workspace_;
+  a.workspace = workspace_.get();
   char* o = dev + ps.in_bytes;
   a.out_token = reinterpret_cast<int32_t*>(o);
   a.out_logprob = reinterpret_cast<float*>(o + ps.out_tok);
   a.out_top_ids = reinterpret_cast<int32_t*>(o + ps.out_tok + ps.out_lp);
   a.out_top_logprobs = reinterpret_cast<float*>(o + ps.out_tok + ps.out_lp + out_top);
-  sample_rows(a, stream_);
-  if (step_timing_ && timing_step_ > 0) {
-    StepEvents& e = current_step_events();
-    cudaEventRecord(e.end, stream_);
-    e.end_set = true;
-  }
+  sample_rows(a, ctx_.launch);
+  timer_.sampling_enqueued();
   // Only what was asked comes back: ids and log-probs always, the top lists when requested.
   const bool any_top = std::any_of(params.begin(), params.end(),
                                    [](const SampleRowDev& d) { return d.num_logprobs > 0; });
   // The download runs on the copy stream once the kernels are done; the compute stream goes on
   // with the next step at once.
-  check_cuda(cudaEventRecord(sample_computed_[ps.slot], stream_), "recording the sampling");
-  check_cuda(cudaStreamWaitEvent(cs, sample_computed_[ps.slot], 0), "sampling download");
+  check_cuda(cudaEventRecord(computed_[ps.slot].get(), ctx_.stream), "recording the sampling");
+  check_cuda(cudaStreamWaitEvent(cs, computed_[ps.slot].get(), 0), "sampling download");
   check_cuda(cudaMemcpyAsync(host + ps.in_bytes, o, any_top ? out_bytes : ps.out_tok + ps.out_lp,
                              cudaMemcpyDeviceToHost, cs),
              "sampling download");
-  check_cuda(cudaEventRecord(sample_done_[ps.slot], cs), "recording the sampling");
+  check_cuda(cudaEventRecord(done_[ps.slot].get(), cs), "recording the sampling");
   // A chained step (StepInput::tokens_from_last_sample) copies its tokens from here on the device.
-  last_sample_tokens_ = a.out_token;
-  last_sample_rows_ = R;
-  next_sample_slot_ ^= 1;
-  pending_samples_.push_back(std::move(ps));
+  last_tokens_ = a.out_token;
+  last_rows_ = R;
+  next_slot_ ^= 1;
+  pending_.push_back(std::move(ps));
 }
 
-void CudaBackend::sample_collect(std::vector<SampledToken>& out) {
-  if (pending_samples_.empty())
+void GpuSampler::collect(std::vector<SampledToken>& out) {
+  if (pending_.empty())
     throw Error(ErrorCode::Internal, "sample_collect without an outstanding sample_launch");
-  const PendingSample ps = std::move(pending_samples_.front());
-  pending_samples_.pop_front();
+  const Pending ps = std::move(pending_.front());
+  pending_.pop_front();
   out.assign(static_cast<size_t>(ps.rows), SampledToken{});
   if (ps.rows == 0) return;
-  check_cuda(cudaEventSynchronize(sample_done_[ps.slot]), "GPU step");
-  const char* ho = static_cast<const char*>(sample_host_[ps.slot].get(0)) + ps.in_bytes;
+  check_cuda(cudaEventSynchronize(done_[ps.slot].get()), "GPU step");
+  const char* ho = static_cast<const char*>(host_[ps.slot].get(0)) + ps.in_bytes;
   const auto* tok = reinterpret_cast<const int32_t*>(ho);
   const auto* lp = reinterpret_cast<const float*>(ho + ps.out_tok);
   const auto* top_ids = reinterpret_cast<const int32_t*>(ho + ps.out_tok + ps.out_lp);
@@ -170,26 +163,14 @@ void CudaBackend::sample_collect(std::vector<SampledToken>& out) {
   }
 }
 
-void CudaBackend::sample_abort() {
-  if (pending_samples_.empty()) return;
-  cudaStreamSynchronize(stream_);  // nothing in flight reads or writes the buffers afterwards
+void GpuSampler::abort() {
+  if (pending_.empty()) return;
+  cudaStreamSynchronize(ctx_.stream);  // nothing in flight reads or writes the buffers afterwards
   cudaStreamSynchronize(copy_stream_);
   cudaGetLastError();
-  pending_samples_.clear();
-  last_sample_tokens_ = nullptr;
-  last_sample_rows_ = 0;
+  pending_.clear();
+  last_tokens_ = nullptr;
+  last_rows_ = 0;
 }
 
 }  // namespace inferdesk::cuda
-
-namespace inferdesk {
-
-int64_t cuda_chained_steps(const Backend& backend) {
-  return cuda::as_cuda_backend(backend, "cuda_chained_steps").chained_steps();
-}
-
-int64_t cuda_fused_norms(const Backend& backend) {
-  return cuda::as_cuda_backend(backend, "cuda_fused_norms").fused_norms();
-}
-
-}  // namespace inferdesk

@@ -1,0 +1,3 @@
+// TEMPORARY shim until the kernels header split lands.
+#pragma once
+#include "cuda/kernels/kernels.h"
