@@ -93,20 +93,15 @@ bench)
   bench 8b_b64 --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2
   # The decode-batch GEMMs on wide_gemm (the default on sm_90 at 33-64 rows: SwiGLU gate/up, k-split
   # o/qkv/down, residual + RMSNorm fused into them) against: the norms as separate kernels
-  # (INFERDESK_FUSED_NORM=0), only the SwiGLU gate/up on wide_gemm (INFERDESK_WIDE_GEMM=1), and
-  # cuBLASLt followed by silu_mul (INFERDESK_WIDE_GEMM=0), at batch 64 and 32 (Llama-8B) and 64 (1B).
-  INFERDESK_FUSED_NORM=0 bench 8b_b64_unfused_norm --dummy llama-3.1-8b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
-  INFERDESK_WIDE_GEMM=1 bench 8b_b64_swiglu_only --dummy llama-3.1-8b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
-  INFERDESK_WIDE_GEMM=0 bench 8b_b64_cublaslt_silu --dummy llama-3.1-8b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
+  # (fused_norm=0), only the SwiGLU gate/up on wide_gemm (wide_ksplit=0), and cuBLASLt followed by
+  # silu_mul (both off), at batch 64 and 32 (Llama-8B) and 64 (1B).
+  bench 8b_b64_unfused_norm --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --cuda-option fused_norm=0
+  bench 8b_b64_swiglu_only --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --cuda-option wide_ksplit=0
+  bench 8b_b64_cublaslt_silu --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --cuda-option wide_swiglu=0 --cuda-option wide_ksplit=0
   bench 8b_b32 --dummy llama-3.1-8b --batch 32 --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_WIDE_GEMM=0 bench 8b_b32_cublaslt_silu --dummy llama-3.1-8b --batch 32 --input-len 128 \
-    --output-len 256 --repeat 2
+  bench 8b_b32_cublaslt_silu --dummy llama-3.1-8b --batch 32 --input-len 128 --output-len 256 --repeat 2 --cuda-option wide_swiglu=0 --cuda-option wide_ksplit=0
   bench 1b_b64 --dummy llama-3.2-1b --batch 64 --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_WIDE_GEMM=0 bench 1b_b64_cublaslt_silu --dummy llama-3.2-1b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
+  bench 1b_b64_cublaslt_silu --dummy llama-3.2-1b --batch 64 --input-len 128 --output-len 256 --repeat 2 --cuda-option wide_swiglu=0 --cuda-option wide_ksplit=0
   bench 8b_ttft2048 --dummy llama-3.1-8b --batch 1 --input-len 2048 --output-len 2 --repeat 3
   # The defaults against: one decode step at a time (--no-overlap-steps), the sampling's copies on
   # the compute stream, and the decode attention's few-block grids with 1 head per block (default 2).
@@ -114,34 +109,24 @@ bench)
   bench 1b_b1_no_overlap --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   bench 8b_b64_no_overlap --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --no-overlap-steps
   # Decode attention of many-block grids on the CUDA-core pipeline instead of the tensor-core kernel
-  # (the default), and the decode-batch GEMMs on skinny_gemm instead of cuBLASLt and wide_gemm (off
-  # by default).
-  INFERDESK_DECODE_MMA=0 bench 8b_b64_pipelined --dummy llama-3.1-8b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
-  INFERDESK_SKINNY_GEMM=1 bench 8b_b64_skinny --dummy llama-3.1-8b --batch 64 --input-len 128 \
-    --output-len 256 --repeat 2
-  INFERDESK_SAMPLING_COPY_STREAM=0 bench 1b_b1_computestream --dummy llama-3.2-1b --batch 1 \
-    --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 8b_b1_1head --dummy llama-3.1-8b --batch 1 --input-len 128 \
-    --output-len 256 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench 1b_b1_1head --dummy llama-3.2-1b --batch 1 --input-len 128 \
-    --output-len 256 --repeat 2
+  # (the default).
+  bench 8b_b64_pipelined --dummy llama-3.1-8b --batch 64 --input-len 128 --output-len 256 --repeat 2 --cuda-option decode_mma=0
+  bench 1b_b1_computestream --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --cuda-option sampling_copy_stream=0
+  bench 8b_b1_1head --dummy llama-3.1-8b --batch 1 --input-len 128 --output-len 256 --repeat 2 --cuda-option decode_heads_per_block=1
+  bench 1b_b1_1head --dummy llama-3.2-1b --batch 1 --input-len 128 --output-len 256 --repeat 2 --cuda-option decode_heads_per_block=1
   # A mid-size batch with long contexts (few-block attention grids, 2 heads per block) against the
   # group's 4 heads per block.
   bench 8b_b8_2048 --dummy llama-3.1-8b --batch 8 --input-len 2048 --output-len 128 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=4 bench 8b_b8_2048_4heads --dummy llama-3.1-8b --batch 8 \
-    --input-len 2048 --output-len 128 --repeat 2
+  bench 8b_b8_2048_4heads --dummy llama-3.1-8b --batch 8 --input-len 2048 --output-len 128 --repeat 2 --cuda-option decode_heads_per_block=4
   bench 8b_offline --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 256 --max-batched-tokens 8192 --repeat 1
   bench 8b_offline_1024 --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 \
     --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1
-  INFERDESK_DECODE_MMA=0 bench 8b_offline_1024_pipelined --dummy llama-3.1-8b --num-requests 1024 \
-    --input-len 128 --output-len 128 --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1
+  bench 8b_offline_1024_pipelined --dummy llama-3.1-8b --num-requests 1024 --input-len 128 --output-len 128 --max-num-seqs 1024 --max-batched-tokens 16384 --repeat 1 --cuda-option decode_mma=0
   # Mixture of experts (issue 6): batch 1 takes the small-batch expert path in CUDA graphs, batch 32
   # and prefill the large-batch path (eager, one host sync per MoE layer).
   bench qwen3moe_b1 --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2
-  INFERDESK_DECODE_HEADS_PER_BLOCK=1 bench qwen3moe_b1_1head --dummy qwen3-30b-a3b --batch 1 \
-    --input-len 128 --output-len 256 --repeat 2
+  bench qwen3moe_b1_1head --dummy qwen3-30b-a3b --batch 1 --input-len 128 --output-len 256 --repeat 2 --cuda-option decode_heads_per_block=1
   bench qwen3moe_b32 --dummy qwen3-30b-a3b --batch 32 --input-len 128 --output-len 256 --repeat 2
   bench mixtral_b1 --dummy mixtral-8x7b --batch 1 --input-len 128 --output-len 256 --repeat 2
   # Mixtral offline: every decode step of 256 sequences reads all eight experts (93 GB), so the
