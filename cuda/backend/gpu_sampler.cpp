@@ -16,6 +16,43 @@ namespace {
 
 size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
 
+// Each row's device parameters and its penalty entries: the distinct tokens of prompt ∪ output
+// with their output counts.
+struct PackedRows {
+  std::vector<SampleRowDev> params;
+  std::vector<int32_t> pen_tokens, pen_counts;
+};
+PackedRows pack_rows(const std::vector<SampleRow>& rows, int32_t V) {
+  const auto R = static_cast<int32_t>(rows.size());
+  PackedRows out;
+  std::vector<SampleRowDev>& params = out.params;
+  std::vector<int32_t>& pen_tokens = out.pen_tokens;
+  std::vector<int32_t>& pen_counts = out.pen_counts;
+  params.resize(rows.size());
+  std::unordered_map<int32_t, int32_t> counts;
+  for (int32_t i = 0; i < R; ++i) {
+    const SamplingParams& p = *rows[i].params;
+    SampleRowDev& d = params[i];
+    d = make_sample_row(p, rows[i].seed, rows[i].counter);
+    d.penalty_start = static_cast<int32_t>(pen_tokens.size());
+    if (!p.has_penalties()) continue;
+    counts.clear();
+    for (int32_t t : rows[i].prompt_ids) counts.emplace(t, 0);
+    for (int32_t t : rows[i].output_ids) ++counts[t];
+    for (auto [t, c] : counts) {
+      if (t < 0)
+        throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary");
+      // Ids past the sampled columns (a padded vocabulary: `logits` is a column view of fewer ids
+      // than the model has) are valid but never candidates: no penalty entry, as on the CPU.
+      if (t >= V) continue;
+      pen_tokens.push_back(t);
+      pen_counts.push_back(c);
+    }
+    d.penalty_count = static_cast<int32_t>(pen_tokens.size()) - d.penalty_start;
+  }
+  return out;
+}
+
 }  // namespace
 
 GpuSampler::GpuSampler(CudaContext& ctx, StepTimer& timer, bool copy_stream)
@@ -23,6 +60,18 @@ GpuSampler::GpuSampler(CudaContext& ctx, StepTimer& timer, bool copy_stream)
       copy_stream_(copy_stream ? copies_.get() : ctx.stream) {
   for (UniqueEvent* group : {params_up_, computed_, done_})
     for (int i = 0; i < 2; ++i) group[i] = UniqueEvent::create();
+}
+
+// Both slots grow together; nothing may still read or write the old buffer (the other slot's
+// download included: its tokens are then already in its pinned buffer).
+void GpuSampler::reserve(size_t slot_need, size_t workspace_need) {
+  if (slot_need > slot_bytes_) {
+    check_cuda(cudaStreamSynchronize(copy_stream_), "sampling buffers");
+    const size_t slot_bytes = (2 * slot_need + 255) / 256 * 256;
+    ctx_.memory.grow(io_, 2 * slot_bytes, 2 * slot_bytes, MemKind::Other, "sampling buffers", ctx_.stream);
+    slot_bytes_ = slot_bytes;
+  }
+  ctx_.memory.grow(workspace_, workspace_need, workspace_need, MemKind::Other, "sampling workspace", ctx_.stream);
 }
 
 void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows) {
@@ -47,30 +96,10 @@ void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows
     return;
   }
 
-  // Penalty entries: distinct tokens of prompt ∪ output with their output counts.
-  std::vector<SampleRowDev> params(rows.size());
-  std::vector<int32_t> pen_tokens, pen_counts;
-  std::unordered_map<int32_t, int32_t> counts;
-  for (int32_t i = 0; i < R; ++i) {
-    const SamplingParams& p = *rows[i].params;
-    SampleRowDev& d = params[i];
-    d = make_sample_row(p, rows[i].seed, rows[i].counter);
-    d.penalty_start = static_cast<int32_t>(pen_tokens.size());
-    if (!p.has_penalties()) continue;
-    counts.clear();
-    for (int32_t t : rows[i].prompt_ids) counts.emplace(t, 0);
-    for (int32_t t : rows[i].output_ids) ++counts[t];
-    for (auto [t, c] : counts) {
-      if (t < 0)
-        throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary");
-      // Ids past the sampled columns (a padded vocabulary: `logits` is a column view of fewer ids
-      // than the model has) are valid but never candidates: no penalty entry, as on the CPU.
-      if (t >= V) continue;
-      pen_tokens.push_back(t);
-      pen_counts.push_back(c);
-    }
-    d.penalty_count = static_cast<int32_t>(pen_tokens.size()) - d.penalty_start;
-  }
+  PackedRows packed = pack_rows(rows, V);
+  const std::vector<SampleRowDev>& params = packed.params;
+  const std::vector<int32_t>& pen_tokens = packed.pen_tokens;
+  const std::vector<int32_t>& pen_counts = packed.pen_counts;
   ps.num_logprobs.reserve(rows.size());
   for (const SampleRowDev& d : params) ps.num_logprobs.push_back(d.num_logprobs);
 
@@ -83,16 +112,7 @@ void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows
   const size_t out_top = align16(static_cast<size_t>(R) * kMaxTopLogprobs * 4);
   ps.out_top = out_top;
   const size_t out_bytes = ps.out_tok + ps.out_lp + 2 * out_top;
-  if (ps.in_bytes + out_bytes > slot_bytes_) {
-    // Both slots grow together; nothing may still read or write the old buffer (the other slot's
-    // download included: its tokens are then already in its pinned buffer).
-    check_cuda(cudaStreamSynchronize(copy_stream_), "sampling buffers");
-    const size_t slot_bytes = (2 * (ps.in_bytes + out_bytes) + 255) / 256 * 256;
-    ctx_.memory.grow(io_, 2 * slot_bytes, 2 * slot_bytes, MemKind::Other, "sampling buffers", ctx_.stream);
-    slot_bytes_ = slot_bytes;
-  }
-  const size_t ws = sample_workspace_bytes(R, V);
-  ctx_.memory.grow(workspace_, ws, ws, MemKind::Other, "sampling workspace", ctx_.stream);
+  reserve(ps.in_bytes + out_bytes, sample_workspace_bytes(R, V));
   // Two pinned buffers and two device slots, alternating: with overlapped steps this launch packs
   // and uploads its parameters while the previous launch's kernels and download may be pending.
   auto* host = static_cast<char*>(host_[ps.slot].get(ps.in_bytes + out_bytes));
