@@ -57,6 +57,25 @@ Gemm::~Gemm() {
 // Row-major y[M,N] = x[M,K] W[N,K]^T is column-major y^T[N,M] = (W^T)^T x^T: A = W seen as a
 // K x N column-major matrix (transposed), B = x seen as K x M (ld = x.stride), D = y^T (ld =
 // y.stride). The bias epilogue adds bias[n] to row n of D, i.e. to output feature n.
+// The chosen configuration too (cublasLtMatmulTile_t / cublasLtMatmulStages_t / cluster shape
+// enumerators, split K), to compare with our own kernels' tiling.
+void Gemm::log_choice(const Plan& p, int64_t m, int64_t n, int64_t k, bool out_f32, int found, float ms) {
+  auto cfg = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
+    uint32_t v = 0;
+    size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&p.algo, a, &v, sizeof(v), &written);
+    return v;
+  };
+  std::fprintf(stderr,
+               "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W); algo %u tile %u "
+               "stages %u split-k %u swizzle %u cluster %u\n",
+               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), out_f32 ? "f32" : "bf16",
+               found, ms * 1e3, 2.0 * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e9,
+               cfg(CUBLASLT_ALGO_CONFIG_ID), cfg(CUBLASLT_ALGO_CONFIG_TILE_ID), cfg(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+               cfg(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), cfg(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+               cfg(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+}
+
 Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
                        cudaStream_t stream) {
   auto it = plans_.find(key);
@@ -141,25 +160,7 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    if (log_) {
-      // The chosen configuration too (cublasLtMatmulTile_t / cublasLtMatmulStages_t / cluster
-      // shape enumerators, split K), to compare with our own kernels' tiling.
-      auto cfg = [&](cublasLtMatmulAlgoConfigAttributes_t a) {
-        uint32_t v = 0;
-        size_t written = 0;
-        cublasLtMatmulAlgoConfigGetAttribute(&p->algo, a, &v, sizeof(v), &written);
-        return v;
-      };
-      std::fprintf(stderr,
-                   "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W); algo %u tile %u "
-                   "stages %u split-k %u swizzle %u cluster %u\n",
-                   static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-                   out_f32 ? "f32" : "bf16", found, best / 5 * 1e3,
-                   2.0 * static_cast<double>(n) * static_cast<double>(k) / (best / 5 * 1e-3) / 1e9,
-                   cfg(CUBLASLT_ALGO_CONFIG_ID), cfg(CUBLASLT_ALGO_CONFIG_TILE_ID),
-                   cfg(CUBLASLT_ALGO_CONFIG_STAGES_ID), cfg(CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
-                   cfg(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), cfg(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
-    }
+    if (log_) log_choice(*p, m, n, k, out_f32, found, best / 5);
   }
   return *plans_.emplace(key, std::move(p)).first->second;
 }

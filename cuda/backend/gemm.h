@@ -40,6 +40,7 @@ class Gemm {
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool, uint32_t, bool>;
   Plan& plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
              cudaStream_t stream);
+  static void log_choice(const Plan& p, int64_t m, int64_t n, int64_t k, bool out_f32, int found, float ms);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 32u << 20;
