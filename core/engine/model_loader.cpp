@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/folder_weights.h"
 #include "core/util/error.h"
 #include "core/util/install_layout.h"
 #include "core/util/json_guard.h"

@@ -1,7 +1,6 @@
 // ModelConfig / GenerationConfig parsing. Defaults follow the transformers config classes
 // (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen2MoeConfig,
 // Qwen3MoeConfig) for keys a config.json leaves out; the core sizes are required.
-// Built into inferdesk_io (see core/io/CMakeLists.txt).
 #include "core/model/config.h"
 
 #include <algorithm>

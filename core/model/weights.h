@@ -6,14 +6,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend/backend.h"
 #include "core/model/config.h"
 
 namespace inferdesk {
-
-class ModelFolder;
 
 // Called after each tensor is loaded with (bytes loaded so far, total bytes); return false to
 // cancel the load (load_model then throws ErrorCode::Cancelled).
@@ -35,8 +34,9 @@ class WeightSource {
                               const std::vector<int64_t>& rows, int64_t cols) = 0;
 };
 
-// Weights of a model folder; the folder must outlive every model loaded from it.
-std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder);
+// The [rows, cols] of a backend tensor holding a weight of `shape` (1-D: one row; 2-D as is).
+// For WeightSource implementations (a folder's weights: core/io/folder_weights.h).
+std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape);
 
 // Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked,
 // except lm_head.weight when the embeddings are tied (the model then reuses the embedding).
