@@ -45,7 +45,7 @@ MemoryEstimate estimate_memory(const ModelConfig& c, int64_t weight_bytes, int64
   // The cache is allocated in whole 16-token blocks.
   const int64_t tokens = (std::max<int64_t>(context_tokens, 0) + 15) / 16 * 16;
   m.kv_cache = m.kv_bytes_per_token * tokens;
-  // Float32 activations of one step (see core/layers/decoder.cpp's workspace) + the logits.
+  // Float32 activations of one step (see core/model/decoder.cpp's workspace) + the logits.
   const int64_t T = std::max<int64_t>(max_batched_tokens, 16);
   const int64_t inter = std::max({c.intermediate_size, c.moe_intermediate_size,
                                   c.shared_expert_intermediate_size});

@@ -30,23 +30,22 @@ float llama3_scale(float inv_freq, const RopeScaling& s) {
 
 }  // namespace
 
-RopeConfig make_rope_config(const ModelConfig& config) {
+RopeConfig make_rope_config(int64_t head_dim, double rope_theta, const RopeScaling& scaling) {
   RopeConfig rope;
-  const int64_t dim = config.head_dim;
-  rope.rotary_dim = static_cast<int32_t>(dim);
-  rope.inv_freq.resize(static_cast<size_t>(dim / 2));
-  const float base = static_cast<float>(config.rope_theta);
-  for (int64_t i = 0; i < dim / 2; ++i) {
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(dim);
+  rope.rotary_dim = static_cast<int32_t>(head_dim);
+  rope.inv_freq.resize(static_cast<size_t>(head_dim / 2));
+  const float base = static_cast<float>(rope_theta);
+  for (int64_t i = 0; i < head_dim / 2; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
     rope.inv_freq[static_cast<size_t>(i)] = 1.0f / std::pow(base, exponent);
   }
-  const RopeScaling& s = config.rope_scaling;
-  if (s.type == "llama3") {
-    for (float& f : rope.inv_freq) f = llama3_scale(f, s);
-  } else if (s.type == "linear") {
-    for (float& f : rope.inv_freq) f /= static_cast<float>(s.factor);
-  } else if (!s.type.empty() && s.type != "default") {
-    throw Error(ErrorCode::Unsupported, "rope_scaling type '" + s.type + "' is not supported");
+  if (scaling.type == "llama3") {
+    for (float& f : rope.inv_freq) f = llama3_scale(f, scaling);
+  } else if (scaling.type == "linear") {
+    for (float& f : rope.inv_freq) f /= static_cast<float>(scaling.factor);
+  } else if (!scaling.type.empty() && scaling.type != "default") {
+    throw Error(ErrorCode::Unsupported,
+                "rope_scaling type '" + scaling.type + "' is not supported");
   }
   return rope;
 }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/layers/rope.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -378,6 +379,10 @@ bool ModelConfig::is_moe_layer(int64_t i) const {
   if (num_experts <= 0 || i < 0 || i >= num_hidden_layers) return false;
   if (std::binary_search(mlp_only_layers.begin(), mlp_only_layers.end(), i)) return false;
   return decoder_sparse_step > 0 && (i + 1) % decoder_sparse_step == 0;
+}
+
+RopeConfig make_rope_config(const ModelConfig& config) {
+  return make_rope_config(config.head_dim, config.rope_theta, config.rope_scaling);
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {

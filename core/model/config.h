@@ -9,15 +9,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace inferdesk {
+#include "core/layers/rope_scaling.h"
 
-struct RopeScaling {
-  std::string type;  // "" (none), "linear", "llama3"
-  double factor = 1.0;
-  double low_freq_factor = 1.0;
-  double high_freq_factor = 4.0;
-  int64_t original_max_position_embeddings = 8192;
-};
+namespace inferdesk {
 
 struct ModelConfig {
   std::string model_type;    // "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"
@@ -63,6 +57,12 @@ struct ModelConfig {
   // Parse and validate. Throws inferdesk::Error (Format / Unsupported) naming the field.
   static ModelConfig from_json(const nlohmann::json& j);
 };
+
+struct RopeConfig;  // core/backend/backend.h
+
+// The rotary embedding of `config` (make_rope_config of core/layers/rope.h over its head_dim,
+// rope_theta and rope_scaling).
+RopeConfig make_rope_config(const ModelConfig& config);
 
 // generation_config.json: defaults the model's authors chose.
 struct GenerationConfig {

@@ -1,7 +1,7 @@
 // Llama 2/3/3.1/3.2 and Mistral: GQA attention (bias only where attention_bias says so), dense
 // SwiGLU FFN. Llama 3 rope scaling and Mistral's sliding window come from the config (rope.cpp,
 // layer_sliding_window).
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

@@ -1,7 +1,7 @@
 // Mixtral: Mistral attention with a sparse MoE FFN in every layer. Router softmax → top-k →
 // renormalised weights; experts stored one by one as block_sparse_moe.experts.N.{w1,w3,w2}
 // (w1 = gate, w3 = up, w2 = down).
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

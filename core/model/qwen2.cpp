@@ -1,5 +1,5 @@
 // Qwen2 / Qwen2.5: like Llama with q/k/v biases (always present in this family).
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

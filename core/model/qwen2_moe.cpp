@@ -1,7 +1,7 @@
 // Qwen2-MoE (Qwen1.5-MoE): Qwen2 attention (q/k/v bias); MoE layers per decoder_sparse_step and
 // mlp_only_layers, each with routed experts plus a shared expert scaled by
 // sigmoid(shared_expert_gate); norm_topk_prob decides whether top-k weights are renormalised.
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

@@ -1,6 +1,6 @@
 // Qwen3: per-head RMSNorm of q and k before rotary embedding; head_dim may differ from
 // hidden_size / num_attention_heads; optional attention bias.
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

@@ -1,6 +1,6 @@
 // Qwen3-MoE: Qwen3 attention (q/k norm, optional bias) with routed experts and no shared expert;
 // norm_topk_prob decides whether the top-k weights are renormalised.
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 #include "core/model/architectures.h"
 
 namespace inferdesk {

@@ -1,38 +1,21 @@
 // The decoder-only transformer shared by every supported architecture: pre-norm attention with
-// rotary embeddings and GQA, then a dense SwiGLU or a mixture-of-experts FFN. Architecture files
-// (core/model/<arch>.cpp) only say which tensors exist and what they are called.
+// rotary embeddings and GQA, then a dense SwiGLU or a mixture-of-experts FFN (the blocks of
+// core/layers). Architecture files (core/model/<arch>.cpp) only say which tensors exist and what
+// they are called.
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/layers/attention.h"
+#include "core/layers/ffn.h"
 #include "core/model/config.h"
 #include "core/model/model.h"
 
 namespace inferdesk {
-
-struct AttentionWeights {
-  Buffer norm;                      // input_layernorm
-  Buffer q, k, v, o;                // projections (q, k, v empty when stacked into qkv)
-  Buffer q_bias, k_bias, v_bias;    // empty when the model has none
-  Buffer qkv, qkv_bias;             // q, k, v stacked (backends that want fused weights)
-  Buffer q_norm, k_norm;            // per-head RMSNorm (qwen3); empty otherwise
-};
-
-struct DenseFfnWeights {
-  Buffer gate, up, down;
-  Buffer gate_up;  // gate stacked over up (then gate and up are empty)
-  int64_t inter() const { return gate_up.empty() ? gate.tensor().rows : gate_up.tensor().rows / 2; }
-};
-
-struct MoeWeights {
-  Buffer router;                        // [experts, hidden]
-  std::vector<DenseFfnWeights> experts; // owning
-  std::vector<ExpertWeights> views;     // the same tensors as passed to moe_experts
-  DenseFfnWeights shared;               // qwen2_moe shared expert (empty otherwise)
-  Buffer shared_gate;                   // [1, hidden]
-};
 
 struct DecoderLayerWeights {
   AttentionWeights attn;
@@ -67,9 +50,6 @@ DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64
 DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& prefix, int64_t hidden,
                                 int64_t inter, const char* gate = "gate_proj",
                                 const char* up = "up_proj", const char* down = "down_proj");
-// Fills views from experts; a stacked expert's gate and up views are the row halves of its
-// gate_up weight (adjacent in memory, so a backend may run them as one GEMM).
-void finish_moe(MoeWeights& moe);
 // Embedding, final norm and lm_head (tied or not) under the standard "model." names.
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);
 

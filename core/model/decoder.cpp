@@ -1,9 +1,7 @@
-#include "core/layers/decoder.h"
+#include "core/model/decoder.h"
 
 #include <algorithm>
-#include <cmath>
 
-#include "core/layers/rope.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -58,19 +56,6 @@ DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t h
   return f;
 }
 
-void finish_moe(MoeWeights& moe) {
-  moe.views.clear();
-  for (auto& e : moe.experts) {
-    if (e.gate_up.empty()) {
-      moe.views.push_back({e.gate.tensor(), e.up.tensor(), e.down.tensor()});
-    } else {  // stacked: gate and up are the two row halves of one weight
-      const int64_t inter = e.inter();
-      moe.views.push_back({e.gate_up.tensor().row_slice(0, inter),
-                           e.gate_up.tensor().row_slice(inter, inter), e.down.tensor()});
-    }
-  }
-}
-
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out) {
   out.embed = w.matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   out.final_norm = w.vector("model.norm.weight", c.hidden_size);
@@ -120,12 +105,9 @@ void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
 
 namespace {
 
-// Activation buffers for up to `capacity` token rows. The residual stream (x, and the gathered
-// rows `last`) and the logits are F32; the rest use the backend's activation dtype.
-struct RowBuffers {
-  Buffer x, h, qkv, q, k, v, attn, o, gate, up, act, gate_up, ffn_out, router, ids, wts, shared, sgate;
-};
-struct Workspace : RowBuffers {
+// Activation buffers for up to `capacity` token rows, and for up to `logit_capacity` logit rows:
+// the gathered rows `last` (F32, like the residual stream), their final norm and the F32 logits.
+struct Workspace : ActivationBuffers {
   int64_t capacity = 0;
   int64_t logit_capacity = 0;
   Buffer last, last_norm, logits;
@@ -161,6 +143,21 @@ class DecoderModel : public Model {
  private:
   float eps() const { return static_cast<float>(config_.rms_norm_eps); }
 
+  AttentionShape attention_shape(int32_t layer) const {
+    const auto& windows = config_.layer_sliding_window;
+    return AttentionShape{.num_heads = static_cast<int32_t>(config_.num_attention_heads),
+                          .num_kv_heads = static_cast<int32_t>(config_.num_key_value_heads),
+                          .head_dim = static_cast<int32_t>(config_.head_dim),
+                          .sliding_window =
+                              static_cast<int32_t>(windows.empty() ? 0 : windows[layer]),
+                          .eps = eps()};
+  }
+
+  MoeRouting routing() const {
+    return MoeRouting{.top_k = static_cast<int32_t>(config_.num_experts_per_tok),
+                      .normalize = config_.norm_topk_prob};
+  }
+
   void run_layers(Backend& b, int64_t T, int64_t R) {
     Tensor x = ws_.x.tensor().row_slice(0, T);
     Tensor ffn_out = ws_.ffn_out.tensor().row_slice(0, T);
@@ -175,13 +172,16 @@ class DecoderModel : public Model {
         b.rms_norm(x, L.attn.norm.tensor(), eps(), h);
       else if (!h_ready)
         b.add_rms_norm(x, ffn_out, L.attn.norm.tensor(), eps(), h);
-      attention(b, static_cast<int32_t>(i), L, T);  // ends with x += o, h = ffn_norm(x)
+      const auto layer = static_cast<int32_t>(i);
+      // Ends with x += o, h = ffn_norm(x).
+      attention_block(b, layer, L.attn, attention_shape(layer), rope_, L.ffn_norm.tensor(),
+                      ws_, T);
       const Tensor* next_norm = i + 1 < w_.layers.size() ? &w_.layers[i + 1].attn.norm.tensor() : nullptr;
       h_ready = false;
       if (L.is_moe)
-        moe_ffn(b, static_cast<int32_t>(i), L.moe, h, ffn_out);
+        moe_ffn(b, layer, L.moe, routing(), h, ffn_out, ws_);
       else
-        h_ready = dense_ffn(b, L.dense, h, ffn_out, next_norm);
+        h_ready = dense_ffn(b, L.dense, h, ffn_out, next_norm, eps(), ws_);
     }
     b.add(x, ffn_out);  // the last layer's branch (never fused: the final norm reads x)
     Tensor last = ws_.last.tensor().row_slice(0, R);
@@ -198,84 +198,6 @@ class DecoderModel : public Model {
     return w;
   }
 
-  void attention(Backend& b, int32_t layer, const DecoderLayerWeights& L, int64_t T) {
-    const AttentionWeights& a = L.attn;
-    const auto D = static_cast<int32_t>(config_.head_dim);
-    const auto Hq = static_cast<int32_t>(config_.num_attention_heads);
-    const auto Hk = static_cast<int32_t>(config_.num_key_value_heads);
-    Tensor h = ws_.h.tensor().row_slice(0, T);
-    const Tensor* q_norm = a.q_norm.empty() ? nullptr : &a.q_norm.tensor();
-    const Tensor* k_norm = a.k_norm.empty() ? nullptr : &a.k_norm.tensor();
-    Tensor q, k, v;
-    if (!a.qkv.empty()) {
-      Tensor qkv = ws_.qkv.tensor().row_slice(0, T);
-      b.qkv_rope_write_kv(layer, h, a.qkv.tensor(), a.qkv_bias.empty() ? nullptr : &a.qkv_bias.tensor(),
-                          qkv, q_norm, k_norm, eps(), Hq, Hk, D, rope_);
-      q = qkv.col_slice(0, int64_t{Hq} * D);
-    } else {
-      q = ws_.q.tensor().row_slice(0, T);
-      k = ws_.k.tensor().row_slice(0, T);
-      v = ws_.v.tensor().row_slice(0, T);
-      b.linear(h, a.q.tensor(), a.q_bias.empty() ? nullptr : &a.q_bias.tensor(), q);
-      b.linear(h, a.k.tensor(), a.k_bias.empty() ? nullptr : &a.k_bias.tensor(), k);
-      b.linear(h, a.v.tensor(), a.v_bias.empty() ? nullptr : &a.v_bias.tensor(), v);
-      b.qk_norm_rope_write_kv(layer, q, k, v, q_norm, k_norm, eps(), Hq, Hk, D, rope_);
-    }
-    AttentionParams p;
-    p.num_heads = Hq;
-    p.num_kv_heads = Hk;
-    p.head_dim = D;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(D));
-    p.sliding_window = static_cast<int32_t>(config_.layer_sliding_window.empty()
-                                                ? 0
-                                                : config_.layer_sliding_window[layer]);
-    Tensor attn = ws_.attn.tensor().row_slice(0, T);
-    b.attention(layer, q, p, attn);
-    b.linear_add_rms_norm(attn, a.o.tensor(), ws_.o.tensor().row_slice(0, T), ws_.x.tensor().row_slice(0, T),
-                          L.ffn_norm.tensor(), eps(), h);
-  }
-
-  // With next_norm (the next layer's attention norm) the down projection also closes the residual
-  // branch and normalises h for that layer (returns true); otherwise out = the branch.
-  bool dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out, const Tensor* next_norm) {
-    const int64_t T = h.rows, I = f.inter();
-    Tensor act = ws_.act.tensor().row_slice(0, T).col_slice(0, I);
-    if (!f.gate_up.empty()) {
-      b.linear_swiglu(h, f.gate_up.tensor(), ws_.gate_up.tensor().row_slice(0, T).col_slice(0, 2 * I),
-                      act);
-    } else {
-      Tensor gate = ws_.gate.tensor().row_slice(0, T).col_slice(0, I);
-      Tensor up = ws_.up.tensor().row_slice(0, T).col_slice(0, I);
-      b.linear(h, f.gate.tensor(), nullptr, gate);
-      b.linear(h, f.up.tensor(), nullptr, up);
-      b.silu_mul(gate, up, act);
-    }
-    if (next_norm) {
-      b.linear_add_rms_norm(act, f.down.tensor(), out, ws_.x.tensor().row_slice(0, T), *next_norm, eps(),
-                            ws_.h.tensor().row_slice(0, T));
-      return true;
-    }
-    b.linear(act, f.down.tensor(), nullptr, out);
-    return false;
-  }
-
-  void moe_ffn(Backend& b, int32_t layer, const MoeWeights& m, const Tensor& h, Tensor out) {
-    const int64_t T = h.rows;
-    Tensor router = ws_.router.tensor().row_slice(0, T);
-    Tensor ids = ws_.ids.tensor().row_slice(0, T), wts = ws_.wts.tensor().row_slice(0, T);
-    b.linear(h, m.router.tensor(), nullptr, router);
-    b.moe_route(router, static_cast<int32_t>(config_.num_experts_per_tok), config_.norm_topk_prob,
-                ids, wts);
-    b.moe_experts(layer, h, m.views, ids, wts, out);
-    if (!m.shared.down.empty()) {
-      Tensor shared = ws_.shared.tensor().row_slice(0, T);
-      dense_ffn(b, m.shared, h, shared, nullptr);
-      Tensor g = ws_.sgate.tensor().row_slice(0, T);
-      b.linear(h, m.shared_gate.tensor(), nullptr, g);
-      b.sigmoid_gate_add(out, shared, g);
-    }
-  }
-
   bool stacked() const { return !w_.layers.empty() && !w_.layers[0].attn.qkv.empty(); }
 
   void ensure_workspace(Backend& b, int64_t T, int64_t R) {
@@ -287,7 +209,7 @@ class DecoderModel : public Model {
       const int64_t qo = config_.num_attention_heads * D, kvo = config_.num_key_value_heads * D;
       auto a = [&](int64_t cols) { return b.alloc(act, n, cols); };
       auto f32 = [&](int64_t cols) { return b.alloc(DType::F32, n, cols); };
-      static_cast<RowBuffers&>(ws_) = RowBuffers{};  // free the old ones first
+      static_cast<ActivationBuffers&>(ws_) = ActivationBuffers{};  // free the old ones first
       ws_.x = f32(H);
       ws_.h = a(H);
       if (stacked()) {
