@@ -1,17 +1,16 @@
-// ModelConfig / GenerationConfig parsing. Defaults follow the transformers config classes
-// (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen2MoeConfig,
-// Qwen3MoeConfig) for keys a config.json leaves out; the core sizes are required.
+// ModelConfig / GenerationConfig parsing. Keys a config.json leaves out take the defaults of the
+// family's transformers config class, which its architecture file declares (ConfigDefaults in
+// core/model/architectures.h); the core sizes are required.
 #include "core/model/config.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <optional>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/layers/rope.h"
+#include "core/model/architectures.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -102,67 +101,20 @@ int64_t optional_token_id(const json& j, const char* key) {
   return *v;
 }
 
-// ---- per-family defaults -------------------------------------------------------------------
-
-enum class Bias { Read, Always, Never };
-enum class Sliding {
-  None,            // llama: no sliding window
-  EveryLayer,      // mistral, mixtral: sliding_window on every layer (null -> none)
-  FromMaxWindow,   // qwen2, qwen3: use_sliding_window && i >= max_window_layers
-  Qwen2MoeRule,    // qwen2_moe: use_sliding_window && i even && i < max_window_layers
-  EnabledAll,      // qwen3_moe: use_sliding_window -> every layer
-};
-enum class Moe { Dense, Mixtral, Qwen };
-
-struct Family {
-  std::string_view type;
-  int64_t kv_heads;          // default when the key is absent; -1: num_attention_heads
-  int64_t head_dim;          // default when absent; 0: hidden_size / num_attention_heads
-  int64_t max_position;
-  double rms_eps;
-  double rope_theta;
-  int64_t bos, eos;          // -1: none
-  Bias bias;
-  bool qk_norm;
-  Sliding sliding;
-  int64_t sliding_window;    // default window when the key is absent (0: none)
-  Moe moe;
-  int64_t experts, experts_per_tok, moe_width, shared_width;
-};
-
-constexpr std::array<Family, 7> kFamilies = {{
-    {"llama", -1, 0, 2048, 1e-6, 10000.0, 1, 2, Bias::Read, false, Sliding::None, 0, Moe::Dense,
-     0, 0, 0, 0},
-    {"mistral", 8, 0, 131072, 1e-6, 10000.0, 1, 2, Bias::Never, false, Sliding::EveryLayer, 4096,
-     Moe::Dense, 0, 0, 0, 0},
-    {"qwen2", 32, 0, 32768, 1e-6, 10000.0, -1, -1, Bias::Always, false, Sliding::FromMaxWindow,
-     4096, Moe::Dense, 0, 0, 0, 0},
-    {"qwen3", 32, 128, 32768, 1e-6, 10000.0, -1, -1, Bias::Read, true, Sliding::FromMaxWindow,
-     4096, Moe::Dense, 0, 0, 0, 0},
-    {"mixtral", 8, 0, 131072, 1e-5, 1e6, 1, 2, Bias::Never, false, Sliding::EveryLayer, 0,
-     Moe::Mixtral, 8, 2, 0, 0},
-    {"qwen2_moe", 16, 0, 32768, 1e-6, 1e6, -1, -1, Bias::Always, false, Sliding::Qwen2MoeRule,
-     4096, Moe::Qwen, 60, 4, 1408, 5632},
-    {"qwen3_moe", 4, 0, 32768, 1e-6, 10000.0, -1, -1, Bias::Read, true, Sliding::EnabledAll, 4096,
-     Moe::Qwen, 128, 8, 768, 0},
-}};
-
-const Family& find_family(const json& j) {
+// The family of j's model_type (core/model/architectures.h), or Unsupported naming the supported.
+const Architecture& find_family(const json& j) {
   const json* v = lookup(j, "model_type");
   if (!v || !v->is_string()) bad("model_type", "missing or not a string");
   const auto& type = v->get_ref<const std::string&>();
-  for (const auto& f : kFamilies) {
-    if (f.type == type) return f;
-  }
-  std::string list;
-  for (const auto& f : kFamilies) list += (list.empty() ? "" : ", ") + std::string(f.type);
-  throw Error(ErrorCode::Unsupported,
-              "field \"model_type\": \"" + type + "\" is not supported (supported: " + list + ")");
+  if (const Architecture* a = find_architecture(type)) return *a;
+  throw Error(ErrorCode::Unsupported, "field \"model_type\": \"" + type +
+                                          "\" is not supported (supported: " +
+                                          supported_model_types_list() + ")");
 }
 
 // ---- sections ------------------------------------------------------------------------------
 
-void parse_sizes(const json& j, const Family& f, ModelConfig& c) {
+void parse_sizes(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   c.vocab_size = required_int(j, "vocab_size");
   c.hidden_size = required_int(j, "hidden_size");
   c.intermediate_size = required_int(j, "intermediate_size");
@@ -175,7 +127,7 @@ void parse_sizes(const json& j, const Family& f, ModelConfig& c) {
   check_range("num_attention_heads", c.num_attention_heads, 1, 4096);
 
   // Absent -> the class default; explicit null -> num_attention_heads (as the classes do).
-  int64_t kv_default = f.kv_heads < 0 ? c.num_attention_heads : f.kv_heads;
+  int64_t kv_default = d.num_key_value_heads < 0 ? c.num_attention_heads : d.num_key_value_heads;
   if (j.contains("num_key_value_heads") && j["num_key_value_heads"].is_null()) {
     kv_default = c.num_attention_heads;
   }
@@ -188,7 +140,7 @@ void parse_sizes(const json& j, const Family& f, ModelConfig& c) {
   }
   // head_dim: explicit when non-null; absent -> the class default (qwen3: 128); else derived.
   std::optional<int64_t> hd = opt_int(j, "head_dim");
-  if (!hd && f.head_dim > 0 && !j.contains("head_dim")) hd = f.head_dim;
+  if (!hd && d.head_dim > 0 && !j.contains("head_dim")) hd = d.head_dim;
   if (hd) {
     c.head_dim = *hd;
   } else {
@@ -201,11 +153,12 @@ void parse_sizes(const json& j, const Family& f, ModelConfig& c) {
   }
   check_range("head_dim", c.head_dim, 2, 1024);
   if (c.head_dim % 2 != 0) bad("head_dim", "must be even for rotary embeddings");
-  c.max_position_embeddings = opt_int(j, "max_position_embeddings").value_or(f.max_position);
+  c.max_position_embeddings =
+      opt_int(j, "max_position_embeddings").value_or(d.max_position_embeddings);
   check_range("max_position_embeddings", c.max_position_embeddings, 1, int64_t{1} << 27);
 }
 
-void parse_misc(const json& j, const Family& f, ModelConfig& c) {
+void parse_misc(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   if (const json* a = lookup(j, "architectures")) {
     if (!a->is_array()) bad("architectures", "must be a list of strings");
     if (!a->empty()) {
@@ -222,22 +175,21 @@ void parse_misc(const json& j, const Family& f, ModelConfig& c) {
                 "field \"hidden_act\": activation \"" + act + "\" is not supported (only silu)");
   }
   c.hidden_act = act;
-  c.rms_norm_eps = opt_double(j, "rms_norm_eps").value_or(f.rms_eps);
+  c.rms_norm_eps = opt_double(j, "rms_norm_eps").value_or(d.rms_norm_eps);
   if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) bad("rms_norm_eps", "must be in (0, 1)");
   c.tie_word_embeddings = opt_bool(j, "tie_word_embeddings", false);
-  switch (f.bias) {
-    case Bias::Always:
-      // qwen2 always has q/k/v biases; transformers 5 writes qkv_bias (default true) for qwen2_moe.
-      c.attention_bias = f.type == "qwen2_moe" ? opt_bool(j, "qkv_bias", true) : true;
-      break;
-    case Bias::Read: c.attention_bias = opt_bool(j, "attention_bias", false); break;
-    case Bias::Never: c.attention_bias = false; break;
+  switch (d.bias) {
+    case BiasRule::AttentionBias: c.attention_bias = opt_bool(j, "attention_bias", false); break;
+    case BiasRule::QkvBias: c.attention_bias = opt_bool(j, "qkv_bias", true); break;
+    case BiasRule::Always: c.attention_bias = true; break;
+    case BiasRule::Never: c.attention_bias = false; break;
   }
-  c.qk_norm = f.qk_norm;
+  c.qk_norm = d.qk_norm;
   c.eos_token_ids = j.contains("eos_token_id") ? token_id_list(j, "eos_token_id")
                                                : std::vector<int64_t>{};
-  if (!j.contains("eos_token_id") && f.eos >= 0) c.eos_token_ids = {f.eos};
-  c.bos_token_id = j.contains("bos_token_id") ? optional_token_id(j, "bos_token_id") : f.bos;
+  if (!j.contains("eos_token_id") && d.eos_token_id >= 0) c.eos_token_ids = {d.eos_token_id};
+  c.bos_token_id =
+      j.contains("bos_token_id") ? optional_token_id(j, "bos_token_id") : d.bos_token_id;
 }
 
 double required_rope_double(const json& r, const char* key, const std::string& type) {
@@ -247,7 +199,7 @@ double required_rope_double(const json& r, const char* key, const std::string& t
 }
 
 // rope_theta and rope_scaling; transformers 5 folds both into rope_parameters.
-void parse_rope(const json& j, const Family& f, ModelConfig& c) {
+void parse_rope(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   const json* params = lookup(j, "rope_parameters");
   const json* scaling = params ? params : lookup(j, "rope_scaling");
   if (params && !params->is_object()) bad("rope_parameters", "must be an object");
@@ -259,7 +211,7 @@ void parse_rope(const json& j, const Family& f, ModelConfig& c) {
   }
   std::optional<double> theta = params ? opt_double(*params, "rope_theta") : std::nullopt;
   if (!theta) theta = opt_double(j, "rope_theta");
-  c.rope_theta = theta.value_or(f.rope_theta);
+  c.rope_theta = theta.value_or(d.rope_theta);
   if (!(c.rope_theta > 0)) bad("rope_theta", "must be positive");
 
   c.rope_scaling = RopeScaling{};
@@ -290,25 +242,25 @@ void parse_rope(const json& j, const Family& f, ModelConfig& c) {
   check_range("rope_scaling.original_max_position_embeddings", *orig, 1, int64_t{1} << 27);
 }
 
-bool layer_slides(const Family& f, int64_t i, int64_t max_window_layers) {
-  switch (f.sliding) {
-    case Sliding::None: return false;
-    case Sliding::EveryLayer: return true;
-    case Sliding::FromMaxWindow: return i >= max_window_layers;
-    case Sliding::Qwen2MoeRule: return i % 2 == 0 && i < max_window_layers;
-    case Sliding::EnabledAll: return true;
+bool layer_slides(SlidingRule rule, int64_t i, int64_t max_window_layers) {
+  switch (rule) {
+    case SlidingRule::None: return false;
+    case SlidingRule::EveryLayer: return true;
+    case SlidingRule::FromMaxWindow: return i >= max_window_layers;
+    case SlidingRule::EvenBelowMaxWindow: return i % 2 == 0 && i < max_window_layers;
+    case SlidingRule::AllWhenEnabled: return true;
   }
   return false;
 }
 
-void parse_sliding(const json& j, const Family& f, ModelConfig& c) {
+void parse_sliding(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   const int64_t n = c.num_hidden_layers;
   int64_t window = 0;
-  if (f.sliding != Sliding::None) {
+  if (d.sliding != SlidingRule::None) {
     window = j.contains("sliding_window") ? opt_int(j, "sliding_window").value_or(0)
-                                          : f.sliding_window;
+                                          : d.sliding_window;
     check_range("sliding_window", window, 0, int64_t{1} << 27);
-    bool qwen_rule = f.sliding != Sliding::EveryLayer;
+    bool qwen_rule = d.sliding != SlidingRule::EveryLayer;
     if (qwen_rule && !opt_bool(j, "use_sliding_window", false)) window = 0;
   }
   c.layer_sliding_window.assign(static_cast<size_t>(n), 0);
@@ -331,23 +283,23 @@ void parse_sliding(const json& j, const Family& f, ModelConfig& c) {
   if (window == 0) return;
   const int64_t mwl = opt_int(j, "max_window_layers").value_or(28);
   for (int64_t i = 0; i < n; ++i) {
-    if (layer_slides(f, i, mwl)) c.layer_sliding_window[static_cast<size_t>(i)] = window;
+    if (layer_slides(d.sliding, i, mwl)) c.layer_sliding_window[static_cast<size_t>(i)] = window;
   }
 }
 
-void parse_moe(const json& j, const Family& f, ModelConfig& c) {
-  if (f.moe == Moe::Dense) return;
-  if (f.moe == Moe::Mixtral) {
-    c.num_experts = opt_int(j, "num_local_experts").value_or(f.experts);
+void parse_moe(const json& j, const ConfigDefaults& d, ModelConfig& c) {
+  if (d.moe == MoeLayout::Dense) return;
+  if (d.moe == MoeLayout::Mixtral) {
+    c.num_experts = opt_int(j, "num_local_experts").value_or(d.num_experts);
     c.moe_intermediate_size = c.intermediate_size;
     c.norm_topk_prob = true;  // Mixtral always renormalises the top-k routing weights
   } else {
-    c.num_experts = opt_int(j, "num_experts").value_or(f.experts);
-    c.moe_intermediate_size = opt_int(j, "moe_intermediate_size").value_or(f.moe_width);
+    c.num_experts = opt_int(j, "num_experts").value_or(d.num_experts);
+    c.moe_intermediate_size = opt_int(j, "moe_intermediate_size").value_or(d.moe_intermediate_size);
     c.norm_topk_prob = opt_bool(j, "norm_topk_prob", false);
-    if (f.type == "qwen2_moe") {
+    if (d.shared_expert) {
       c.shared_expert_intermediate_size =
-          opt_int(j, "shared_expert_intermediate_size").value_or(f.shared_width);
+          opt_int(j, "shared_expert_intermediate_size").value_or(d.shared_expert_intermediate_size);
       check_range("shared_expert_intermediate_size", c.shared_expert_intermediate_size, 0, 1 << 20);
     }
     c.decoder_sparse_step = opt_int(j, "decoder_sparse_step").value_or(1);
@@ -365,11 +317,11 @@ void parse_moe(const json& j, const Family& f, ModelConfig& c) {
                               c.mlp_only_layers.end());
     }
   }
-  const char* experts_key = f.moe == Moe::Mixtral ? "num_local_experts" : "num_experts";
+  const char* experts_key = d.moe == MoeLayout::Mixtral ? "num_local_experts" : "num_experts";
   check_range(experts_key, c.num_experts, 1, 4096);
-  c.num_experts_per_tok = opt_int(j, "num_experts_per_tok").value_or(f.experts_per_tok);
+  c.num_experts_per_tok = opt_int(j, "num_experts_per_tok").value_or(d.num_experts_per_tok);
   check_range("num_experts_per_tok", c.num_experts_per_tok, 1, c.num_experts);
-  check_range(f.moe == Moe::Mixtral ? "intermediate_size" : "moe_intermediate_size",
+  check_range(d.moe == MoeLayout::Mixtral ? "intermediate_size" : "moe_intermediate_size",
               c.moe_intermediate_size, 1, 1 << 20);
 }
 
@@ -387,14 +339,15 @@ RopeConfig make_rope_config(const ModelConfig& config) {
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw Error(ErrorCode::Format, "config is not a JSON object");
-  const Family& f = find_family(j);
+  const Architecture& a = find_family(j);
+  const ConfigDefaults& d = a.defaults;
   ModelConfig c;
-  c.model_type = std::string(f.type);
-  parse_sizes(j, f, c);
-  parse_misc(j, f, c);
-  parse_rope(j, f, c);
-  parse_sliding(j, f, c);
-  parse_moe(j, f, c);
+  c.model_type = std::string(a.model_type);
+  parse_sizes(j, d, c);
+  parse_misc(j, d, c);
+  parse_rope(j, d, c);
+  parse_sliding(j, d, c);
+  parse_moe(j, d, c);
   return c;
 }
 
