@@ -6,6 +6,7 @@
 
 #include "core/engine/step_builder.h"
 #include "core/sample/sampler.h"
+#include "core/sched/finish_policy.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -228,7 +229,9 @@ void Engine::drain_inbox(bool& stop) {
     auto st = std::make_unique<RequestState>(s.id, s.request.params, std::move(s.callback), s.seed);
     st->num_prompt = static_cast<int32_t>(s.request.prompt_ids.size());
     try {
-      scheduler_->add(Sequence(s.id, std::move(s.request.prompt_ids), st->params.max_tokens));
+      scheduler_->add(Sequence(s.id, std::move(s.request.prompt_ids), st->params.max_tokens,
+                               stop_token_set(model_.eos_token_ids, st->params.ignore_eos,
+                                              st->params.stop_token_ids)));
     } catch (const Error& e) {
       StreamEvent ev;
       ev.request_id = s.id;
@@ -391,7 +394,8 @@ void Engine::complete(Launched& l) {
       produced.push_back({l.sample_ids[i], GeneratedToken{r.token, r.logprob, std::move(r.top)}});
     }
   }
-  std::vector<FinishedSeq> length_done = scheduler_->update(l.out, sampled);
+  // update() finishes the sequences whose token ends them (stop token or max_tokens).
+  const std::vector<FinishedSeq> done = scheduler_->update(l.out, sampled);
   const auto now = Clock::now();
   int64_t delivered = 0;
   for (auto& [id, tok] : produced) {
@@ -401,23 +405,16 @@ void Engine::complete(Launched& l) {
     RequestState& st = *it->second;
     ++delivered;
     if (st.ttft < 0) st.ttft = std::chrono::duration<double>(now - st.submitted).count();
-    const bool eos = !st.params.ignore_eos &&
-                     std::find(model_.eos_token_ids.begin(), model_.eos_token_ids.end(), tok.id) !=
-                         model_.eos_token_ids.end();
-    const auto& stops = st.params.stop_token_ids;
-    const bool stop = eos || std::find(stops.begin(), stops.end(), tok.id) != stops.end();
-    const bool length = std::any_of(length_done.begin(), length_done.end(),
-                                    [&](const FinishedSeq& f) { return f.id == id; });
+    const auto fin = std::ranges::find(done, id, &FinishedSeq::id);
     StreamEvent ev;
     ev.request_id = id;
     ev.tokens.push_back(std::move(tok));
     ev.time_to_first_token_s = st.ttft;
     ev.elapsed_s = std::chrono::duration<double>(now - st.submitted).count();
     ev.num_prompt_tokens = st.num_prompt;
-    if (stop || length) {
+    if (fin != done.end()) {
       ev.finished = true;
-      ev.reason = stop ? FinishReason::Stop : FinishReason::Length;
-      if (!length) scheduler_->finish(id, FinishReason::Stop);
+      ev.reason = fin->reason;
       pending_.push_back({std::move(st.callback), std::move(ev)});
       requests_.erase(it);
     } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/sched/finish_policy.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -230,7 +231,7 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
     const Sequence& s = it->second;
     if (s.status != SeqStatus::Running || s.num_computed_tokens != row.start) return std::nullopt;
     // prev's token is its last one: update(prev) finishes it, a further token is not wanted.
-    if (s.num_output_tokens() + 1 >= s.max_tokens) return std::nullopt;
+    if (reaches_length(s, 1)) return std::nullopt;
   }
   // Allocation last, so that declining for the reasons above leaves the KV cache untouched. A
   // failure here keeps the blocks already taken for earlier rows: the next schedule() needs them
@@ -297,9 +298,10 @@ std::vector<FinishedSeq> Scheduler::update(const SchedulerOutput& out,
     s.num_computed_tokens += row.count;
     if (row.sample) s.tokens.push_back(token);
     kv_.cache_full_blocks(s.id, s.tokens, s.num_computed_tokens);
-    if (row.sample && s.num_output_tokens() >= s.max_tokens) {
-      finish(s.id, FinishReason::Length);
-      finished.push_back(FinishedSeq{row.id, FinishReason::Length, {}});
+    const FinishReason why = row.sample ? finish_reason(s, token) : FinishReason::None;
+    if (why != FinishReason::None) {
+      finish(row.id, why);
+      finished.push_back(FinishedSeq{row.id, why, {}});
     }
   }
   return finished;

@@ -94,7 +94,8 @@ class Scheduler {
   std::optional<SchedulerOutput> schedule_ahead(const SchedulerOutput& prev);
   // Applies a step's results. `sampled` holds one token per row with sample == true, in row
   // order. Advances num_computed_tokens, appends the sampled tokens, publishes newly full blocks
-  // to the prefix cache, and finishes sequences that reached max_tokens (returned, reason Length).
+  // to the prefix cache, and finishes the sequences whose token ends them (finish_policy.h:
+  // reason Stop for a stop token, else Length at max_tokens), returning them.
   // Rows whose sequence was finished or cancelled since scheduling are skipped.
   // Throws Error(InvalidArgument) if `sampled` does not match, Error(Internal) if `out` is not
   // the oldest pending step.

@@ -27,8 +27,13 @@ const char* to_string(FinishReason reason) {
   return "unknown";
 }
 
-Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_tokens)
-    : id(seq_id), tokens(std::move(prompt)), num_prompt_tokens(0), max_tokens(max_new_tokens) {
+Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_tokens,
+                   std::vector<TokenId> stop_tokens)
+    : id(seq_id),
+      tokens(std::move(prompt)),
+      num_prompt_tokens(0),
+      max_tokens(max_new_tokens),
+      stop_token_ids(std::move(stop_tokens)) {
   const std::string who = "sequence " + std::to_string(id) + ": ";
   if (tokens.empty()) throw Error(ErrorCode::InvalidArgument, who + "empty prompt");
   if (tokens.size() > static_cast<size_t>(kMaxTokens)) {

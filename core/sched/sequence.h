@@ -18,7 +18,7 @@ enum class SeqStatus : uint8_t { Waiting, Running, Preempted, Finished };
 
 enum class FinishReason : uint8_t {
   None,       // not finished
-  Stop,       // the engine saw a stop token / stop string
+  Stop,       // it generated a stop token (finish_policy.h) / the server saw a stop string
   Length,     // max_tokens generated
   Cancelled,  // the user cancelled
   Error,      // the scheduler cannot run it (e.g. it does not fit in the KV cache)
@@ -30,7 +30,8 @@ const char* to_string(FinishReason reason);
 struct Sequence {
   // Throws Error(InvalidArgument) on an empty prompt, a negative token id, max_tokens < 1 or a
   // prompt longer than kMaxTokens.
-  Sequence(SeqId id, std::vector<TokenId> prompt, int32_t max_tokens);
+  Sequence(SeqId id, std::vector<TokenId> prompt, int32_t max_tokens,
+           std::vector<TokenId> stop_token_ids = {});
 
   static constexpr int32_t kMaxTokens = 1 << 28;
 
@@ -38,6 +39,7 @@ struct Sequence {
   std::vector<TokenId> tokens;  // prompt, then generated tokens
   int32_t num_prompt_tokens;
   int32_t max_tokens;           // generated tokens allowed
+  std::vector<TokenId> stop_token_ids;  // generating one finishes it (finish_policy.h)
   int32_t num_computed_tokens = 0;
   SeqStatus status = SeqStatus::Waiting;
   FinishReason finish_reason = FinishReason::None;
