@@ -37,8 +37,8 @@ struct EngineOptions {
   // launched before the previous step's tokens reach the host, which then handles those tokens
   // (stop checks, events, callbacks) while the GPU runs. A sequence that stops on such a token
   // costs one discarded row of the next step. Off where the backend cannot chain (the CPU) and for
-  // steps with sampling penalties (they need the previous token on the host). On by default
-  // (H200, 2026-11-30: Llama-3.2-1B batch 1 1,073 -> 1,080 tok/s, 8B batch 64 10,959 -> 11,002).
+  // steps with sampling penalties (they need the previous token on the host). On by default: it
+  // hides the host's work between decode steps (docs/PERF.md).
   bool overlap_steps = true;
   // > 0: ids at or above it are never sampled, on the CPU and on the device (the tokenizer's size:
   // a config vocab_size padded beyond the tokenizer, common in real checkpoints, would otherwise

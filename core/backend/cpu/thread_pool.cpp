@@ -12,8 +12,8 @@
 namespace inferdesk::cpu {
 
 namespace {
-// Iterations of busy-waiting before a thread sleeps: ~100 us on Zen 4, longer than the gap
-// between two ops of a forward pass, short enough not to hog a shared core when idle.
+// Iterations of busy-waiting before a thread sleeps: longer than the gap between two ops of a
+// forward pass, short enough not to hog a shared core when idle.
 constexpr int kSpinIterations = 4000;
 }  // namespace
 
