@@ -15,7 +15,9 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       # man pages of the programs, made from their --help
       help2man
       # the server tests' real clients: curl, and the official openai SDK (from npm) under node
-      curl)
+      curl
+      # tools/lint: clang-format (format.sh) and Universal Ctags for function lengths (size_report.sh)
+      clang-format universal-ctags)
 # Node.js 18+ with npm: Debian's packages, unless a node and npm are already there (a NodeSource
 # nodejs bundles npm and conflicts with Debian's npm package).
 if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
