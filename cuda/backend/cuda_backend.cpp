@@ -80,17 +80,12 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   // Switches for tuning experiments (benchmarks compare them with the defaults in one run;
   // docs/PERF.md has the figures behind each default):
   //   INFERDESK_DECODE_WAVES, INFERDESK_DECODE_MIN_KEYS: decode-attention splits (decode_splits);
-  //   INFERDESK_DECODE_PREFETCH=1: few-block grids load K/V double-buffered (DecodeLoad::Prefetched);
   //   INFERDESK_DECODE_MMA=0: many-block grids on the CUDA-core pipeline instead of DecodeLoad::Mma;
   //   INFERDESK_DECODE_HEADS_PER_BLOCK, INFERDESK_DECODE_MAX_HEADS: query heads per attention
   //     block for few-block grids (default 2) and for all (default 8);
   //   INFERDESK_SAMPLING_COPY_STREAM=0: sampling copies on the compute stream;
-  //   INFERDESK_SKINNY_GEMM=1, INFERDESK_SKINNY_STAGES, INFERDESK_SKINNY_KTILE,
-  //     INFERDESK_SKINNY_TMA=1: decode-batch GEMMs on skinny_gemm instead of cuBLASLt (slower so
-  //     far: docs/PERF.md), its pipeline depth, k per stage and TMA stages (try_skinny);
-  //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on wide_gemm (1 SwiGLU; 2 plain; 4 with 2,
-  //     plain in pairs of blocks sharing x; 8 plain with K split over 2-block clusters; default 9;
-  //     0 none: cuBLASLt and silu_mul; try_wide),
+  //   INFERDESK_WIDE_GEMM=<mask>: decode-batch GEMMs on the wide GEMMs (1 SwiGLU; 8 plain with K
+  //     split over 2-block clusters; default 9; 0 none: cuBLASLt and silu_mul; try_wide),
   //     INFERDESK_WIDE_MIN_ROWS (fewest rows it serves); INFERDESK_FUSED_NORM=0: linear_add_rms_norm
   //     as two ops (below);
   //   INFERDESK_MOE_SCRATCH_MB, INFERDESK_STEP_TIMING=1 (below), INFERDESK_GEMM_LOG=1 (gemm.h).
@@ -103,22 +98,10 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   env_int("INFERDESK_DECODE_MAX_HEADS", decode_max_heads_);
   if (const char* m = std::getenv("INFERDESK_DECODE_MMA"); m && *m == '0')
     decode_large_grid_load_ = DecodeLoad::Pipelined;
-  if (const char* l = std::getenv("INFERDESK_DECODE_PREFETCH"); l && *l == '1')
-    decode_small_grid_load_ = DecodeLoad::Prefetched;
   if (const char* c = std::getenv("INFERDESK_SAMPLING_COPY_STREAM"); c && *c == '0')
     sampling_copy_stream_ = false;
-  env_int("INFERDESK_SKINNY_STAGES", skinny_stages_);
-  env_int("INFERDESK_SKINNY_KTILE", skinny_k_tile_);
-  if (const char* t = std::getenv("INFERDESK_SKINNY_TMA"); t && *t == '1') skinny_tma_ = true;
-  if (const char* g = std::getenv("INFERDESK_SKINNY_GEMM"); g && *g == '1' && skinny_gemm_available()) {
-    const size_t bytes = skinny_gemm_workspace_bytes(sm_count_);
-    skinny_workspace_ = device_alloc(bytes, "GEMM workspace");
-    check_cuda(cudaMemset(skinny_workspace_, 0, bytes), "clearing the GEMM workspace");
-    check_cuda(cudaDeviceSynchronize(), "clearing the GEMM workspace");
-    skinny_ = true;
-  }
   if (const char* m = std::getenv("INFERDESK_WIDE_GEMM"); m && *m) wide_mask_ = std::atoi(m);
-  if (!skinny_gemm_available()) wide_mask_ = 0;
+  if (!hopper_kernels_available()) wide_mask_ = 0;
   fused_norm_ = options_.fused_norm;
   if (const char* f = std::getenv("INFERDESK_FUSED_NORM"); f && *f == '0') fused_norm_ = false;
   if ((wide_mask_ & 8) != 0 && fused_norm_)
@@ -161,7 +144,7 @@ CudaBackend::~CudaBackend() {
   invalidate_graphs();
   for (auto& [k, p] : inv_freq_) cudaFree(p);
   for (void* p : {static_cast<void*>(kv_), static_cast<void*>(sb_.base), attn_workspace_, split_counters_,
-                  skinny_workspace_, static_cast<void*>(norm_ss_),
+                  static_cast<void*>(norm_ss_),
                   sample_workspace_, sample_io_, convert_scratch_, static_cast<void*>(expert_counters_),
                   moe_small_scratch_, moe_large_scratch_, moe_grouped_scratch_})
     if (p) cudaFree(p);

@@ -207,23 +207,11 @@ class CudaBackend : public Backend {
   void* split_counters_ = nullptr;  // decode arrival counters, zero between launches
   size_t split_counters_bytes_ = 0;
 
-  // Decode-batch GEMMs (kGemvMaxRows < rows <= kSkinnyMaxRows, BF16 out, no bias) through
-  // skinny_gemm instead of cuBLASLt, on devices that run it, with INFERDESK_SKINNY_GEMM=1 (off by
-  // default: slower than cuBLASLt so far, docs/PERF.md). Returns false when it does not serve the
-  // call.
-  bool try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y);
-  bool skinny_ = false;
-  int32_t skinny_stages_ = 3;  // INFERDESK_SKINNY_STAGES (k tile 64: 4, 6 or 8; 128: 2, 3 or 4)
-  int32_t skinny_k_tile_ = 128;  // INFERDESK_SKINNY_KTILE (64 or 128)
-  bool skinny_tma_ = false;      // INFERDESK_SKINNY_TMA=1: TMA stages
-  void* skinny_workspace_ = nullptr;  // skinny_gemm_workspace_bytes(sm_count_), zeroed
-  // Decode-batch GEMMs through wide_gemm (whole tiles per block, no split K), by
-  // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (SiLU * up fused in its epilogue:
-  // Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul), 2 the plain projections (slower than
-  // cuBLASLt: docs/PERF.md), 4 with 2 the plain ones in clusters of 2 blocks sharing x (TMA
-  // multicast) where the device holds them, 8 the plain ones (o, qkv, down) with K split over the 2
-  // blocks of a cluster (wide_gemm_ksplit: batch 64 +6% over mask 1). Default 9 on devices that run
-  // them.
+  // Decode-batch GEMMs through the wide GEMMs (whole tiles per block), by
+  // INFERDESK_WIDE_GEMM=<mask>: 1 the SwiGLU gate/up projection (wide_gemm_swiglu: SiLU * up fused
+  // in its epilogue, Llama-8B batch 64 +2-3% against cuBLASLt and silu_mul), 8 the plain ones (o,
+  // qkv, down) with K split over the 2 blocks of a cluster (wide_gemm_ksplit: batch 64 +6% over
+  // mask 1). Default 9 on devices that run them.
   // Returns false when it does not serve the call.
   bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu,
                 const WideNorm* norm = nullptr);

@@ -36,15 +36,6 @@ void CudaBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w
                      stream_);
 }
 
-bool CudaBackend::try_skinny(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias,
-                             const Mat& y) {
-  if (!skinny_ || bias != nullptr || x.rows <= kGemvMaxRows || !skinny_gemm_supported(x, w, n, k, y))
-    return false;
-  skinny_gemm(x, w, n, k, y, skinny_workspace_, sm_count_, skinny_stages_, skinny_k_tile_, skinny_tma_,
-              stream_);
-  return true;
-}
-
 bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y,
                           bool swiglu, const WideNorm* norm) {
   if (!swiglu && (wide_mask_ & 8) != 0 && bias == nullptr && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ &&
@@ -52,11 +43,10 @@ bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, co
     wide_gemm_ksplit(x, w, n, k, y, sm_count_, stream_, norm);
     return true;
   }
-  if ((wide_mask_ & (swiglu ? 1 : 2)) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
-      !wide_gemm_supported(x, w, n, k, y, swiglu, sm_count_))
+  if (!swiglu || (wide_mask_ & 1) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
+      !wide_gemm_swiglu_supported(x, w, n, k, y, sm_count_))
     return false;
-  const bool pairs = !swiglu && !norm && (wide_mask_ & 4) != 0 && wide_gemm_cluster_fits(n, swiglu, sm_count_, 2);
-  wide_gemm(x, w, n, k, y, swiglu, sm_count_, stream_, pairs ? 2 : 1, norm);
+  wide_gemm_swiglu(x, w, n, k, y, sm_count_, stream_, norm);
   return true;
 }
 
@@ -113,7 +103,7 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   settle(x);  // otherwise scaled first if it aliases one
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
     gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
-  else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false) && !try_skinny(xm, wp, w.rows, w.cols, bp, ym))
+  else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false))
     gemm_->run(xm, wp, w.rows, w.cols, bp, ym, stream_);
 }
 
@@ -133,8 +123,7 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
       try_wide(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(out), true, nm))
     return;
   settle(x);
-  if (!try_skinny(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch)))
-    gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
+  gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
   cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),
                  as_mat(out), stream_);
 }

@@ -21,9 +21,8 @@
 // K/V loading (PagedAttentionArgs::decode_load, launch_split): for grids of many blocks each warp
 // streams its iterations through a 3-stage cp.async pipeline in shared memory (two iterations in
 // flight while one is scored, no registers held); for a few blocks (batch 1) each iteration's K/V
-// go straight into registers, which leaves the SM's shared memory to the neighbouring kernels,
-// either one iteration at a time or double-buffered (DecodeLoad::Prefetched: the next iteration's
-// K/V in flight while this one is scored; small_grid_load picks which for Auto). DecodeLoad::Mma
+// go straight into registers, one iteration at a time, which leaves the SM's shared memory to the
+// neighbouring kernels (small_grid_load picks the load for Auto's grids of few blocks). DecodeLoad::Mma
 // (large_grid_load picks it for Auto's grids of many blocks) runs the tensor-core kernel of
 // attention_decode_mma.cu instead, over the same grid, splits, partials and arrival counters
 // (attention_decode_common.cuh); where it does not apply (head_dim 32 or 256, an unaligned cache)
@@ -55,7 +54,7 @@ struct DecodeTile {
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
   // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
-  static constexpr int kStages = S > 0 ? S : 0;  // S < 0: double-buffered registers (no pipeline)
+  static constexpr int kStages = S;
   // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
   // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
   static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * 16;
@@ -66,13 +65,13 @@ struct DecodeTile {
 // Upper bound of the kernel's static shared memory (s_m, s_l, s_last).
 constexpr size_t kDecodeStaticSmemBound = 1024;
 
-template <int D, int GC, int ST>
-__global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
+// S: the pipeline's stages (DecodeTile::kStages; 0: registers).
+template <int D, int GC, int S>
+__global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
     paged_decode_split_kernel(const DecodeParams p) {
-  using C = DecodeTile<D, GC, ST>;
+  using C = DecodeTile<D, GC, S>;
   constexpr int LPK = C::kLanesPerKey;
   constexpr int U = C::kUnroll;
-  constexpr int S = C::kStages;
   extern __shared__ uint4 s_dyn[];  // C::kSmemBytes: the K/V pipeline, then the accumulators
   __shared__ float s_m[C::kWarps][GC];
   __shared__ float s_l[C::kWarps][GC];
@@ -238,41 +237,11 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
       consume(base + j * C::kKeysPerIter, kr, vr);
     }
     cp_async_wait<0>();
-  } else if constexpr (ST < 0) {
-    // Registers, double-buffered: iteration j + 1's K/V are loaded (and j + 2's block ids fetched)
-    // before iteration j is scored, so each iteration's load latency hides behind the previous
-    // one's arithmetic. Twice the K/V registers: only for grids of a few blocks (batch 1), where a
-    // resident block less per SM costs nothing (see launch_split).
-    uint4 kr[U], vr[U];
-    int ids[U];  // block ids of the iteration after the one whose K/V are in kr/vr
-    if (iters > 0) {
-      int first[U];
-      fetch_ids(base, first);
-      load_regs(base, first, kr, vr);
-      if (iters > 1) fetch_ids(base + C::kKeysPerIter, ids);
-    }
-    for (int j = 0; j < iters; ++j) {
-      const int it_base = base + j * C::kKeysPerIter;
-      uint4 kn[U], vn[U];
-      if (j + 1 < iters) {
-        load_regs(it_base + C::kKeysPerIter, ids, kn, vn);
-        if (j + 2 < iters) fetch_ids(it_base + 2 * C::kKeysPerIter, ids);
-      }
-      consume(it_base, kr, vr);
-      if (j + 1 < iters) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          kr[u] = kn[u];
-          vr[u] = vn[u];
-        }
-      }
-    }
   } else {
     // Registers only, one iteration's K/V at a time; the block ids of the next iteration are
     // fetched while this one is scored. Few blocks (latency-bound): no shared memory to carve out.
-    // (Double-buffering the K/V registers for every grid was measured slower on the H200,
-    // 2026-11-30: 64 x 1,024 keys 170 us against 127 us; the extra registers cost a resident block
-    // per SM. The Prefetched branch above keeps it for few-block grids only.)
+    // (Double-buffered K/V registers measured no faster for grids of few blocks and slower for
+    // many: docs/PERF.md.)
     int ids[U];
     if (iters > 0) fetch_ids(base, ids);
     for (int j = 0; j < iters; ++j) {
@@ -358,7 +327,6 @@ template <int D, int GC>
 void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
   switch (p.a.decode_load) {
     case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, stream); break;
-    case DecodeLoad::Prefetched: launch_split_s<D, GC, -1>(p, grid, stream); break;
     default: launch_split_s<D, GC, 0>(p, grid, stream); break;
   }
 }

@@ -100,32 +100,20 @@ struct RopeKvArgs {
 // write_kv.
 void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
 
-// ---------------------------------------------------- skinny GEMM (sm90a/skinny_gemm.cu, Hopper)
-
-// y[M, N] = x[M, K] @ W[N, K]^T for decode batches (M <= kSkinnyMaxRows), BF16 x, W and y, F32
-// accumulation, on warpgroup MMAs with a stream-K grid of `grid` blocks (one per SM) and a
-// `stages`-deep cp.async ring of k_tile k per stage (k_tile 64: 4, 6 or 8 stages; 128, used when
-// K % 128 == 0: 2, 3 or 4); see the file for the design. Deterministic, and a row's
-// result does not depend on M. Needs skinny_gemm_available() (an sm_90 device: the kernel is built
-// for sm_90a only) and skinny_gemm_supported(); `workspace` holds skinny_gemm_workspace_bytes(grid)
-// bytes, zeroed once before the first launch (the kernel leaves it reusable).
-constexpr int32_t kSkinnyMaxRows = 64;
-constexpr int32_t kSkinnyMaxTiles = 8192;  // N / 128: up to 1,048,576 output columns
-bool skinny_gemm_available();
-bool skinny_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y);
-size_t skinny_gemm_workspace_bytes(int32_t grid);
-// tma: stages copied by TMA from one producer thread into mbarrier-tracked stages (k_tile 64: 6
-// or 8 stages; 128: 3 or 4) instead of cp.async from every thread.
-void skinny_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, void* workspace,
-                 int32_t grid, int32_t stages, int32_t k_tile, bool tma, cudaStream_t stream);
-
 // ---------------------------------------------------- wide GEMM (sm90a/wide_gemm.cu, Hopper)
 
+// Whether the current device runs the sm_90a kernels (sm90a/, built for sm_90a alone; the
+// definition is sm90a/hopper_available.cu). Their launchers need it; callers fall back otherwise.
+bool hopper_kernels_available();
+
+// Token rows the wide GEMMs serve at most (the wgmma M).
+constexpr int32_t kWideGemmMaxRows = 64;
+
 // A residual add + RMSNorm split across two wide GEMMs (the backend's linear_add_rms_norm):
-// - Producer (plain k-split with `resid`): resid[M, N] (F32) += bf16(x @ W^T); y = bf16(resid *
+// - Producer (k-split with `resid`): resid[M, N] (F32) += bf16(x @ W^T); y = bf16(resid *
 //   gamma) per column, the row not yet scaled; ss_out[tile][64] = sum over the tile's N columns of
 //   resid^2 per row (tiles of wide_gemm_ksplit_tiles; one writer each: deterministic).
-// - Consumer (plain k-split or SwiGLU with `ss_in`, x = that y): every output row r is scaled by
+// - Consumer (k-split or SwiGLU with `ss_in`, x = that y): every output row r is scaled by
 //   rsqrt(sum_t ss_in[t][r] / norm_k + eps) before the SwiGLU or the store; since the scale is per
 //   row it commutes with the product: the result is rmsnorm(resid) * gamma @ W^T.
 struct WideNorm {
@@ -144,25 +132,21 @@ constexpr int32_t kWideNormRows = 64;
 // h [M <= 64, K] BF16 rows *= the consumer's scale (the same partials in the same order).
 void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, cudaStream_t stream);
 
-// Decode-batch GEMM without split K: y[M, N] = x[M, K] @ W[N, K]^T, or with swiglu
-// y[M, N / 2] = silu(x @ Wg^T) * (x @ Wu^T) where W stacks Wg [N / 2, K] over Wu. Every block owns
-// whole output tiles (2 H weight rows, or H gate and H up rows) over the whole K, a single wave of
-// blocks on `sms` SMs; deterministic, a row's result independent of M. M <= 64, K % 64 == 0, BF16;
-// needs skinny_gemm_available() and wide_gemm_supported(). wide_gemm_half: the tile's half width
-// H for that N on `sms` SMs (0: no instantiated width gives a grid of 3/4 to 1 wave).
-int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms);
-bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
-                         int32_t sms);
-// cluster 2: pairs of blocks share each stage's x panel (TMA multicast; the grid must be even and
-// the device able to hold its clusters at once, which the caller checks).
-// norm: the consumer half of a WideNorm (ss_in; cluster 1).
-void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
-               cudaStream_t stream, int32_t cluster = 1, const WideNorm* norm = nullptr);
-// Whether the device holds all of that grid's clusters of `cluster` (2) blocks at once.
-bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster);
-// The plain GEMM with each tile's K split over the two blocks of a cluster (each block receives the
-// other's sums of one warpgroup's rows in its shared memory and finishes those rows): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256
-// == 0, a wave of clusters on `sms` SMs. wide_gemm_ksplit_half: H for that N (0: none fits).
+// Decode-batch SwiGLU GEMM: y[M, N / 2] = silu(x @ Wg^T) * (x @ Wu^T) where W stacks Wg [N / 2, K]
+// over Wu. Every block owns whole output tiles (H gate and H up rows) over the whole K, a single
+// wave of blocks on `sms` SMs; deterministic, a row's result independent of M. M <= 64,
+// K % 64 == 0, BF16; needs hopper_kernels_available() and wide_gemm_swiglu_supported().
+// wide_gemm_swiglu_half: the tile's half width H for that N on `sms` SMs (0: no instantiated width
+// gives a grid of 3/4 to 1 wave). norm: the consumer half of a WideNorm (ss_in).
+int32_t wide_gemm_swiglu_half(int64_t n, int32_t sms);
+bool wide_gemm_swiglu_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms);
+void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+                      const WideNorm* norm = nullptr);
+// Decode-batch GEMM y[M, N] = x[M, K] @ W[N, K]^T with each tile's K split over the two blocks of a
+// cluster (each block receives the other's sums of one warpgroup's rows in its shared memory and
+// finishes those rows): tiles of 2 H = 64 or 96 rows, two 64-k panels per stage, K % 256 == 0, a
+// wave of clusters on `sms` SMs; M <= 64, BF16, needs hopper_kernels_available() and
+// wide_gemm_ksplit_supported(). wide_gemm_ksplit_half: H for that N (0: none fits).
 // norm: either half of a WideNorm (its tiles: wide_gemm_ksplit_tiles(n, sms)).
 int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms);
 int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms);
@@ -177,14 +161,12 @@ void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, 
 constexpr int32_t kDecodeMinKeysPerSplit = 64;
 
 // Decode kernel K/V loading: straight into registers, one iteration at a time (few blocks,
-// latency-bound); into registers with the next iteration's K/V loaded while the current one is
-// scored (Prefetched: twice the K/V registers, for grids too small for occupancy to matter);
-// through a cp.async pipeline in shared memory (many blocks, bandwidth-bound); or Mma: the
-// tensor-core kernel (attention_decode_mma.cu: tiles of 16 keys through a cp.async pipeline per
-// warp, Q K^T and P V on mma.sync, up to 16 query heads per block; many blocks, with far fewer
-// instructions per byte than Pipelined). Mma serves head_dim 64 and 128 with a 16-byte aligned
-// cache; other launches asking for it run Pipelined.
-enum class DecodeLoad { Auto, Registers, Prefetched, Pipelined, Mma };
+// latency-bound); through a cp.async pipeline in shared memory (many blocks, bandwidth-bound); or
+// Mma: the tensor-core kernel (attention_decode_mma.cu: tiles of 16 keys through a cp.async
+// pipeline per warp, Q K^T and P V on mma.sync, up to 16 query heads per block; many blocks, with
+// far fewer instructions per byte than Pipelined). Mma serves head_dim 64 and 128 with a 16-byte
+// aligned cache; other launches asking for it run Pipelined.
+enum class DecodeLoad { Auto, Registers, Pipelined, Mma };
 
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
@@ -218,14 +200,13 @@ struct PagedAttentionArgs {
   void* workspace = nullptr;
   int32_t* split_counters = nullptr;
   // Decode: how K/V reach the registers (attention_decode.cu). Auto picks by grid size:
-  // large_grid_load for many blocks, small_grid_load (Registers or Prefetched) for few; the tests
-  // force each.
+  // large_grid_load for many blocks, small_grid_load for few; the tests force each.
   DecodeLoad decode_load = DecodeLoad::Auto;
   DecodeLoad small_grid_load = DecodeLoad::Registers;
   // the load Auto uses for grids of many blocks (Pipelined or Mma). H200, 2026-11-30,
   // bench_gpu_attention, Pipelined -> Mma: Llama-8B 64 x 256 keys 26.0 -> 21.3 us, 64 x 1,024
   // 82.9 -> 73.1, 256 x 192 67.9 -> 63.8, 32 x 4,096 172.4 -> 137.0; Llama-1B 64 x 1,024 44.4 -> 38.1.
-  DecodeLoad large_grid_load = DecodeLoad::Pipelined;
+  DecodeLoad large_grid_load = DecodeLoad::Mma;
   // Decode: query heads of one kv group a thread block serves (8, 4, 2 or 1; a group larger than
   // this is cut into chunks, each block reading its kv head's K/V again). Fewer heads per block
   // means more blocks with less work each: for grids of a few blocks (batch 1, 8 query heads per kv

@@ -102,9 +102,8 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
               us, flops / us * 1e-6);
 }
 
-// Few-block (batch 1) grids are timed with both register loads, single- and double-buffered;
-// larger batches with both loads for grids of many blocks (the CUDA-core pipeline and the
-// tensor-core kernel), side by side.
+// Few-block (batch 1) grids are timed with the register load; larger batches with both loads for
+// grids of many blocks (the CUDA-core pipeline and the tensor-core kernel), side by side.
 void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps,
                   int32_t heads_per_block = 8) {
   const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
@@ -113,7 +112,7 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
   prepare(c, d, dev);
   const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * 2.0;
   std::vector<k::DecodeLoad> loads = {k::DecodeLoad::Pipelined, k::DecodeLoad::Mma};
-  if (batch == 1) loads = {k::DecodeLoad::Registers, k::DecodeLoad::Prefetched};
+  if (batch == 1) loads = {k::DecodeLoad::Registers};
   for (int32_t sp : splits)
     for (k::DecodeLoad load : loads) {
       set_splits(dev, sp);

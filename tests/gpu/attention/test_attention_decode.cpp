@@ -1,6 +1,6 @@
 // paged_attention_decode (cuda/kernels/attention_decode.cu, attention_decode_mma.cu) against the
-// CPU backend's attention, with every K/V load (run_and_check: Registers, Prefetched, Pipelined,
-// Mma, Auto with either large_grid_load): every head_dim (Mma serves 64 and 128, the others fall
+// CPU backend's attention, with every K/V load (run_and_check: Registers, Pipelined, Mma, Auto
+// with either large_grid_load): every head_dim (Mma serves 64 and 128, the others fall
 // back), GQA ratios (incl. groups that are not a power of two or exceed 8 or 16 heads), split
 // counts from 1 to more splits than blocks, block sizes, sliding windows, padding sequences,
 // contexts shorter than one 16-key tile, misaligned caches and query/output rows, and a captured
@@ -138,8 +138,7 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
-  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
-                    cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
+  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
     SCOPED_TRACE(std::string("K/V ") + load_name(load));
     dev.out.poison();
     dev.args.decode_load = load;
@@ -199,7 +198,6 @@ void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
 TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   INFERDESK_REQUIRE_GPU();
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Registers);
-  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Prefetched);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Pipelined);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Mma);
 }

@@ -7,7 +7,7 @@
 // is given. Plain GEMVs are timed with 8 and with 4 warps per block ("w8", "w4"; gemv() uses
 // kSmallGridWarps of gemv.cu up to 8192 rows, 8 above). The "layer" lines time a whole decode
 // layer without attention (add_rms_norm, qkv GEMV, rope/KV, o GEMV, add_rms_norm, SwiGLU GEMV,
-// down GEMV) with PDL on and off, as in a decode graph. The "skinny" / "cublaslt" lines time the
+// down GEMV) with PDL on and off, as in a decode graph. The "wide" / "cublaslt" lines time the
 // decode-batch GEMMs (M = 16-64) of the Llama-8B projections; the "stream" lines read the same
 // weights without arithmetic in several tile patterns (bench_stream.cu): the bound any GEMM with
 // that pattern can reach, and each launch's fixed cost.
@@ -173,23 +173,20 @@ void bench_gemv(cudaStream_t s, const char* filter) {
     }
 }
 
-// Decode-batch GEMMs (M = 16, 32, 64) of the Llama-8B projections: skinny_gemm with each k tile
-// and pipeline depth against cuBLASLt (cuda::Gemm, autotuned on the first, untimed launch).
-void bench_skinny(cudaStream_t s, const char* filter) {
+// Decode-batch GEMMs (M = 16, 32, 64) of the Llama-8B projections: the wide GEMMs (k-split, or
+// SwiGLU for the stacked gate/up) against cuBLASLt (cuda::Gemm, autotuned on the first, untimed
+// launch).
+void bench_decode_gemms(cudaStream_t s, const char* filter) {
   int sms = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
-  const bool skinny = skinny_gemm_available();
-  if (!skinny) std::printf("skinny_gemm: not available on this device\n");
+  const bool hopper = hopper_kernels_available();
+  if (!hopper) std::printf("wide GEMMs: not available on this device\n");
   Gemm gemm;
-  Pool ws_pool;
-  void* ws = ws_pool.get(skinny_gemm_workspace_bytes(sms));
-  check(cudaMemset(ws, 0, skinny_gemm_workspace_bytes(sms)), "workspace");
   for (const Projection& sh : kLlama8BProjections)
     for (int m : {16, 32, 64}) {
       const bool lt = wanted(std::string("cublaslt ") + sh.what, filter);
-      const bool ours = skinny && wanted(std::string("skinny ") + sh.what, filter);
-      const bool wide = skinny && wanted(std::string("wide ") + sh.what, filter);
-      if (!lt && !ours && !wide) continue;
+      const bool wide = hopper && wanted(std::string("wide ") + sh.what, filter);
+      if (!lt && !wide) continue;
       Pool pool;
       const size_t wbytes = static_cast<size_t>(sh.n * sh.k) * 2;
       const std::vector<const bf16*> w = rotating_weights(pool, sh.n, sh.k, s);
@@ -202,37 +199,15 @@ void bench_skinny(cudaStream_t s, const char* filter) {
       if (lt)
         report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
                bytes);
-      if (wide) {
-        if (wide_gemm_supported(x, w[0], sh.n, sh.k, y, false, sms)) {
-          const std::string h = " h" + std::to_string(wide_gemm_half(sh.n, false, sms));
-          report("wide", shape + h,
-                 time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s); }), bytes);
-          if (wide_gemm_ksplit_supported(x, w[0], sh.n, sh.k, y, sms))
-            report("wide", shape + " k-split h" + std::to_string(wide_gemm_ksplit_half(sh.n, sms)),
-                   time_us(s, [&](int i) { wide_gemm_ksplit(x, w[i % nc], sh.n, sh.k, y, sms, s); }), bytes);
-          if (wide_gemm_cluster_fits(sh.n, false, sms, 2))
-            report("wide", shape + h + " x-pairs",
-                   time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, y, false, sms, s, 2); }), bytes);
-        }
-        Mat act = y;
-        act.cols = sh.n / 2;
-        if (wide_gemm_supported(x, w[0], sh.n, sh.k, act, true, sms))
-          report("wide", shape + " swiglu h" + std::to_string(wide_gemm_half(sh.n, true, sms)),
-                 time_us(s, [&](int i) { wide_gemm(x, w[i % nc], sh.n, sh.k, act, true, sms, s); }), bytes);
-      }
-      if (!ours) continue;
-      struct Config {
-        int k_tile, stages;
-        bool tma;
-      };
-      for (const Config& c : {Config{64, 8, false}, Config{128, 3, false}, Config{64, 8, true},
-                              Config{64, 6, true}, Config{128, 4, true}, Config{128, 3, true}})
-        report("skinny", shape + (c.tma ? " tma" : " cp.async") + " k" + std::to_string(c.k_tile) + " s" +
-                             std::to_string(c.stages),
-               time_us(s, [&](int i) {
-                 skinny_gemm(x, w[i % nc], sh.n, sh.k, y, ws, sms, c.stages, c.k_tile, c.tma, s);
-               }),
-               bytes);
+      if (!wide) continue;
+      if (wide_gemm_ksplit_supported(x, w[0], sh.n, sh.k, y, sms))
+        report("wide", shape + " k-split h" + std::to_string(wide_gemm_ksplit_half(sh.n, sms)),
+               time_us(s, [&](int i) { wide_gemm_ksplit(x, w[i % nc], sh.n, sh.k, y, sms, s); }), bytes);
+      Mat act = y;
+      act.cols = sh.n / 2;
+      if (wide_gemm_swiglu_supported(x, w[0], sh.n, sh.k, act, sms))
+        report("wide", shape + " swiglu h" + std::to_string(wide_gemm_swiglu_half(sh.n, sms)),
+               time_us(s, [&](int i) { wide_gemm_swiglu(x, w[i % nc], sh.n, sh.k, act, sms, s); }), bytes);
     }
 }
 
@@ -472,7 +447,7 @@ int main(int argc, char** argv) {
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   bench_gemv(s, filter);
-  bench_skinny(s, filter);
+  bench_decode_gemms(s, filter);
   bench_stream(s, filter);
   bench_stream_tma(s, filter);
   bench_rows(s, filter);

@@ -141,7 +141,7 @@ bool launch_mode(int mode, const void* w, const void* x, int64_t n, int64_t k, i
 
 bool stream_tma_read(int mode, int rows_per_tile, int panels, int splits, int packed, const void* w,
                      const void* x, int64_t n, int64_t k, uint32_t* sink, int sms, cudaStream_t s) {
-  if (!skinny_gemm_available() || mode < 0 || mode > 2) return false;
+  if (!hopper_kernels_available() || mode < 0 || mode > 2) return false;
   if (rows_per_tile == 224 && panels == 1) return launch_mode<224, 1>(mode, w, x, n, k, splits, packed, sms, sink, s);
   if (rows_per_tile == 224 && panels == 2) return launch_mode<224, 2>(mode, w, x, n, k, splits, packed, sms, sink, s);
   if (rows_per_tile == 64 && panels == 2) return launch_mode<64, 2>(mode, w, x, n, k, splits, packed, sms, sink, s);
