@@ -76,7 +76,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) 
   if (options_.graph_batch_sizes.empty()) options_.graph_batch_sizes = kDefaultBuckets;
   std::sort(options_.graph_batch_sizes.begin(), options_.graph_batch_sizes.end());
   gemm_ = std::make_unique<Gemm>();
-  set_pdl_enabled(options_.pdl);
+  launch_ = Launch{stream_, options_.pdl};
   // Switches for tuning experiments (benchmarks compare them with the defaults in one run;
   // docs/PERF.md has the figures behind each default):
   //   INFERDESK_DECODE_WAVES, INFERDESK_DECODE_MIN_KEYS: decode-attention splits (decode_splits);
@@ -244,7 +244,7 @@ void CudaBackend::upload(const HostTensor& host, bf16* dst) {
     } else {
       void* raw = static_cast<char*>(convert_scratch_) + slot * kStagingChunk;
       check_cuda(cudaMemcpyAsync(raw, pinned, len, cudaMemcpyHostToDevice, stream_), "weight upload");
-      convert_to_bf16(raw, kind, dst + off / esize, static_cast<int64_t>(len / esize), stream_);
+      convert_to_bf16(raw, kind, dst + off / esize, static_cast<int64_t>(len / esize), launch_);
     }
     check_cuda(cudaEventRecord(staging_done_[slot], stream_), "weight upload");
   }
@@ -276,7 +276,7 @@ Buffer CudaBackend::load_weight_rows(const std::vector<HostTensor>& parts, int64
 }
 
 void CudaBackend::fill_random(Tensor t, uint64_t seed, float scale) {
-  cuda::fill_random(as_mat(t), seed, scale, stream_);
+  cuda::fill_random(as_mat(t), seed, scale, launch_);
   // Random fills are how dummy weights are made: count them as weights.
   const int64_t bytes = t.rows * t.cols * static_cast<int64_t>(t.element_size());
   weight_bytes_ += bytes;

@@ -159,6 +159,7 @@ class CudaBackend : public Backend {
   CudaBackendOptions options_;
   int sm_count_ = 0;
   cudaStream_t stream_ = nullptr;
+  Launch launch_;  // the kernels' launches: on stream_, PDL as CudaBackendOptions::pdl
   std::unique_ptr<Gemm> gemm_;
   PinnedBuffer staging_[2];
   cudaEvent_t staging_done_[2] = {nullptr, nullptr};

@@ -213,7 +213,7 @@ void CudaBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize,
   cuda::moe_route(static_cast<const float*>(logits.data), logits.stride,
                   static_cast<int32_t>(logits.rows), static_cast<int32_t>(E), top_k, normalize,
                   static_cast<int32_t*>(ids.data), ids.stride, static_cast<float*>(weights.data),
-                  weights.stride, stream_);
+                  weights.stride, launch_);
 }
 
 void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
@@ -281,7 +281,7 @@ void CudaBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<
     static_cast<MoeStepArgs&>(a) = step;
     a.act = static_cast<bf16*>(moe_small_scratch_);
     a.slot_out = reinterpret_cast<float*>(static_cast<char*>(moe_small_scratch_) + act_bytes);
-    moe_experts_small(a, stream_);
+    moe_experts_small(a, launch_);
     ++moe_path_counts_.small;
     return;
   }
@@ -321,7 +321,7 @@ void CudaBackend::moe_experts_grouped(const MoeLayerTable& tbl, int64_t max_pair
   a.act = reinterpret_cast<bf16*>(base + L.act);
   a.y = reinterpret_cast<float*>(base + L.y);
   a.max_pairs = max_pairs;
-  cuda::moe_experts_grouped(a, stream_);
+  cuda::moe_experts_grouped(a, launch_);
 }
 
 void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
@@ -357,7 +357,7 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs&
     const int64_t n = std::min(chunk, T - t0);
     const MoeStepArgs part = moe_step_rows(step, t0, n);
     moe_sort_pairs(part.ids, part.ids_stride, static_cast<int32_t>(n), k, E, counts, offsets, order,
-                   position, stream_);
+                   position, launch_);
     check_cuda(cudaMemcpyAsync(host_off, offsets, (static_cast<size_t>(E) + 1) * 4,
                                cudaMemcpyDeviceToHost, stream_),
                "copying the MoE expert offsets");
@@ -365,7 +365,7 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs&
     const int32_t valid = host_off[E];  // pairs with a valid expert id (all, from moe_route)
     if (valid > 0) {
       moe_gather_pairs(part.x, order, valid, k, Mat{xs, Dt::BF16, valid, H, H},
-                       stream_);
+                       launch_);
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e];
         if (rows == 0) continue;
@@ -382,7 +382,7 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs&
         }
       }
       cuda::silu_mul(Mat{gu, Dt::F32, valid, I, 2 * I}, Mat{gu + I, Dt::F32, valid, I, 2 * I},
-                     Mat{act, Dt::BF16, valid, I, I}, stream_);
+                     Mat{act, Dt::BF16, valid, I, I}, launch_);
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e];
         if (rows == 0) continue;
@@ -391,14 +391,14 @@ void CudaBackend::moe_experts_large(const MoeLayerTable& tbl, const MoeStepArgs&
                    Mat{y + r0 * H, Dt::F32, rows, H, H}, stream_, false);
       }
     }
-    moe_combine(moe_combine_args(part, y, position), stream_);
+    moe_combine(moe_combine_args(part, y, position), launch_);
   }
 }
 
 void CudaBackend::sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) {
   settle(x);
   settle(gate);
-  cuda::sigmoid_gate_add(as_mat(out), as_mat(x), as_mat(gate), stream_);
+  cuda::sigmoid_gate_add(as_mat(out), as_mat(x), as_mat(gate), launch_);
 }
 
 void CudaBackend::init_expert_counters(int32_t num_layers, int32_t num_experts) {

@@ -21,32 +21,32 @@ const bf16* bf16_ptr(const Tensor& t, const char* what) {
 }  // namespace
 
 void CudaBackend::embed(const Tensor& table, Tensor out) {
-  embed_rows(as_mat(table), sb_.token_ids, as_mat(out), stream_);
+  embed_rows(as_mat(table), sb_.token_ids, as_mat(out), launch_);
 }
 
 void CudaBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) {
   settle(x);
-  cuda::rms_norm(as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out), stream_);
+  cuda::rms_norm(as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out), launch_);
 }
 
 void CudaBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
                                Tensor out) {
   settle(x);
   cuda::add_rms_norm(as_mat(residual), as_mat(x), bf16_ptr(w, "norm weight"), eps, as_mat(out),
-                     stream_);
+                     launch_);
 }
 
 bool CudaBackend::try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y,
                           bool swiglu, const WideNorm* norm) {
   if (!swiglu && (wide_mask_ & 8) != 0 && bias == nullptr && x.rows > kGemvMaxRows && x.rows >= wide_min_rows_ &&
       wide_gemm_ksplit_supported(x, w, n, k, y, sm_count_)) {
-    wide_gemm_ksplit(x, w, n, k, y, sm_count_, stream_, norm);
+    wide_gemm_ksplit(x, w, n, k, y, sm_count_, launch_, norm);
     return true;
   }
   if (!swiglu || (wide_mask_ & 1) == 0 || bias != nullptr || x.rows <= kGemvMaxRows || x.rows < wide_min_rows_ ||
       !wide_gemm_swiglu_supported(x, w, n, k, y, sm_count_))
     return false;
-  wide_gemm_swiglu(x, w, n, k, y, sm_count_, stream_, norm);
+  wide_gemm_swiglu(x, w, n, k, y, sm_count_, launch_, norm);
   return true;
 }
 
@@ -64,7 +64,7 @@ void CudaBackend::settle(const Tensor& t) {
   if (!deferred_.h || t.data != deferred_.h) return;
   Mat h = as_mat(t);
   h.rows = deferred_.rows;
-  wide_norm_scale_rows(h, norm_ss_, deferred_.tiles, deferred_.norm_k, deferred_.eps, stream_);
+  wide_norm_scale_rows(h, norm_ss_, deferred_.tiles, deferred_.norm_k, deferred_.eps, launch_);
   deferred_ = {};
 }
 
@@ -84,7 +84,7 @@ void CudaBackend::linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor s
     nm.ld_resid = rm.stride;
     nm.gamma = bf16_ptr(norm_w, "norm weight");
     nm.ss_out = norm_ss_;
-    wide_gemm_ksplit(xm, wp, n, k, om, sm_count_, stream_, &nm);
+    wide_gemm_ksplit(xm, wp, n, k, om, sm_count_, launch_, &nm);
     deferred_ = {out.data, out.rows, tiles, static_cast<int32_t>(n), eps};
     ++fused_norms_;
     return;
@@ -102,7 +102,7 @@ void CudaBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, T
   if (nm && try_wide(xm, wp, w.rows, w.cols, bp, ym, false, nm)) return;
   settle(x);  // otherwise scaled first if it aliases one
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w.cols % 8 == 0)
-    gemv(xm, wp, w.rows, w.cols, bp, ym, stream_);
+    gemv(xm, wp, w.rows, w.cols, bp, ym, launch_);
   else if (!try_wide(xm, wp, w.rows, w.cols, bp, ym, false))
     gemm_->run(xm, wp, w.rows, w.cols, bp, ym, stream_);
 }
@@ -113,7 +113,7 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
   if (options_.small_batch_gemv && x.rows <= kGemvMaxRows && w_gate_up.cols % 8 == 0) {
     settle(x);
     gemv_swiglu(as_mat(x), bf16_ptr(w_gate_up, "weight"), inter, w_gate_up.cols, as_mat(out),
-                stream_);
+                launch_);
     return;
   }
   const bf16* wp = bf16_ptr(w_gate_up, "weight");
@@ -125,7 +125,7 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor
   settle(x);
   gemm_->run(as_mat(x), wp, w_gate_up.rows, w_gate_up.cols, nullptr, as_mat(scratch), stream_);
   cuda::silu_mul(as_mat(scratch.col_slice(0, inter)), as_mat(scratch.col_slice(inter, inter)),
-                 as_mat(out), stream_);
+                 as_mat(out), launch_);
 }
 
 const float* CudaBackend::inv_freq_device(const RopeConfig& rope) {
@@ -175,7 +175,7 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
   a.num_kv_heads = num_kv_heads;
   a.head_dim = head_dim;
   a.block_size = kv_shape_.block_size;
-  cuda::qk_norm_rope_write_kv(a, stream_);
+  cuda::qk_norm_rope_write_kv(a, launch_);
 }
 
 void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv,
@@ -201,7 +201,7 @@ void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor
     const Mat xm = as_mat(x), ym = as_mat(qkv);
     if (gemv_qkv_rope_supported(xm, wp, w_qkv.cols, ym, r)) {
       settle(x);  // this path reads x itself (the default one's linear resolves a deferred x)
-      gemv_qkv_rope(xm, wp, w_qkv.cols, bias ? bf16_ptr(*bias, "bias") : nullptr, ym, r, stream_);
+      gemv_qkv_rope(xm, wp, w_qkv.cols, bias ? bf16_ptr(*bias, "bias") : nullptr, ym, r, launch_);
       return;
     }
   }
@@ -242,7 +242,7 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   a.sliding_window = p.sliding_window;
   num_heads_seen_ = p.num_heads;
   if (!decode_only_) {
-    paged_attention_prefill(a, stream_);
+    paged_attention_prefill(a, launch_);
     return;
   }
   a.num_splits = splits_;
@@ -254,24 +254,24 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   ensure_attention_workspace(num_seqs_, p.num_heads, p.head_dim, splits_);
   a.workspace = attn_workspace_;
   a.split_counters = static_cast<int32_t*>(split_counters_);
-  paged_attention_decode(a, stream_);
+  paged_attention_decode(a, launch_);
 }
 
 void CudaBackend::silu_mul(const Tensor& gate, const Tensor& up, Tensor out) {
   settle(gate);
   settle(up);
-  cuda::silu_mul(as_mat(gate), as_mat(up), as_mat(out), stream_);
+  cuda::silu_mul(as_mat(gate), as_mat(up), as_mat(out), launch_);
 }
 
 void CudaBackend::add(Tensor inout, const Tensor& x) {
   settle(x);
   settle(inout);
-  add_inplace(as_mat(inout), as_mat(x), stream_);
+  add_inplace(as_mat(inout), as_mat(x), launch_);
 }
 
 void CudaBackend::gather_rows(const Tensor& x, Tensor out) {
   settle(x);
-  cuda::gather_rows(as_mat(x), sb_.logit_rows, as_mat(out), stream_);
+  cuda::gather_rows(as_mat(x), sb_.logit_rows, as_mat(out), launch_);
 }
 
 void CudaBackend::to_host(const Tensor& t, float* dst) {

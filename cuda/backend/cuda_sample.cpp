@@ -123,7 +123,7 @@ void CudaBackend::sample_launch(const Tensor& logits, const std::vector<SampleRo
   a.out_logprob = reinterpret_cast<float*>(o + ps.out_tok);
   a.out_top_ids = reinterpret_cast<int32_t*>(o + ps.out_tok + ps.out_lp);
   a.out_top_logprobs = reinterpret_cast<float*>(o + ps.out_tok + ps.out_lp + out_top);
-  sample_rows(a, stream_);
+  sample_rows(a, launch_);
   if (step_timing_ && timing_step_ > 0) {
     StepEvents& e = current_step_events();
     cudaEventRecord(e.end, stream_);

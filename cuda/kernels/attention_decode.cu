@@ -305,12 +305,12 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
 }
 
 template <int D, int GC, int S>
-void launch_split_s(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
   constexpr size_t smem = DecodeTile<D, GC, S>::kSmemBytes;
   allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode",
                                                           kDecodeStaticSmemBound);
   launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC, S>, grid,
-                dim3(DecodeTile<D, GC, S>::kThreads), smem, stream, p);
+                dim3(DecodeTile<D, GC, S>::kThreads), smem, launch, p);
 }
 // The shared-memory pipeline (3 stages: 48 KB for D 128 with 4 heads per block, 4 blocks of 128
 // registers per SM) pays once the grid has many blocks; for a few blocks (batch 1) the register
@@ -324,20 +324,20 @@ constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head ch
 
 // p.a.decode_load is resolved (not Auto) by paged_attention_decode.
 template <int D, int GC>
-void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_split(const DecodeParams& p, dim3 grid, const Launch& launch) {
   switch (p.a.decode_load) {
-    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, stream); break;
-    default: launch_split_s<D, GC, 0>(p, grid, stream); break;
+    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, launch); break;
+    default: launch_split_s<D, GC, 0>(p, grid, launch); break;
   }
 }
 
 template <int D>
-void launch_split_d(const DecodeParams& p, int gc, dim3 grid, cudaStream_t stream) {
+void launch_split_d(const DecodeParams& p, int gc, dim3 grid, const Launch& launch) {
   switch (gc) {
-    case 1: launch_split<D, 1>(p, grid, stream); break;
-    case 2: launch_split<D, 2>(p, grid, stream); break;
-    case 4: launch_split<D, 4>(p, grid, stream); break;
-    default: launch_split<D, 8>(p, grid, stream); break;
+    case 1: launch_split<D, 1>(p, grid, launch); break;
+    case 2: launch_split<D, 2>(p, grid, launch); break;
+    case 4: launch_split<D, 4>(p, grid, launch); break;
+    default: launch_split<D, 8>(p, grid, launch); break;
   }
 }
 
@@ -350,7 +350,7 @@ size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_
   return partial_out_bytes(num_seqs, num_heads, head_dim, num_splits) + lse;
 }
 
-void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
+void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   check_attention_args(a, "paged_attention_decode");
   if (a.num_seqs <= 0) return;
   if (a.num_splits < 1 || a.num_splits > kMaxSplits)
@@ -413,14 +413,14 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks),
                   static_cast<unsigned>(a.num_splits), static_cast<unsigned>(a.num_seqs));
   if (p.a.decode_load == DecodeLoad::Mma) {
-    launch_decode_mma(p, grid, stream);
+    launch_decode_mma(p, grid, launch);
     return;
   }
   switch (a.head_dim) {
-    case 32: launch_split_d<32>(p, gc, grid, stream); break;
-    case 64: launch_split_d<64>(p, gc, grid, stream); break;
-    case 128: launch_split_d<128>(p, gc, grid, stream); break;
-    default: launch_split_d<256>(p, gc, grid, stream); break;
+    case 32: launch_split_d<32>(p, gc, grid, launch); break;
+    case 64: launch_split_d<64>(p, gc, grid, launch); break;
+    case 128: launch_split_d<128>(p, gc, grid, launch); break;
+    default: launch_split_d<256>(p, gc, grid, launch); break;
   }
 }
 

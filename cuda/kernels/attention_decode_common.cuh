@@ -193,6 +193,6 @@ __device__ __forceinline__ void finish_decode_block(const DecodeParams& p, const
 // split kernel's.
 constexpr int32_t kDecodeMmaMaxHeads = 16;
 bool decode_mma_supported(const DecodeParams& p);
-void launch_decode_mma(const DecodeParams& p, dim3 grid, cudaStream_t stream);
+void launch_decode_mma(const DecodeParams& p, dim3 grid, const Launch& launch);
 
 }  // namespace inferdesk::cuda::attn

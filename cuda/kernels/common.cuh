@@ -130,21 +130,21 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 #endif
 }
 
-// Launches `kernel` on `stream` through cudaLaunchKernelEx, with the attribute
-// cudaLaunchAttributeProgrammaticStreamSerialization = 1 when pdl_enabled() (kernels.h), a plain
+// Launches `kernel` on launch.stream through cudaLaunchKernelEx, with the attribute
+// cudaLaunchAttributeProgrammaticStreamSerialization = 1 when uses_pdl(launch) (launch.h), a plain
 // stream-ordered launch otherwise; throws Error(Internal) naming `what` on a launch error.
 // Arguments are converted to the kernel's parameter types.
 template <typename... KArgs, typename... Args>
 void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
-                   cudaStream_t stream, Args... args) {
+                   const Launch& launch, Args... args) {
   static_assert(sizeof...(KArgs) == sizeof...(Args), "launch_kernel: wrong number of kernel arguments");
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
+  cfg.stream = launch.stream;
   cudaLaunchAttribute attr[1];
-  if (pdl_enabled()) {
+  if (uses_pdl(launch)) {
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;

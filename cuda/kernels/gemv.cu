@@ -335,18 +335,18 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
 }
 
 template <int kMats, typename TY, int kW>
-void launch_mma(const char* what, bool x_vec, unsigned blocks, cudaStream_t stream, const bf16* xp,
+void launch_mma(const char* what, bool x_vec, unsigned blocks, const Launch& launch, const bf16* xp,
                 int64_t x_stride, int M, const bf16* w, int64_t mat_rows, int64_t k,
                 const bf16* bias, TY* yp, int64_t y_stride) {
   launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY, kW> : gemv_mma_kernel<kMats, false, TY, kW>,
-                dim3(blocks), dim3(kW * 32), 0, stream, xp, x_stride, M, w, mat_rows, k, bias, yp,
+                dim3(blocks), dim3(kW * 32), 0, launch, xp, x_stride, M, w, mat_rows, k, bias, yp,
                 y_stride, GemvRope{});
 }
 
 // warps: of the tensor-core kernel, 4 or 8 (0: by shape).
 template <int kMats, typename TY>
 void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k,
-                 const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
+                 const bf16* bias, const Mat& y, int warps, const Launch& launch) {
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<TY*>(y.data);
   const int M = static_cast<int>(x.rows);
@@ -362,15 +362,15 @@ void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows
               : kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps : 8;
     if constexpr (kMats == 1) {  // (the SwiGLU GEMV always has 8)
       if (warps == 4)
-        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k,
+        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k,
                                         bias, yp, y.stride);
     }
-    launch_mma<kMats, TY, 8>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k, bias, yp,
+    launch_mma<kMats, TY, 8>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k, bias, yp,
                              y.stride);
   } else {
     const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
     launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0,
-                  stream, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+                  launch, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
   }
 }
 
@@ -388,32 +388,32 @@ void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, c
 
 template <int kMats>
 void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k,
-              const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
+              const bf16* bias, const Mat& y, int warps, const Launch& launch) {
   check_shapes(what, x, rows_out, k, y);
   if (warps != 0 && warps != 4 && warps != 8)
     unsupported_config(std::string(what) + ": " + std::to_string(warps) + " warps per block");
   if (x.rows <= 0 || rows_out <= 0) return;
   if (y.dt == Dt::F32)
-    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, warps, stream);
+    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, warps, launch);
   else
-    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, warps, stream);
+    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, warps, launch);
 }
 
 }  // namespace
 
 void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-          cudaStream_t stream) {
-  run_gemv<1>("gemv", x, w, n, k, bias, y, 0, stream);
+          const Launch& launch) {
+  run_gemv<1>("gemv", x, w, n, k, bias, y, 0, launch);
 }
 
 void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, cudaStream_t stream) {
-  run_gemv<1>("gemv", x, w, n, k, bias, y, warps, stream);
+                     const bf16* bias, Mat y, const Launch& launch) {
+  run_gemv<1>("gemv", x, w, n, k, bias, y, warps, launch);
 }
 
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
-                 cudaStream_t stream) {
-  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, stream);
+                 const Launch& launch) {
+  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, launch);
 }
 
 bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y,
@@ -429,7 +429,7 @@ bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& 
 }
 
 void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
-                   const GemvRope& r, cudaStream_t stream) {
+                   const GemvRope& r, const Launch& launch) {
   if (!gemv_qkv_rope_supported(x, w, k, y, r))
     unsupported_config("gemv_qkv_rope: shapes, alignment or head_dim " + std::to_string(r.head_dim) +
                        " not supported");
@@ -439,7 +439,7 @@ void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat
   auto* yp = static_cast<bf16*>(y.data);
   // x rows 16-byte aligned (checked): the vector x loads.
   launch_kernel("gemv_qkv_rope", gemv_mma_kernel<1, true, bf16, 8, true>, dim3(blocks), dim3(8 * 32),
-                0, stream, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
+                0, launch, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
 }
 
 }  // namespace inferdesk::cuda

@@ -10,6 +10,6 @@ namespace inferdesk::cuda {
 // Throws Error(Internal) for another count. The fallback kernel (unaligned W, K % 8 != 0) is
 // unaffected.
 void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, cudaStream_t stream);
+                     const bf16* bias, Mat y, const Launch& launch);
 
 }  // namespace inferdesk::cuda

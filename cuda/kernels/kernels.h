@@ -1,7 +1,7 @@
 // Launchers of the CUDA backend's kernels: the contract between cuda/backend (which owns memory,
-// streams and CUDA graphs) and the kernel files in cuda/kernels. Every launcher only enqueues work
-// on `stream` (no allocation, no synchronisation, no host reads of device data), so every one of
-// them may be captured in a CUDA graph. Sizes are validated by the caller; launchers throw
+// streams and CUDA graphs) and the kernel files in cuda/kernels. Every launcher takes a Launch
+// (launch.h) and only enqueues work on launch.stream (no allocation, no synchronisation, no host
+// reads of device data), so every one of them may be captured in a CUDA graph. Sizes are validated by the caller; launchers throw
 // inferdesk::Error(Internal) only for a configuration they do not implement (e.g. a head_dim
 // without an instantiation) and for launch errors.
 //
@@ -22,18 +22,13 @@
 
 #include <cstdint>
 
+#include "cuda/kernels/launch.h"
+
 namespace inferdesk::cuda {
 
 using bf16 = __nv_bfloat16;
 
 enum class Dt : int32_t { F32 = 0, BF16 = 1 };
-
-// Programmatic dependent launch (process-wide): when on, the forward-pass kernels are launched so
-// that a kernel may be scheduled (and prefetch weights) while its predecessor on the stream drains.
-// Default on; it only takes effect on devices of compute capability >= 9.0 (pdl_enabled() reports
-// whether launches on the current device use it). Set it before capturing CUDA graphs.
-void set_pdl_enabled(bool on);
-bool pdl_enabled();
 
 // A strided 2-D device matrix of F32 or BF16.
 struct Mat {
@@ -47,31 +42,31 @@ struct Mat {
 // ---------------------------------------------------------------- elementwise (elementwise.cu)
 
 // out[i, :] = table[token_ids[i], :] for i < rows(out). table BF16 [V, H]; out F32 or BF16.
-void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, cudaStream_t stream);
+void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, const Launch& launch);
 
 // out = x / sqrt(mean(x^2) + eps) * w, row-wise. x, out F32 or BF16 (may alias); w BF16 [1, cols].
-void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stream);
+void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, const Launch& launch);
 
 // residual += x; out = rms_norm(residual) * w. residual F32; x, out BF16 (or F32).
 void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
-                  cudaStream_t stream);
+                  const Launch& launch);
 
 // out = silu(gate) * up, all BF16 [T, I] (strided).
-void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream);
+void silu_mul(const Mat& gate, const Mat& up, Mat out, const Launch& launch);
 
 // inout += x (any F32/BF16 combination, same shape).
-void add_inplace(Mat inout, const Mat& x, cudaStream_t stream);
+void add_inplace(Mat inout, const Mat& x, const Launch& launch);
 
 // out[j, :] = x[rows_idx[j], :] for j < rows(out); x/out F32 or BF16.
-void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream);
+void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, const Launch& launch);
 
 // Uniform values in [-scale, scale] from a counter-based hash of (seed, element index); the same
 // seed gives the same values whatever the launch configuration.
-void fill_random(Mat t, uint64_t seed, float scale, cudaStream_t stream);
+void fill_random(Mat t, uint64_t seed, float scale, const Launch& launch);
 
 // dst (BF16, contiguous n elements) = convert(src) where src is `n` contiguous elements of
 // F32 (src_kind 0), BF16 (1) or F16 (2) already in device memory.
-void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n, cudaStream_t stream);
+void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n, const Launch& launch);
 
 // ------------------------------------------------------------ rope + KV write (rope_kv.cu)
 
@@ -98,7 +93,7 @@ struct RopeKvArgs {
 // embedding of q and k in place (angle = position * inv_freq[i], computed in F32), then K (rotated)
 // and V written into the cache at slot_mapping. Same maths as the CPU backend's rms_norm + rope +
 // write_kv.
-void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream);
+void qk_norm_rope_write_kv(const RopeKvArgs& a, const Launch& launch);
 
 // ---------------------------------------------------- wide GEMM (sm90a/wide_gemm.cu, Hopper)
 
@@ -130,7 +125,7 @@ struct WideNorm {
 constexpr int32_t kWideNormRows = 64;
 // A WideNorm's scaling done by itself (elementwise.cu), for a consumer that is not a wide GEMM:
 // h [M <= 64, K] BF16 rows *= the consumer's scale (the same partials in the same order).
-void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, cudaStream_t stream);
+void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, const Launch& launch);
 
 // Decode-batch SwiGLU GEMM: y[M, N / 2] = silu(x @ Wg^T) * (x @ Wu^T) where W stacks Wg [N / 2, K]
 // over Wu. Every block owns whole output tiles (H gate and H up rows) over the whole K, a single
@@ -140,7 +135,7 @@ void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k,
 // gives a grid of 3/4 to 1 wave). norm: the consumer half of a WideNorm (ss_in).
 int32_t wide_gemm_swiglu_half(int64_t n, int32_t sms);
 bool wide_gemm_swiglu_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms);
-void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
                       const WideNorm* norm = nullptr);
 // Decode-batch GEMM y[M, N] = x[M, K] @ W[N, K]^T with each tile's K split over the two blocks of a
 // cluster (each block receives the other's sums of one warpgroup's rows in its shared memory and
@@ -151,7 +146,7 @@ void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, 
 int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms);
 int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms);
 bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms);
-void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
                       const WideNorm* norm = nullptr);
 
 // ----------------------------------------------------------------- attention (attention_*.cu)
@@ -222,10 +217,10 @@ struct PagedAttentionArgs {
 };
 // Causal attention for any mix of query lengths (prefill chunks attending to earlier cached
 // blocks, and decode rows), FlashAttention-2 style online softmax, GQA. head_dim 32/64/128/256.
-void paged_attention_prefill(const PagedAttentionArgs& a, cudaStream_t stream);
+void paged_attention_prefill(const PagedAttentionArgs& a, const Launch& launch);
 // Decode only (every query_len is 1 or the sequence is padding): one thread block per
 // (sequence, kv head, split) serving all query heads of the group, 16-byte loads.
-void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream);
+void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch);
 size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                               int32_t num_splits);
 
@@ -266,7 +261,7 @@ struct SampleArgs {
   int32_t* out_top_ids = nullptr;            // device [rows, kMaxTopLogprobs]
   float* out_top_logprobs = nullptr;         // device [rows, kMaxTopLogprobs]
 };
-void sample_rows(const SampleArgs& a, cudaStream_t stream);
+void sample_rows(const SampleArgs& a, const Launch& launch);
 size_t sample_workspace_bytes(int32_t rows, int32_t vocab);
 
 // ----------------------------------------------------------------------- GEMV (gemv.cu)
@@ -275,11 +270,11 @@ size_t sample_workspace_bytes(int32_t rows, int32_t vocab);
 // [N, K] contiguous, x BF16 [M, K], y BF16 or F32 [M, N]; bias BF16 [N] or null.
 constexpr int32_t kGemvMaxRows = 8;
 void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-          cudaStream_t stream);
+          const Launch& launch);
 // Same with the SwiGLU epilogue: W stacks gate [I, K] over up [I, K]; out[m, i] =
 // silu(x.gate_i) * (x.up_i), BF16 [M, I].
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
-                 cudaStream_t stream);
+                 const Launch& launch);
 // The fused q|k|v projection for decode rows (<= kGemvMaxRows) with qk_norm_rope_write_kv's work
 // (without per-head norms) in its epilogue: y = x @ W^T (+ bias) with W [(Hq + 2 Hk) D, K], q and k
 // heads rotated (rotate_half over the whole head, angle position * inv_freq[i] in F32, times
@@ -299,7 +294,7 @@ struct GemvRope {
 bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y, const GemvRope& r);
 // Throws Error(Unsupported) where gemv_qkv_rope_supported is false.
 void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
-                   const GemvRope& r, cudaStream_t stream);
+                   const GemvRope& r, const Launch& launch);
 
 // ---------------------------------------------------------- mixture of experts (moe.cu)
 //
@@ -312,7 +307,7 @@ void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat
 // 1 when `normalize`. Same maths as CpuBackend::moe_route; one thread block per token. E <= 8192.
 void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts,
                int32_t top_k, bool normalize, int32_t* ids, int64_t ids_stride, float* weights,
-               int64_t weights_stride, cudaStream_t stream);
+               int64_t weights_stride, const Launch& launch);
 
 // The experts of one layer as device arrays of num_experts device pointers (built by the backend
 // once per layer): gate[e] and up[e] BF16 [inter, hidden] contiguous, down[e] BF16 [hidden, inter].
@@ -353,7 +348,7 @@ struct MoeSmallArgs : MoeStepArgs {
   bf16* act = nullptr;       // scratch [T * top_k, inter], contiguous
   float* slot_out = nullptr; // scratch [T * top_k, hidden], contiguous
 };
-void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream);
+void moe_experts_small(const MoeSmallArgs& a, const Launch& launch);
 
 // The grouped expert path (medium batches, moe_grouped.cu): the T * top_k pairs stably sorted by
 // expert on the device (moe_sort_pairs, into counts/offsets/order/position), then a gate/up kernel
@@ -375,7 +370,7 @@ struct MoeGroupedArgs : MoeStepArgs {
   float* y = nullptr;           // scratch [max_pairs, hidden], contiguous
   int64_t max_pairs = 0;
 };
-void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream);
+void moe_experts_grouped(const MoeGroupedArgs& a, const Launch& launch);
 
 // Large batches (the backend runs the expert GEMMs itself between these):
 // Stable sort of the T * top_k pairs by expert: counts[e], offsets[e] (exclusive prefix sum,
@@ -384,10 +379,10 @@ void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream);
 // invalid id). Integer work only: the result does not depend on scheduling.
 void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k,
                     int32_t num_experts, int32_t* counts, int32_t* offsets, int32_t* order,
-                    int32_t* position, cudaStream_t stream);
+                    int32_t* position, const Launch& launch);
 // xs[i] = x[order[i] / top_k] for i < pairs (x, xs BF16).
 void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs,
-                      cudaStream_t stream);
+                      const Launch& launch);
 
 // out[t] = sum over j = 0, 1, ..., top_k - 1 (in that order, F32) of weights[t, j] *
 // y[row(t * top_k + j)], where row(p) = position ? position[p] : p; out F32 or BF16. When counters
@@ -406,11 +401,11 @@ struct MoeCombineArgs {
   unsigned long long* counters = nullptr;  // this layer's [num_experts], or null
   const int32_t* row_slots = nullptr;
 };
-void moe_combine(const MoeCombineArgs& a, cudaStream_t stream);
+void moe_combine(const MoeCombineArgs& a, const Launch& launch);
 // The combine of a step's expert outputs y: pair p's row of y is position[p] (null: p).
 MoeCombineArgs moe_combine_args(const MoeStepArgs& a, const float* y, const int32_t* position);
 
 // out[t, :] += sigmoid(gate[t, 0]) * x[t, :] (Qwen2-MoE shared expert). out, x F32 or BF16 of the
 // same shape; gate F32 or BF16 [T, >= 1].
-void sigmoid_gate_add(Mat out, const Mat& x, const Mat& gate, cudaStream_t stream);
+void sigmoid_gate_add(Mat out, const Mat& x, const Mat& gate, const Launch& launch);
 }  // namespace inferdesk::cuda

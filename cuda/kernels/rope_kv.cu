@@ -222,17 +222,17 @@ bool vec_path_ok(const RopeKvArgs& a) {
 }
 
 template <int D>
-void launch_vec(const RopeKvArgs& a, cudaStream_t stream) {
+void launch_vec(const RopeKvArgs& a, const Launch& launch) {
   constexpr int kHeadsPerBlock = kVecThreads / (D / 8);
   const int heads = a.num_q_heads + a.num_kv_heads;
   const dim3 grid(static_cast<unsigned>(a.num_tokens),
                   static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock));
-  launch_kernel("qk_norm_rope_write_kv", rope_kv_vec_kernel<D>, grid, dim3(kVecThreads), 0, stream, a);
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_vec_kernel<D>, grid, dim3(kVecThreads), 0, launch, a);
 }
 
 }  // namespace
 
-void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
+void qk_norm_rope_write_kv(const RopeKvArgs& a, const Launch& launch) {
   if (a.num_tokens <= 0 || a.num_q_heads + a.num_kv_heads <= 0) return;
   if (a.head_dim <= 0 || a.head_dim > 1024)
     unsupported_config("qk_norm_rope_write_kv: head_dim " + std::to_string(a.head_dim));
@@ -246,10 +246,10 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
     unsupported_config("qk_norm_rope_write_kv: block_size " + std::to_string(a.block_size));
   if (vec_path_ok(a)) {
     switch (a.head_dim) {
-      case 32: return launch_vec<32>(a, stream);
-      case 64: return launch_vec<64>(a, stream);
-      case 128: return launch_vec<128>(a, stream);
-      case 256: return launch_vec<256>(a, stream);
+      case 32: return launch_vec<32>(a, launch);
+      case 64: return launch_vec<64>(a, launch);
+      case 128: return launch_vec<128>(a, launch);
+      case 256: return launch_vec<256>(a, launch);
       default: break;
     }
   }
@@ -257,7 +257,7 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.num_tokens), static_cast<unsigned>((heads + kWarps - 1) / kWarps));
   const size_t smem = sizeof(float) * (static_cast<size_t>(a.rotary_dim) +
                                        static_cast<size_t>(kWarps) * static_cast<size_t>(a.head_dim));
-  launch_kernel("qk_norm_rope_write_kv", rope_kv_kernel, grid, dim3(kWarps * 32), smem, stream, a);
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_kernel, grid, dim3(kWarps * 32), smem, launch, a);
 }
 
 }  // namespace inferdesk::cuda

@@ -437,7 +437,7 @@ constexpr int kSplits = 2;
 
 template <int H, int P, int KS = 1, bool A = false>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
-                 cudaStream_t stream, const WideNorm* norm = nullptr) {
+                 const Launch& launch, const WideNorm* norm = nullptr) {
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
   allow_dynamic_smem<wide_gemm_kernel<H, P, KS, A>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
@@ -457,7 +457,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(kWideThreads);
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
+  cfg.stream = launch.stream;
   cudaLaunchAttribute attr[2];
   unsigned na = 0;
   if (KS > 1) {
@@ -467,7 +467,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
     attr[na].val.clusterDim.z = 1;
     ++na;
   }
-  if (pdl_enabled()) {
+  if (uses_pdl(launch)) {
     attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[na].val.programmaticStreamSerializationAllowed = 1;
     ++na;
@@ -505,11 +505,11 @@ int max_ksplit_clusters() {
 // The SwiGLU form's stages: two adjacent 64-k panels (A) where K allows, else one.
 template <int H>
 void launch_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int64_t blocks,
-                   cudaStream_t stream, const WideNorm* norm) {
+                   const Launch& launch, const WideNorm* norm) {
   if ((k / kPanelK) % 2 == 0 && n % 16 == 0)
-    launch_wide<H, 2, 1, true>(x, w, n, k, y, true, blocks, stream, norm);
+    launch_wide<H, 2, 1, true>(x, w, n, k, y, true, blocks, launch, norm);
   else
-    launch_wide<H, 1>(x, w, n, k, y, true, blocks, stream, norm);
+    launch_wide<H, 1>(x, w, n, k, y, true, blocks, launch, norm);
 }
 
 // The operands every form needs (the device, BF16 x and y, M <= 64, K a positive multiple of 64,
@@ -561,7 +561,7 @@ int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms) {
   return h > 0 ? static_cast<int32_t>(n / (2 * h)) : 0;
 }
 
-void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
                       const WideNorm* norm) {
   if (!wide_gemm_ksplit_supported(x, w, n, k, y, sms))
     unsupported_config("wide_gemm_ksplit: shape, dtype, alignment or clusters (check wide_gemm_ksplit_supported)");
@@ -572,12 +572,12 @@ void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, 
   const int h = wide_gemm_ksplit_half(n, sms);
   const int64_t blocks = kSplits * n / (2 * h);
   if (h == 32)
-    launch_wide<32, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
+    launch_wide<32, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, launch, norm);
   else
-    launch_wide<48, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
+    launch_wide<48, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, launch, norm);
 }
 
-void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
                       const WideNorm* norm) {
   if (norm && (norm->resid || !norm->ss_in)) unsupported_config("wide_gemm_swiglu: only a WideNorm consumer");
   if (!wide_gemm_swiglu_supported(x, w, n, k, y, sms))
@@ -585,10 +585,10 @@ void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, 
   const int h = wide_gemm_swiglu_half(n, sms);
   const int64_t blocks = n / 2 / h;
   switch (h) {
-    case 16: launch_swiglu<16>(x, w, n, k, y, blocks, stream, norm); break;
-    case 24: launch_swiglu<24>(x, w, n, k, y, blocks, stream, norm); break;
-    case 64: launch_swiglu<64>(x, w, n, k, y, blocks, stream, norm); break;
-    default: launch_swiglu<112>(x, w, n, k, y, blocks, stream, norm); break;
+    case 16: launch_swiglu<16>(x, w, n, k, y, blocks, launch, norm); break;
+    case 24: launch_swiglu<24>(x, w, n, k, y, blocks, launch, norm); break;
+    case 64: launch_swiglu<64>(x, w, n, k, y, blocks, launch, norm); break;
+    default: launch_swiglu<112>(x, w, n, k, y, blocks, launch, norm); break;
   }
 }
 

@@ -400,9 +400,9 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
     dev.args.large_grid_load = large_load;
     dev.args.max_heads_per_block = heads;
     if (kernel == Kernel::Decode)
-      cuda::paged_attention_decode(dev.args, nullptr);
+      cuda::paged_attention_decode(dev.args, test_launch());
     else
-      cuda::paged_attention_prefill(dev.args, nullptr);
+      cuda::paged_attention_prefill(dev.args, test_launch());
     const cudaError_t sync = cudaDeviceSynchronize();
     ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
     const cudaError_t last = cudaGetLastError();

@@ -134,7 +134,7 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   DeviceAttn dev;
   make_device(d, dev);
   set_splits(dev, 7);
-  cuda::paged_attention_prefill(dev.args, nullptr);
+  cuda::paged_attention_prefill(dev.args, test_launch());
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
@@ -142,7 +142,7 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
     SCOPED_TRACE(std::string("K/V ") + load_name(load));
     dev.out.poison();
     dev.args.decode_load = load;
-    cuda::paged_attention_decode(dev.args, nullptr);
+    cuda::paged_attention_decode(dev.args, test_launch());
     CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel";
     // Both are F32 inside (prefill rounds P to bf16 too) and round the output once to bf16.
@@ -172,7 +172,7 @@ void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  cuda::paged_attention_decode(dev.args, stream);
+  cuda::paged_attention_decode(dev.args, test_launch(stream));
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
 

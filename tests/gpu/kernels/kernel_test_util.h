@@ -247,16 +247,6 @@ class Stream {
   cudaStream_t s_ = nullptr;
 };
 
-// Sets the process-wide programmatic-dependent-launch switch for a scope; back to the default
-// (on) after it.
-class PdlScope {
- public:
-  explicit PdlScope(bool on) { cuda::set_pdl_enabled(on); }
-  ~PdlScope() { cuda::set_pdl_enabled(true); }
-  PdlScope(const PdlScope&) = delete;
-  PdlScope& operator=(const PdlScope&) = delete;
-};
-
 // The launches `enqueue(s)` makes, captured into a CUDA graph in global mode (where an allocation
 // or a synchronisation inside would break the capture) and instantiated.
 class CapturedGraph {

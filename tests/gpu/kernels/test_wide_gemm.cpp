@@ -59,7 +59,7 @@ std::vector<float> run_wide(const WideCase& c, const std::vector<float>& x, cons
   Mat ym = y.mat();
   ym.rows = c.M;
   EXPECT_TRUE(k::wide_gemm_swiglu_supported(dx.mat(), dw.get(), c.N, c.K, ym, c.sms));
-  k::wide_gemm_swiglu(dx.mat(), dw.get(), c.N, c.K, ym, c.sms, nullptr);
+  k::wide_gemm_swiglu(dx.mat(), dw.get(), c.N, c.K, ym, c.sms, test_launch());
   sync_ok();
   const std::vector<float> got = y.download();
   const std::vector<float> rows(got.begin(), got.begin() + c.M * cols);
@@ -88,7 +88,7 @@ void run_ksplit(int M, int64_t N, int64_t K, int sms, int expect_h) {
   Mat ym = y.mat();
   ym.rows = M;
   ASSERT_TRUE(k::wide_gemm_ksplit_supported(dx.mat(), dw.get(), N, K, ym, sms));
-  k::wide_gemm_ksplit(dx.mat(), dw.get(), N, K, ym, sms, nullptr);
+  k::wide_gemm_ksplit(dx.mat(), dw.get(), N, K, ym, sms, test_launch());
   sync_ok();
   const std::vector<float> got = y.download();
   EXPECT_LT(normalised_error(std::vector<float>(got.begin(), got.begin() + M * N), want), kTolBf16);
@@ -153,8 +153,8 @@ TEST(GpuWideGemm, InsideAGraph) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   {
     CapturedGraph g(s, [&](cudaStream_t st) {
-      k::wide_gemm_ksplit(dx.mat(), dw1.get(), N1, K, y1.mat(), 8, st);
-      k::wide_gemm_swiglu(dx.mat(), dw2.get(), N2, K, y2.mat(), 2, st);
+      k::wide_gemm_ksplit(dx.mat(), dw1.get(), N1, K, y1.mat(), 8, test_launch(st));
+      k::wide_gemm_swiglu(dx.mat(), dw2.get(), N2, K, y2.mat(), 2, test_launch(st));
     });
     for (int r = 0; r < 2; ++r) g.launch(s);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -205,7 +205,7 @@ TEST(GpuWideGemm, NormSplitAcrossProducerAndConsumers) {
     prod.gamma = dg.get();
     prod.ss_out = ss.get();
     ASSERT_EQ(k::wide_gemm_ksplit_tiles(N, sms), 4);
-    k::wide_gemm_ksplit(dx.mat(), dw1.get(), N, K, dh.mat(), sms, nullptr, &prod);
+    k::wide_gemm_ksplit(dx.mat(), dw1.get(), N, K, dh.mat(), sms, test_launch(), &prod);
     sync_ok();
     EXPECT_LT(normalised_error(dres.download(), want_resid), 1e-3) << "residual";
     EXPECT_EQ(dres.damaged_padding(), 0);
@@ -214,14 +214,14 @@ TEST(GpuWideGemm, NormSplitAcrossProducerAndConsumers) {
     cons.ss_tiles = 4;
     cons.norm_k = static_cast<int32_t>(N);
     cons.eps = eps;
-    k::wide_gemm_ksplit(dh.mat(), dw2.get(), N2, N, d2.mat(), 8, nullptr, &cons);
-    k::wide_gemm_swiglu(dh.mat(), dw3.get(), N3, N, d3.mat(), 2, nullptr, &cons);
+    k::wide_gemm_ksplit(dh.mat(), dw2.get(), N2, N, d2.mat(), 8, test_launch(), &cons);
+    k::wide_gemm_swiglu(dh.mat(), dw3.get(), N3, N, d3.mat(), 2, test_launch(), &cons);
     sync_ok();
     EXPECT_LT(normalised_error(d2.download(), round_bf16(want2)), kTolBf16) << "k-split consumer";
     EXPECT_LT(normalised_error(d3.download(), round_bf16(want3)), kTolBf16) << "SwiGLU consumer";
     // The scale alone, in place.
     dh2.upload(dh.download());
-    k::wide_norm_scale_rows(dh2.mat(), ss.get(), 4, static_cast<int32_t>(N), eps, nullptr);
+    k::wide_norm_scale_rows(dh2.mat(), ss.get(), 4, static_cast<int32_t>(N), eps, test_launch());
     sync_ok();
     EXPECT_LT(normalised_error(dh2.download(), round_bf16(want_h)), kTolBf16) << "wide_norm_scale_rows";
   }
@@ -245,9 +245,9 @@ TEST(GpuWideGemm, TileWidthsAndRejects) {
   EXPECT_FALSE(k::wide_gemm_swiglu_supported(x2.mat(), w.get(), 256, 64, yw.mat(), 8));  // y is N / 2 wide
   DevMatrix yf(Dt::F32, 8, 128);
   EXPECT_FALSE(k::wide_gemm_swiglu_supported(x2.mat(), w.get(), 256, 64, yf.mat(), 8));  // F32 y
-  EXPECT_THROW(k::wide_gemm_swiglu(x.mat(), w.get(), 256, 64, y.mat(), 8, nullptr), Error);
+  EXPECT_THROW(k::wide_gemm_swiglu(x.mat(), w.get(), 256, 64, y.mat(), 8, test_launch()), Error);
   const k::WideNorm no_consumer;  // neither ss_in nor a producer's residual
-  EXPECT_THROW(k::wide_gemm_swiglu(x2.mat(), w.get(), 256, 64, yh.mat(), 8, nullptr, &no_consumer), Error);
+  EXPECT_THROW(k::wide_gemm_swiglu(x2.mat(), w.get(), 256, 64, yh.mat(), 8, test_launch(), &no_consumer), Error);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ class GpuBatch {
     a.out_logprob = logprob_.get();
     a.out_top_ids = top_ids_.get();
     a.out_top_logprobs = top_lp_.get();
-    cuda::sample_rows(a, stream);
+    cuda::sample_rows(a, test_launch(stream));
     cuda_check(cudaStreamSynchronize(stream), "sample_rows");
     const auto tok = token_.download();
     const auto lp = logprob_.download();
