@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
       const int key = it_base + u * C::kKeysPerLoad + lg;
       const bool valid = key >= lo && key < end;
       float k[8];
-      unpack8(kr[u], k);
+      unpack_bf16x8(kr[u], k);
 #pragma unroll
       for (int h = 0; h < GC; ++h) {
         float d = 0.0f;
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
         const float pu = fast_exp2(sc[u][h] - m_use);
         l[h] += pu;
         float v[8];
-        unpack8(vr[u], v);
+        unpack_bf16x8(vr[u], v);
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc[h][i] = fmaf(pu, v[i], acc[h][i]);
       }

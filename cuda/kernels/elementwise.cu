@@ -19,6 +19,7 @@
 
 #include "core/util/splitmix.h"
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/device_math.cuh"
 
 namespace inferdesk::cuda {
 namespace {
@@ -27,19 +28,6 @@ constexpr int kThreads = 256;
 constexpr int kChunk = 8;              // elements per chunk
 constexpr int64_t kWarpRowMaxCols = 1024;  // rms_norm: one warp per row up to this width
 constexpr int kNormWarpsPerBlock = 4;
-
-// ------------------------------------------------------------------ typed scalar conversions
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16(v); }
 
 // 8 consecutive elements starting at p. vec: whole chunk with 16-byte accesses (alignment checked
 // by the launcher); else n <= 8 scalar accesses (missing elements read as 0).
@@ -55,11 +43,11 @@ __device__ __forceinline__ void load8(const T* p, int n, bool vec, float (&v)[kC
       alignas(16) T e[kChunk];
       *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(p);
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) v[i] = to_f(e[i]);
+      for (int i = 0; i < kChunk; ++i) v[i] = to_float(e[i]);
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) v[i] = i < n ? to_f(p[i]) : 0.0f;
+    for (int i = 0; i < kChunk; ++i) v[i] = i < n ? to_float(p[i]) : 0.0f;
   }
 }
 
@@ -72,13 +60,13 @@ __device__ __forceinline__ void store8(T* p, int n, bool vec, const float (&v)[k
     } else {
       alignas(16) T e[kChunk];
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) e[i] = from_f<T>(v[i]);
+      for (int i = 0; i < kChunk; ++i) e[i] = from_float<T>(v[i]);
       *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(e);
     }
   } else {
 #pragma unroll
     for (int i = 0; i < kChunk; ++i)
-      if (i < n) p[i] = from_f<T>(v[i]);
+      if (i < n) p[i] = from_float<T>(v[i]);
   }
 }
 
@@ -156,7 +144,7 @@ struct BinaryOp {
 };
 
 struct SiluMulF {
-  __device__ static float apply(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+  __device__ static float apply(float g, float u) { return silu(g) * u; }
 };
 struct AddF {
   __device__ static float apply(float a, float b) { return a + b; }
@@ -217,7 +205,7 @@ struct NormScaleOp {
   float eps;
   bool vec;
   __device__ void operator()(int64_t r, int64_t c0, int n) const {
-    const float s = rsqrtf(wide_norm_row_sum(ss, tiles, static_cast<int>(r)) / static_cast<float>(norm_k) + eps);
+    const float s = rms_scale(wide_norm_row_sum(ss, tiles, static_cast<int>(r)), static_cast<float>(norm_k), eps);
     const bool v8 = vec && n == kChunk;
     float v[kChunk];
     load8(h + r * stride + c0, n, v8, v);
@@ -363,7 +351,7 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
     ss = warp_sum(ss);
   else
     ss = block_sum(ss, sh);
-  const float inv = 1.0f / sqrtf(ss / static_cast<float>(cols) + eps);
+  const float inv = rms_scale(ss, static_cast<float>(cols), eps);
 #pragma unroll
   for (int j = 0; j < kRegChunks; ++j) {
     const int n = reg_n(j);

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/gemv_tuning.h"
 #include "cuda/kernels/mma_stream.cuh"
 
@@ -115,8 +116,6 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][4], const Batch<U, k
     for (int m = 0; m < kMats; ++m) mma_chunk(c[m], bt.a[u][m][0], bt.a[u][m][1], bt.b[u]);
 }
 
-__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
-
 template <typename TY>
 __device__ __forceinline__ void store_y(TY* p, float v) {
   if constexpr (sizeof(TY) == 4)
@@ -198,9 +197,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       if (pair_block) {
         if (bias) bias_p = __bfloat162float(bias[out_row(el >> 2, ei >= 2 ? 0 : 1)]);
         const float pos = rope.positions ? static_cast<float>(rope.positions[etok]) : 0.0f;
-        sincosf(__fmul_rn(rope.inv_freq[pair0 + (el >> 2)], pos), &rope_s, &rope_c);
-        rope_c = __fmul_rn(rope_c, rope.attention_scaling);
-        rope_s = __fmul_rn(rope_s, rope.attention_scaling);
+        rope_cos_sin(rope.inv_freq[pair0 + (el >> 2)], pos, rope.attention_scaling, rope_c, rope_s);
       }
     }
   }
@@ -253,7 +250,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       float sum = 0.0f;
 #pragma unroll
       for (int wi = 0; wi < kW; ++wi) sum += red[wi][ii][l];
-      return __bfloat162float(__float2bfloat16(sum + b));
+      return round_bf16(sum + b);
     };
     const float v = value(i, bias_v);
     const int D = rope.head_dim;
@@ -264,9 +261,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
     };
     if (pair_block) {
       const float pv = value(i ^ 2, bias_p);
-      const float cn = rope_c, sn = rope_s;
-      // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]
-      const bf16 o = __float2bfloat16(i < 2 ? v * cn - pv * sn : v * cn + pv * sn);
+      const bf16 o = __float2bfloat16(rotate_half(v, pv, rope_c, rope_s, /*first=*/i < 2));
       y[tok * y_stride + row] = o;
       if (head >= rope.num_q_heads && slot >= 0)
         rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;

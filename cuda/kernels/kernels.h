@@ -109,8 +109,8 @@ constexpr int32_t kWideGemmMaxRows = 64;
 //   gamma) per column, the row not yet scaled; ss_out[tile][64] = sum over the tile's N columns of
 //   resid^2 per row (tiles of wide_gemm_ksplit_tiles; one writer each: deterministic).
 // - Consumer (k-split or SwiGLU with `ss_in`, x = that y): every output row r is scaled by
-//   rsqrt(sum_t ss_in[t][r] / norm_k + eps) before the SwiGLU or the store; since the scale is per
-//   row it commutes with the product: the result is rmsnorm(resid) * gamma @ W^T.
+//   1 / sqrt(sum_t ss_in[t][r] / norm_k + eps) before the SwiGLU or the store; since the scale is
+//   per row it commutes with the product: the result is rmsnorm(resid) * gamma @ W^T.
 struct WideNorm {
   float* resid = nullptr;  // producer
   int64_t ld_resid = 0;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
@@ -301,7 +302,7 @@ __global__ void __launch_bounds__(kSmallWarps * 32)
   for (int r = 0; r < R; ++r) {
     if (i0 + r >= I) break;
     const float gv = acc[2 * r];
-    act[p * I + i0 + r] = __float2bfloat16(gv / (1.0f + expf(-gv)) * acc[2 * r + 1]);
+    act[p * I + i0 + r] = __float2bfloat16(silu(gv) * acc[2 * r + 1]);
   }
 }
 
@@ -463,7 +464,7 @@ __global__ void __launch_bounds__(256) sigmoid_gate_add_kernel(Mat out, Mat x, M
   pdl_launch_dependents();
   pdl_wait();
   const float g = load_as_float(gate.data, gate.dt, t * gate.stride);
-  const float s = 1.0f / (1.0f + expf(-g));
+  const float s = sigmoid(g);
   for (int64_t h = threadIdx.x; h < out.cols; h += 256) {
     const int64_t o = t * out.stride + h;
     store_from_float(out.data, out.dt, o,

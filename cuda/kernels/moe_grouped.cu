@@ -34,6 +34,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
@@ -93,8 +94,6 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][kGroups][4], const W
       for (int m = 0; m < kMats; ++m) mma_chunk(c[m][q], w.a[u][m][0], w.a[u][m][1], b[u]);
   }
 }
-
-__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
 
 // kGateUp: block (x: 16-row tile of inter, y: expert e): for each pair at sorted position s of e,
 // act[s, i] = silu(x_t . gate_e[i]) * (x_t . up_e[i]) (BF16), t = order[s] / top_k.

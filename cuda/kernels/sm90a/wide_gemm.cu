@@ -36,6 +36,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/sm90a/hopper.cuh"
 
 namespace inferdesk::cuda {
@@ -72,12 +73,6 @@ struct WideParams {
   int64_t ldy;
   WideNorm norm;  // kernels.h: resid set: the producer epilogue; ss_in set: rows scaled
 };
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ void store_bf16x2(bf16* p, float a, float b) {
-  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(a, b);
-}
-#endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ uint32_t cluster_rank() {
@@ -157,8 +152,8 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
     bf16* const yrow = p.y + t * p.ldy + col0 + c0;
 #pragma unroll
     for (int j = 0; j < H / 8; ++j) {
-      const float v0 = rpre[half][j].x + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half]));
-      const float v1 = rpre[half][j].y + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half + 1]));
+      const float v0 = rpre[half][j].x + round_bf16(acc[4 * j + 2 * half]);
+      const float v1 = rpre[half][j].y + round_bf16(acc[4 * j + 2 * half + 1]);
       *reinterpret_cast<float2*>(rrow + 8 * j) = make_float2(v0, v1);
       store_bf16x2(yrow + 8 * j, v0 * __low2float(gpre[j]), v1 * __high2float(gpre[j]));
       ss[half] += v0 * v0 + v1 * v1;
@@ -302,7 +297,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       pdl_wait();
       const int row = tid - kConsumers - 32;
       const float sum = row < p.m ? wide_norm_row_sum(p.norm.ss_in, p.norm.ss_tiles, row) : 0.0f;
-      s_norm[0][row] = rsqrtf(sum / static_cast<float>(p.norm.norm_k) + p.norm.eps);
+      s_norm[0][row] = rms_scale(sum, static_cast<float>(p.norm.norm_k), p.norm.eps);
       asm volatile("bar.arrive 2, %0;" ::"n"(kConsumers + kTokens) : "memory");
     }
   } else if (tid < kConsumers) {
@@ -390,8 +385,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       // the gate one, whose last MMAs may still read stage 0): the gate warpgroup finishes the
       // output columns of j < J0 with the up sums it receives, the up warpgroup those of j >= J0
       // with the gate sums, so the epilogue, on the kernel's tail, takes half as long as on one
-      // warpgroup; silu with the fast exp and divide (its output is rounded to BF16). Llama-8B
-      // gate/up 60.3-60.7 against 61.6 us, batch 64 +1.0% to +1.5% (docs/PERF.md, session 12).
+      // warpgroup (silu: device_math.cuh). Llama-8B gate/up 60.3-60.7 against 61.6 us, batch 64
+      // +1.0% to +1.5% (docs/PERF.md, session 12).
       float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
       constexpr int J = H / 8, J0 = H / 16;
       const int tl = tid % 128;
@@ -413,7 +408,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             const int i = 4 * j + 2 * half + e;
             const float mine = acc[i] * rs[half], other = ex[i * 128 + tl] * rs[half];
             const float g = wg == 0 ? mine : other, u = wg == 0 ? other : mine;
-            v[e] = __fdividef(g, 1.0f + __expf(-g)) * u;
+            v[e] = silu(g) * u;
           }
           if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
         }
