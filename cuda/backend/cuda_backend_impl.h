@@ -13,7 +13,15 @@
 #include "core/util/error.h"
 #include "cuda/backend/gemm.h"
 #include "cuda/cuda_backend.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/moe.h"
+#include "cuda/kernels/rope_kv.h"
+#include "cuda/kernels/sampling.h"
+#include "cuda/kernels/sm90a/wide_gemm.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 
@@ -217,7 +225,7 @@ class CudaBackend : public Backend {
   bool try_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, const Mat& y, bool swiglu,
                 const WideNorm* norm = nullptr);
   int32_t wide_mask_ = 9;
-  // linear_add_rms_norm on the wide k-split GEMM (WideNorm, kernels.h): its `out` is left deferred,
+  // linear_add_rms_norm on the wide k-split GEMM (WideNorm, wide_norm.h): its `out` is left deferred,
   // unscaled rows whose scale the partial sums in norm_ss_ give, until the next linear,
   // linear_swiglu (or qkv_rope_write_kv) with it as x applies the scale in its epilogue, or
   // settle() scales it in place for any other reader. CudaBackendOptions::fused_norm.

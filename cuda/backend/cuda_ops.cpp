@@ -1,5 +1,5 @@
 // CudaBackend ops: thin dispatch from core's Tensor views to the kernel launchers of
-// cuda/kernels/kernels.h (and cuBLASLt for large GEMMs). The MoE ops are in cuda_moe.cpp.
+// cuda/kernels/*.h (and cuBLASLt for large GEMMs). The MoE ops are in cuda_moe.cpp.
 #include <cuda_runtime.h>
 
 #include <algorithm>

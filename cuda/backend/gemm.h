@@ -14,7 +14,7 @@
 #include <memory>
 #include <tuple>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
 

@@ -1,6 +1,6 @@
 // Helpers shared by the paged-attention kernels (attention_prefill.cu, attention_decode.cu):
 // host-side argument checks, PTX wrappers (cp.async, ldmatrix, mma.sync m16n8k16 BF16) and the
-// paged-cache addressing. Not part of the public contract (kernels.h).
+// paged-cache addressing. Not part of the public contract (attention.h).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -10,9 +10,9 @@
 #include <mutex>
 #include <string>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
-#include "cuda/kernels/kernels.h"
 
 namespace inferdesk::cuda::attn {
 

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
 
 namespace inferdesk::cuda {

@@ -2,7 +2,7 @@
 // attention_decode_mma.cu: the tensor-core one): their parameters, the key range of a split, the L2
 // prefetch of a split's first keys before pdl_wait(), and the end of a block (the per-warp results
 // merged, `out` or the partial written, the arrival count and the last split's merge of the
-// partials). Not part of the public contract (kernels.h).
+// partials). Not part of the public contract (attention.h).
 #pragma once
 
 #include <cuda_bf16.h>

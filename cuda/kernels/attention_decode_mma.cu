@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
 
 namespace inferdesk::cuda::attn {

@@ -18,6 +18,7 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_common.cuh"
 
 namespace inferdesk::cuda {

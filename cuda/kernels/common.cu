@@ -1,4 +1,5 @@
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/launch.h"
 
 #include <array>
 #include <atomic>

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/util/error.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
 

@@ -12,7 +12,8 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 
@@ -33,7 +34,7 @@ __device__ __forceinline__ float rms_scale(float sum_sq, float n, float eps) {
   return 1.0f / sqrtf(sum_sq / n + eps);
 }
 
-// WideNorm (kernels.h): the sum of a row's per-tile partial sums of squares, in the one order both
+// WideNorm (wide_norm.h): the sum of a row's per-tile partial sums of squares, in the one order both
 // the consumer GEMMs and wide_norm_scale_rows use (four running sums over tiles t % 4, then
 // (0 + 1) + (2 + 3)), so that both give the row the same scale bit for bit.
 __device__ __forceinline__ float wide_norm_row_sum(const float* ss, int tiles, int row) {

@@ -20,6 +20,9 @@
 #include "core/util/splitmix.h"
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -195,7 +198,7 @@ struct GatherOp {
   }
 };
 
-// WideNorm (kernels.h) finished outside a consumer GEMM: h[r] *= rsqrt(sum_t ss[t][r] / k + eps)
+// WideNorm (wide_norm.h) finished outside a consumer GEMM: h[r] *= rms_scale(sum_t ss[t][r], k, eps)
 // (each chunk sums its row's partials as the consumer does, wide_norm_row_sum: the same scale).
 struct NormScaleOp {
   bf16* h;

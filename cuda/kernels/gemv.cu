@@ -23,7 +23,9 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {

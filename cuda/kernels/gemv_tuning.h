@@ -1,8 +1,9 @@
 // GEMV with an explicit thread-block configuration, for benchmarks and tests (the engine calls
-// gemv() in kernels.h, which picks the configuration per shape).
+// gemv() of gemv.h, which picks the configuration per shape).
 #pragma once
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
 

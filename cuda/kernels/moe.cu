@@ -1,7 +1,7 @@
 // Mixture-of-experts kernels: routing (softmax, top-k, renormalise), the small-batch expert path
 // (one GEMV per (token, slot) pair, 16-byte weight loads), the stable sort of pairs by expert and
 // the gather of the large-batch path, the weighted combine of the slots, and the shared expert's
-// sigmoid gate. The contract (shapes, determinism, what is counted) is in kernels.h.
+// sigmoid gate. The contract (shapes, determinism, what is counted) is in moe.h.
 //
 // Determinism: every floating-point sum here has a fixed order (block reductions over a fixed
 // block size, the slots of a token summed in slot order), and the sort and the expert counters
@@ -17,7 +17,9 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
+#include "cuda/kernels/moe.h"
 
 namespace inferdesk::cuda {
 namespace {

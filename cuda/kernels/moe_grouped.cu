@@ -1,4 +1,4 @@
-// Mixture of experts, the grouped path for medium batches (kernels.h: moe_experts_grouped): the
+// Mixture of experts, the grouped path for medium batches (moe.h: moe_experts_grouped): the
 // (token, slot) pairs stably sorted by expert on the device (moe_sort_pairs, moe.cu), then one
 // kernel for gate/up with the SwiGLU epilogue and one for down, each over a fixed grid of
 // (row tile, expert) blocks, then the weighted combine in slot order (moe_combine, moe.cu). No
@@ -35,7 +35,9 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
+#include "cuda/kernels/moe.h"
 
 namespace inferdesk::cuda {
 namespace {

@@ -23,6 +23,8 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 
 namespace inferdesk::cuda {
 namespace {

@@ -56,6 +56,8 @@
 #include <cmath>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/sampling.h"
 #include "cuda/kernels/sampling_block.cuh"
 
 namespace inferdesk::cuda {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/sm90a/wide_gemm.h"
 
 namespace inferdesk::cuda {
 namespace {

@@ -21,7 +21,7 @@
 //   writing silu(g) * u for half the columns from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
 //   a cluster, summed through distributed shared memory (each block finishes one warpgroup's rows);
-//   and WideNorm (kernels.h): a residual add + RMSNorm split between a k-split producer's epilogue
+//   and WideNorm (wide_norm.h): a residual add + RMSNorm split between a k-split producer's epilogue
 //   and the next GEMM's.
 // Deterministic (one block, one order per output) and a row's result does not depend on M.
 // Measured on the H200 (docs/PERF-HISTORY.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
@@ -37,7 +37,10 @@
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/sm90a/hopper.cuh"
+#include "cuda/kernels/sm90a/wide_gemm.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -71,7 +74,7 @@ struct WideParams {
   bool swiglu;
   bf16* y;
   int64_t ldy;
-  WideNorm norm;  // kernels.h: resid set: the producer epilogue; ss_in set: rows scaled
+  WideNorm norm;  // wide_norm.h: resid set: the producer epilogue; ss_in set: rows scaled
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

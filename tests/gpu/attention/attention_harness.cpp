@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/backend/backend.h"
+#include "cuda/kernels/attention.h"
 
 namespace inferdesk::gputest::attn {
 

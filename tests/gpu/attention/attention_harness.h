@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/launch.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest::attn {

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/launch.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace {

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/util/error.h"
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {

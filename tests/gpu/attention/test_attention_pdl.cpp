@@ -11,7 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/attention/attention_harness.h"
 #include "tests/gpu/kernels/kernel_test_util.h"  // CapturedGraph
 

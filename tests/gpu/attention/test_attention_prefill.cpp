@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/util/error.h"
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {

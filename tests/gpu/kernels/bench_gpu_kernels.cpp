@@ -26,8 +26,12 @@
 #include <vector>
 
 #include "cuda/backend/gemm.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
+#include "cuda/kernels/sm90a/wide_gemm.h"
 #include "tests/gpu/kernels/bench_stream.h"
 
 namespace {

@@ -15,8 +15,9 @@
 #include <cstdint>
 
 #include "cuda/kernels/common.cuh"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/sm90a/hopper.cuh"
+#include "cuda/kernels/sm90a/wide_gemm.h"
 #include "tests/gpu/kernels/bench_stream.h"
 
 namespace inferdesk::cuda::bench {

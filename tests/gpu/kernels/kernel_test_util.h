@@ -13,7 +13,8 @@
 #include "core/backend/backend.h"
 #include "core/layers/rope.h"
 #include "core/model/config.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {

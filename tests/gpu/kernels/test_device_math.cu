@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/wide_norm.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {

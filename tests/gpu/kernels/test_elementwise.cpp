@@ -7,6 +7,7 @@
 
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "cuda/kernels/elementwise.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

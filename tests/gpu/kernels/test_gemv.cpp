@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/util/error.h"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 

@@ -13,6 +13,8 @@
 #include "core/layers/rope.h"
 #include "core/model/config.h"
 #include "core/util/error.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

@@ -3,6 +3,10 @@
 // bit-identical results, with programmatic dependent launch on and off.
 #include <gtest/gtest.h>
 
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

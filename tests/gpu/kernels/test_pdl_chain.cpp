@@ -9,6 +9,10 @@
 
 #include <memory>
 
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

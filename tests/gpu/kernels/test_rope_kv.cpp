@@ -9,6 +9,7 @@
 
 #include "core/layers/rope.h"
 #include "core/model/config.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

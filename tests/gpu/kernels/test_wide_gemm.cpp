@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "core/util/error.h"
+#include "cuda/kernels/sm90a/wide_gemm.h"
+#include "cuda/kernels/wide_norm.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -164,7 +166,7 @@ TEST(GpuWideGemm, InsideAGraph) {
   cudaStreamDestroy(s);
 }
 
-// WideNorm (kernels.h): a k-split producer adds its projection to an F32 residual and leaves
+// WideNorm (wide_norm.h): a k-split producer adds its projection to an F32 residual and leaves
 // bf16(resid * gamma) with per-tile sums of squares; a k-split and a SwiGLU consumer apply the row
 // scale in their epilogues, and wide_norm_scale_rows applies it alone. Against the CPU backend's
 // add_rms_norm, linear and linear_swiglu on the same values.

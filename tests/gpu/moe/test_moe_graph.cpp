@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "cuda/kernels/moe.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {

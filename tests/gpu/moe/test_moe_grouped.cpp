@@ -21,6 +21,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "cuda/kernels/moe.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 #include "tests/gpu/moe/moe_harness.h"
 

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/sampling.h"
 
 namespace {
 

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "core/sample/sampler.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/sample_row.h"
+#include "cuda/kernels/sampling.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {
