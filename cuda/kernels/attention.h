@@ -9,8 +9,8 @@
 
 namespace inferdesk::cuda {
 
-// Default fewest keys per split of a decode context (PagedAttentionArgs::min_keys_per_split);
-// H200 sweep 2026-11-30: 64 beat 16, 32 and 128 at batch 1 (docs/PERF.md).
+// Default fewest keys per split of a decode context (PagedAttentionArgs::min_keys_per_split): 64
+// beat 16, 32 and 128 at batch 1 (docs/PERF.md).
 constexpr int32_t kDecodeMinKeysPerSplit = 64;
 
 // Decode kernel K/V loading: straight into registers, one iteration at a time (few blocks,
@@ -56,18 +56,15 @@ struct PagedAttentionArgs {
   // large_grid_load for many blocks, small_grid_load for few; the tests force each.
   DecodeLoad decode_load = DecodeLoad::Auto;
   DecodeLoad small_grid_load = DecodeLoad::Registers;
-  // the load Auto uses for grids of many blocks (Pipelined or Mma). H200, 2026-11-30,
-  // bench_gpu_attention, Pipelined -> Mma: Llama-8B 64 x 256 keys 26.0 -> 21.3 us, 64 x 1,024
-  // 82.9 -> 73.1, 256 x 192 67.9 -> 63.8, 32 x 4,096 172.4 -> 137.0; Llama-1B 64 x 1,024 44.4 -> 38.1.
+  // the load Auto uses for grids of many blocks (Pipelined or Mma; Mma is faster at every batch and
+  // context measured: docs/PERF.md).
   DecodeLoad large_grid_load = DecodeLoad::Mma;
   // Decode: query heads of one kv group a thread block serves (8, 4, 2 or 1; a group larger than
   // this is cut into chunks, each block reading its kv head's K/V again). Fewer heads per block
   // means more blocks with less work each: for grids of a few blocks (batch 1, 8 query heads per kv
   // head) latency rather than bandwidth. Under Auto, grids of few blocks use
-  // small_grid_heads_per_block instead when it is smaller: 2 by default (H200, 2026-11-30,
-  // bench_gpu_attention, one sequence of 256 keys: Llama-8B 8.6 -> 6.4 us with 2 heads per block
-  // (5.4 with 1), Qwen3-30B-A3B 13.6 -> 8.6 (4) -> 6.4 us (2); engine batch 1 with 2 against the
-  // group size: 8B 228 -> 234 tok/s, 1B 1,074 -> 1,114, Qwen3-30B-A3B 291 -> 341).
+  // small_grid_heads_per_block instead when it is smaller: 2 by default (faster than the whole
+  // group at batch 1, in the kernel and in the engine: docs/PERF.md).
   // The Mma load serves up to 16 heads per block (a group of 4 or 8 in one block); a value below 8
   // here (or small_grid_heads_per_block, for Auto's grids of few blocks) caps it too.
   int32_t max_heads_per_block = 8;

@@ -316,10 +316,8 @@ void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
 // The shared-memory pipeline (3 stages: 48 KB for D 128 with 4 heads per block, 4 blocks of 128
 // registers per SM) pays once the grid has many blocks; for a few blocks (batch 1) the register
 // path is as fast alone and faster inside the engine: the pipeline's shared memory competes with
-// the neighbouring GEMVs' L1 and residency under PDL (Llama-8B batch 1: 214 against 228 tok/s with
-// the pipeline for every batch). Measured on the H200, 2026-11-30, bench_gpu_attention:
-// 64 x 1,024 keys 128 -> 83 us, 64 x 256 37.7 -> 26.1 us, 256 x 192 83.7 -> 68.2 us; 3 stages
-// against 4 (3 blocks per SM): 83 / 26 / 68 against 107 / 35 / 77 us.
+// the neighbouring GEMVs' L1 and residency under PDL. 3 stages beat 4 (3 blocks per SM) and the
+// register path for grids of many blocks: docs/PERF.md.
 constexpr int kDecodeStages = 3;
 constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head chunks
 
@@ -375,7 +373,7 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   // Auto: a grid of few (sequence, kv head, head chunk) blocks loads K/V into registers and may
   // take smaller head chunks; decided on the chunks before that reduction, so the smaller chunks
   // never tip the grid into the shared-memory pipeline (which next to the GEMVs of a small batch
-  // cost Llama-8B at batch 8 and 2,048 keys a quarter of its speed: 1,042 against 1,397 tok/s).
+  // cost a quarter of the engine's speed at batch 8 with long contexts: docs/PERF.md).
   // The Mma kernel serves up to kDecodeMmaMaxHeads heads per block (two mma n-blocks of 8); a
   // max_heads_per_block below 8 (the other kernels' most) caps it too.
   int32_t mma_cap = a.max_heads_per_block >= 8 ? kDecodeMmaMaxHeads : a.max_heads_per_block;

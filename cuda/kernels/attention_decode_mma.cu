@@ -327,9 +327,8 @@ void launch_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
 }
 
 // Half-tiles in a warp's ring: 3 for D 128 (51 KB per block, 4 blocks per SM: the 512 blocks of
-// 64 sequences x 8 kv heads in one wave; 4 slots, 3 blocks per SM, took 27.3 against 21.7 us for
-// 64 x 256 keys), 6 for D 64 (54 KB, 4 blocks per SM; Llama-3.2-1B 64 x 256 keys 9.9 us against 11.1
-// with 3 and 10.7 with 4). H200, 2026-11-30, bench_gpu_attention.
+// 64 sequences x 8 kv heads in one wave; 4 slots leave 3 blocks per SM and were slower), 6 for
+// D 64 (54 KB, 4 blocks per SM; faster than 3 and 4). Figures: docs/PERF.md.
 constexpr int kRingD128 = 3;
 constexpr int kRingD64 = 6;
 

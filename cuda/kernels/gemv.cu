@@ -43,11 +43,11 @@ constexpr int kUnrollSwiglu = 2;
 // SM instead of 2): a 6144-row GEMV (384 blocks) then fits in one wave on 132 SMs instead of 1.45,
 // and while a 4096-row one (256 blocks) runs, the SMs keep room for the next kernel's blocks
 // (PDL) to be resident and load their first weights. The price: half the loads in flight per
-// block. Pick from the H200 numbers of bench_gpu_kernels ("gemv ... w4" against "w8"); 8 is the
-// configuration measured before PDL.
+// block. bench_gpu_kernels times both ("gemv ... w4" against "w8"); 8 measured faster up to
+// kSmallGridMaxRows rows (docs/PERF.md).
 constexpr int kSmallGridWarps = 8;
 constexpr int64_t kSmallGridMaxRows = 8192;
-constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks  // 512 blocks: one wave of 4-warp blocks on 132 SMs
+constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks (1,024 blocks and more)
 // Before pdl_wait(): also prefetch the second batch's W lines into L2 (keeps DRAM busy while the
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;
@@ -352,8 +352,7 @@ void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows
     const bool x_vec =
         reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
     const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
-    // H200 (bench_gpu_kernels, 2026-11-30): 4 warps win for very tall matrices (lm head 128256 rows:
-    // 251 vs 260 us), 8 for the rest (qkv 6144: 14.8 vs 15.8 us).
+    // 4 warps win for very tall matrices (the lm head), 8 for the rest (docs/PERF.md).
     if (warps == 0)
       warps = kMats == 1 && mat_rows >= kTallRows ? 4
               : kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps : 8;

@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(kRouteThreads)
 
 // The same routing with one warp per token for up to kRouteWarpMaxExperts experts, the
 // probabilities in registers (lane l holds experts l, l + 32, ...): no shared memory and no block
-// barriers in the k selection rounds (the block kernel above took 6.7 us per token for 8 of 128
-// experts, ncu on the H200, most of it in 2 barriers per round). Same results: the softmax sum is
+// barriers in the k selection rounds (where the block kernel above spends most of its time: 2
+// barriers per round, docs/PERF.md). Same results: the softmax sum is
 // a warp reduction instead of a block one (its order may differ by an ulp), the selection order
 // (larger first, then lower id) and the slot-order renormalisation are the same.
 constexpr int kRouteWarpPerLane = 8;
@@ -342,8 +342,7 @@ constexpr int kCombineSlots = 32;  // slots whose row and weight are staged in s
 // Block (t, c): out[t, h] for the kCombineThreads columns h of chunk c, the slots summed in slot
 // order (deterministic, as the CPU). Each slot's source row and weight are read once per block
 // into shared memory, so a column's loads of y are independent of each other (a batch-1 step
-// would otherwise chain two dependent global loads per slot and column: 28 us per layer for
-// Qwen3-30B-A3B's 2,048 x 8, measured with ncu on the H200).
+// would otherwise chain two dependent global loads per slot and column: docs/PERF.md).
 __global__ void __launch_bounds__(kCombineThreads) moe_combine_kernel(MoeCombineArgs a) {
   __shared__ int64_t s_row[kCombineSlots];  // -1: slot without a valid expert
   __shared__ float s_w[kCombineSlots];

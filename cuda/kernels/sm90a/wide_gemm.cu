@@ -3,8 +3,8 @@
 // the k-split form y[M, N] = x[M, K] @ W[N, K]^T of the narrow projections, for M <= 64.
 //
 // Why: a stream-K GEMM splits tiles over blocks and pays for putting the pieces back together (a
-// reduction at the kernel's end, ~6-9 us per launch on the H200: docs/PERF.md), and cuBLASLt
-// cannot start early under PDL or fuse the SwiGLU. Here no block shares an output with another
+// reduction at the kernel's end: docs/PERF.md), and cuBLASLt cannot start early under PDL or fuse
+// the SwiGLU. Here no block shares an output with another
 // outside its cluster:
 // - The weight rows are the wgmma's N dimension (W as the B operand, x as the A operand: 64 token
 //   rows, zero-filled past M), so a block's tile can be any multiple of 8 rows and the grid is
@@ -16,17 +16,16 @@
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
 //   while the previous kernel drains, and each block lets the next kernel launch at its start. W
 //   is read once per step: its copies carry an L2 evict-first policy and no 256-byte L2 promotion
-//   (Llama-8B batch 64 +0.3% to +1.7% on three H200s, docs/PERF-HISTORY.md session 11).
+//   (measured faster: docs/PERF.md).
 // - Epilogue, SwiGLU: half of each warpgroup's sums through shared memory to the other, each
 //   writing silu(g) * u for half the columns from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
 //   a cluster, summed through distributed shared memory (each block finishes one warpgroup's rows);
 //   and WideNorm (wide_norm.h): a residual add + RMSNorm split between a k-split producer's epilogue
 //   and the next GEMM's.
-// Deterministic (one block, one order per output) and a row's result does not depend on M.
-// Measured on the H200 (docs/PERF-HISTORY.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
-// the k-split form for o, q|k|v and down and the fused norms are the backend's defaults (Llama-8B
-// batch 64: 12,300 tok/s against 11,281 on cuBLASLt + silu_mul).
+// Deterministic (one block, one order per output) and a row's result does not depend on M. At
+// 33-64 rows the SwiGLU form for gate/up, the k-split form for o, q|k|v and down and the fused
+// norms are the backend's defaults: faster than cuBLASLt + silu_mul (docs/PERF.md).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -88,8 +87,8 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 // Arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster (default
-// semantics, as CUTLASS's cluster barriers: a release at cluster scope made every stage a round
-// trip of ~1 us, docs/PERF.md).
+// semantics, as CUTLASS's cluster barriers: a release at cluster scope made every stage a slow
+// round trip, docs/PERF.md).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   asm volatile(
       "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
@@ -188,18 +187,17 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
 #endif
 
 // KS: k splits (1: the SwiGLU form; 2: the k-split form). With KS = 2 the two blocks of a cluster
-// compute the same tile over the two halves of K; block w finishes warpgroup w's rows, so once the other
-// block's consumers have left their main loop each block sends its other warpgroup's sums into
-// that block's drained stages by st.async (completing an mbarrier there, no cluster barrier): twice
-// the rows per tile for the same grid (half the x reads per weight byte) at the price of one
-// exchange, and an epilogue split over both blocks (Llama-8B batch 64 +0.2% to +0.6% against the
-// second block sending everything to the first between two cluster barriers; docs/PERF.md,
-// session 12).
+// compute the same tile over the two halves of K; block w finishes warpgroup w's rows, so once the
+// other block's consumers have left their main loop each block sends its other warpgroup's sums
+// into that block's drained stages by st.async (completing an mbarrier there, no cluster barrier):
+// twice the rows per tile for the same grid (half the x reads per weight byte) at the price of one
+// exchange, and an epilogue split over both blocks (faster than the second block sending
+// everything to the first between two cluster barriers: docs/PERF.md).
 // A (adjacent panels; P > 1): each warpgroup's W rows of a stage come as one 4-D box
 // (tma_load_row_panels, wmap from tensor_map_row_panels) in which every row's P panels are requested
 // together, P x 128 bytes per DRAM page visit instead of 128; in shared memory the panels' eight-row
 // groups alternate, read with a stride of P x 1024 bytes between groups. The SwiGLU form's default
-// (P = 2): gate/up 57.5-57.8 against 58.5-58.9 us, Llama-8B batch 64 +1.2% (docs/PERF.md, session 13).
+// (P = 2; measured faster than separate panels: docs/PERF.md).
 template <int H, int P, int KS, bool A = false>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
@@ -223,7 +221,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   // The next kernel may be scheduled at once: its blocks start (and issue their own weight copies)
   // on each SM the moment this kernel's block there exits, instead of after a launch that began
   // only once every block of this grid had left its main loop. Its pdl_wait() still waits for this
-  // grid to complete. Llama-8B batch 64 +0.3% to +1.1% in six calls (docs/PERF.md, session 14).
+  // grid to complete (measured faster: docs/PERF.md).
   pdl_launch_dependents();
   const uint32_t rank = KS > 1 ? cluster_rank() : 0;
   const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
@@ -388,8 +386,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       // the gate one, whose last MMAs may still read stage 0): the gate warpgroup finishes the
       // output columns of j < J0 with the up sums it receives, the up warpgroup those of j >= J0
       // with the gate sums, so the epilogue, on the kernel's tail, takes half as long as on one
-      // warpgroup (silu: device_math.cuh). Llama-8B gate/up 60.3-60.7 against 61.6 us, batch 64
-      // +1.0% to +1.5% (docs/PERF.md, session 12).
+      // warpgroup (measured faster: docs/PERF.md; silu: device_math.cuh).
       float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
       constexpr int J = H / 8, J0 = H / 16;
       const int tl = tid % 128;
