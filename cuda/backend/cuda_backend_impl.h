@@ -14,6 +14,7 @@
 #include "cuda/backend/gemm.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/launch.h"

@@ -14,7 +14,7 @@
 #include <memory>
 #include <tuple>
 
-#include "cuda/kernels/launch.h"
+#include "cuda/kernels/common.h"
 
 namespace inferdesk::cuda {
 

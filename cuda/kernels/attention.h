@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {

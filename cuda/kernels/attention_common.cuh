@@ -12,6 +12,7 @@
 
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
 
 namespace inferdesk::cuda::attn {

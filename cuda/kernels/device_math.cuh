@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/launch.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {

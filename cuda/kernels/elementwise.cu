@@ -19,6 +19,7 @@
 
 #include "core/util/splitmix.h"
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/launch.h"

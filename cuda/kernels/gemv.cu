@@ -22,6 +22,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"

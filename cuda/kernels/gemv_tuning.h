@@ -2,6 +2,7 @@
 // gemv() of gemv.h, which picks the configuration per shape).
 #pragma once
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/launch.h"
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {

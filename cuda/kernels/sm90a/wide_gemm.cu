@@ -35,6 +35,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/sm90a/hopper.cuh"

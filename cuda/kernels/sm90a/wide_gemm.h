@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/wide_norm.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda/kernels/attention.h"
-#include "cuda/kernels/launch.h"
+#include "cuda/kernels/common.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest::attn {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/launch.h"
 #include "tests/gpu/attention/attention_harness.h"

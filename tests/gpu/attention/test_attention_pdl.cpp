@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/attention/attention_harness.h"

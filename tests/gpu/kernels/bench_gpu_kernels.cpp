@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cuda/backend/gemm.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"

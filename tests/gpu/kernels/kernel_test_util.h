@@ -13,7 +13,7 @@
 #include "core/backend/backend.h"
 #include "core/layers/rope.h"
 #include "core/model/config.h"
-#include "cuda/kernels/launch.h"
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/gpu_test.h"
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,8 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
-#include "cuda/kernels/launch.h"
 #include "cuda/kernels/wide_norm.h"
 #include "tests/gpu/gpu_test.h"
 
@@ -99,16 +100,7 @@ double ulp_of(double v) {
 }
 double ulps(float got, double want) { return std::fabs(static_cast<double>(got) - want) / ulp_of(want); }
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float float_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 uint16_t bits_of(bf16 v) { return static_cast<__nv_bfloat16_raw>(v).x; }
 
 std::vector<float> linspace(double lo, double hi, int n) {
@@ -259,7 +251,7 @@ TEST(GpuDeviceMath, Bf16RoundingAndPackingMatchRoundToNearestEven) {
   std::vector<float> in;
   for (uint32_t hi = 0; hi < 65536; hi += 3) {
     for (uint32_t lo : {0x0000u, 0x7FFFu, 0x8000u, 0x8001u, static_cast<uint32_t>(rng() & 0xFFFFu)}) {
-      const float f = float_of(hi << 16 | lo);
+      const float f = std::bit_cast<float>(hi << 16 | lo);
       if (!std::isnan(f)) in.push_back(f);
     }
   }

@@ -3,6 +3,7 @@
 // bit-identical results, with programmatic dependent launch on and off.
 #include <gtest/gtest.h>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/launch.h"

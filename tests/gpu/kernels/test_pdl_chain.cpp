@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "cuda/kernels/common.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/launch.h"
