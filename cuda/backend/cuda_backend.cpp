@@ -25,7 +25,6 @@ CudaBackend::CudaBackend(const CudaBackendOptions& o)
       sampler_(ctx_, timer_, o.tuning.sampling_copy_stream),
       moe_(ctx_, policy_.gemm(), o),
       rope_tables_(ctx_) {
-  set_pdl_enabled(o.pdl);
 }
 
 // Nothing queued on any of the backend's streams may still use the memory the parts free.

@@ -13,6 +13,7 @@
 #include "cuda/backend/gemm.h"
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/common.h"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/sm90a/wide_gemm.h"
 
 namespace inferdesk::cuda {

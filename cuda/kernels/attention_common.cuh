@@ -1,6 +1,6 @@
 // Helpers shared by the paged-attention kernels (attention_prefill.cu, attention_decode.cu):
 // host-side argument checks, PTX wrappers (cp.async, ldmatrix, mma.sync m16n8k16 BF16) and the
-// paged-cache addressing. Not part of the public contract (kernels.h).
+// paged-cache addressing. Not part of the public contract (attention.h).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -10,8 +10,10 @@
 #include <mutex>
 #include <string>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/common.cuh"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
 
 namespace inferdesk::cuda::attn {
 
@@ -78,20 +80,6 @@ __device__ __forceinline__ uint4 load8_bf16(const bf16* p, bool vec) {
   r.z = h[4] | (static_cast<uint32_t>(h[5]) << 16);
   r.w = h[6] | (static_cast<uint32_t>(h[7]) << 16);
   return r;
-}
-
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = __uint_as_float(w[i] << 16);
-    f[2 * i + 1] = __uint_as_float(w[i] & 0xFFFF0000u);
-  }
-}
-
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
 }
 
 // 16-byte asynchronous copy global -> shared; when !valid the destination is zero-filled and

@@ -21,9 +21,8 @@
 // K/V loading (PagedAttentionArgs::decode_load, launch_split): for grids of many blocks each warp
 // streams its iterations through a 3-stage cp.async pipeline in shared memory (two iterations in
 // flight while one is scored, no registers held); for a few blocks (batch 1) each iteration's K/V
-// go straight into registers, which leaves the SM's shared memory to the neighbouring kernels,
-// either one iteration at a time or double-buffered (DecodeLoad::Prefetched: the next iteration's
-// K/V in flight while this one is scored; small_grid_load picks which for Auto). DecodeLoad::Mma
+// go straight into registers, one iteration at a time, which leaves the SM's shared memory to the
+// neighbouring kernels (small_grid_load picks the load for Auto's grids of few blocks). DecodeLoad::Mma
 // (large_grid_load picks it for Auto's grids of many blocks) runs the tensor-core kernel of
 // attention_decode_mma.cu instead, over the same grid, splits, partials and arrival counters
 // (attention_decode_common.cuh); where it does not apply (head_dim 32 or 256, an unaligned cache)
@@ -37,6 +36,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
 
 namespace inferdesk::cuda {
@@ -55,7 +55,7 @@ struct DecodeTile {
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
   // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
-  static constexpr int kStages = S > 0 ? S : 0;  // S < 0: double-buffered registers (no pipeline)
+  static constexpr int kStages = S;
   // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
   // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
   static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * 16;
@@ -66,13 +66,13 @@ struct DecodeTile {
 // Upper bound of the kernel's static shared memory (s_m, s_l, s_last).
 constexpr size_t kDecodeStaticSmemBound = 1024;
 
-template <int D, int GC, int ST>
-__global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
+// S: the pipeline's stages (DecodeTile::kStages; 0: registers).
+template <int D, int GC, int S>
+__global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
     paged_decode_split_kernel(const DecodeParams p) {
-  using C = DecodeTile<D, GC, ST>;
+  using C = DecodeTile<D, GC, S>;
   constexpr int LPK = C::kLanesPerKey;
   constexpr int U = C::kUnroll;
-  constexpr int S = C::kStages;
   extern __shared__ uint4 s_dyn[];  // C::kSmemBytes: the K/V pipeline, then the accumulators
   __shared__ float s_m[C::kWarps][GC];
   __shared__ float s_l[C::kWarps][GC];
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
       const int key = it_base + u * C::kKeysPerLoad + lg;
       const bool valid = key >= lo && key < end;
       float k[8];
-      unpack8(kr[u], k);
+      unpack_bf16x8(kr[u], k);
 #pragma unroll
       for (int h = 0; h < GC; ++h) {
         float d = 0.0f;
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
         const float pu = fast_exp2(sc[u][h] - m_use);
         l[h] += pu;
         float v[8];
-        unpack8(vr[u], v);
+        unpack_bf16x8(vr[u], v);
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc[h][i] = fmaf(pu, v[i], acc[h][i]);
       }
@@ -238,41 +238,11 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, ST>::kThreads)
       consume(base + j * C::kKeysPerIter, kr, vr);
     }
     cp_async_wait<0>();
-  } else if constexpr (ST < 0) {
-    // Registers, double-buffered: iteration j + 1's K/V are loaded (and j + 2's block ids fetched)
-    // before iteration j is scored, so each iteration's load latency hides behind the previous
-    // one's arithmetic. Twice the K/V registers: only for grids of a few blocks (batch 1), where a
-    // resident block less per SM costs nothing (see launch_split).
-    uint4 kr[U], vr[U];
-    int ids[U];  // block ids of the iteration after the one whose K/V are in kr/vr
-    if (iters > 0) {
-      int first[U];
-      fetch_ids(base, first);
-      load_regs(base, first, kr, vr);
-      if (iters > 1) fetch_ids(base + C::kKeysPerIter, ids);
-    }
-    for (int j = 0; j < iters; ++j) {
-      const int it_base = base + j * C::kKeysPerIter;
-      uint4 kn[U], vn[U];
-      if (j + 1 < iters) {
-        load_regs(it_base + C::kKeysPerIter, ids, kn, vn);
-        if (j + 2 < iters) fetch_ids(it_base + 2 * C::kKeysPerIter, ids);
-      }
-      consume(it_base, kr, vr);
-      if (j + 1 < iters) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          kr[u] = kn[u];
-          vr[u] = vn[u];
-        }
-      }
-    }
   } else {
     // Registers only, one iteration's K/V at a time; the block ids of the next iteration are
     // fetched while this one is scored. Few blocks (latency-bound): no shared memory to carve out.
-    // (Double-buffering the K/V registers for every grid was measured slower on the H200,
-    // 2026-11-30: 64 x 1,024 keys 170 us against 127 us; the extra registers cost a resident block
-    // per SM. The Prefetched branch above keeps it for few-block grids only.)
+    // (Double-buffered K/V registers measured no faster for grids of few blocks and slower for
+    // many: docs/PERF.md.)
     int ids[U];
     if (iters > 0) fetch_ids(base, ids);
     for (int j = 0; j < iters; ++j) {
@@ -336,40 +306,37 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
 }
 
 template <int D, int GC, int S>
-void launch_split_s(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
   constexpr size_t smem = DecodeTile<D, GC, S>::kSmemBytes;
   allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode",
                                                           kDecodeStaticSmemBound);
   launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC, S>, grid,
-                dim3(DecodeTile<D, GC, S>::kThreads), smem, stream, p);
+                dim3(DecodeTile<D, GC, S>::kThreads), smem, launch, p);
 }
 // The shared-memory pipeline (3 stages: 48 KB for D 128 with 4 heads per block, 4 blocks of 128
 // registers per SM) pays once the grid has many blocks; for a few blocks (batch 1) the register
 // path is as fast alone and faster inside the engine: the pipeline's shared memory competes with
-// the neighbouring GEMVs' L1 and residency under PDL (Llama-8B batch 1: 214 against 228 tok/s with
-// the pipeline for every batch). Measured on the H200, 2026-11-30, bench_gpu_attention:
-// 64 x 1,024 keys 128 -> 83 us, 64 x 256 37.7 -> 26.1 us, 256 x 192 83.7 -> 68.2 us; 3 stages
-// against 4 (3 blocks per SM): 83 / 26 / 68 against 107 / 35 / 77 us.
+// the neighbouring GEMVs' L1 and residency under PDL. 3 stages beat 4 (3 blocks per SM) and the
+// register path for grids of many blocks: docs/PERF.md.
 constexpr int kDecodeStages = 3;
 constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head chunks
 
 // p.a.decode_load is resolved (not Auto) by paged_attention_decode.
 template <int D, int GC>
-void launch_split(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_split(const DecodeParams& p, dim3 grid, const Launch& launch) {
   switch (p.a.decode_load) {
-    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, stream); break;
-    case DecodeLoad::Prefetched: launch_split_s<D, GC, -1>(p, grid, stream); break;
-    default: launch_split_s<D, GC, 0>(p, grid, stream); break;
+    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, launch); break;
+    default: launch_split_s<D, GC, 0>(p, grid, launch); break;
   }
 }
 
 template <int D>
-void launch_split_d(const DecodeParams& p, int gc, dim3 grid, cudaStream_t stream) {
+void launch_split_d(const DecodeParams& p, int gc, dim3 grid, const Launch& launch) {
   switch (gc) {
-    case 1: launch_split<D, 1>(p, grid, stream); break;
-    case 2: launch_split<D, 2>(p, grid, stream); break;
-    case 4: launch_split<D, 4>(p, grid, stream); break;
-    default: launch_split<D, 8>(p, grid, stream); break;
+    case 1: launch_split<D, 1>(p, grid, launch); break;
+    case 2: launch_split<D, 2>(p, grid, launch); break;
+    case 4: launch_split<D, 4>(p, grid, launch); break;
+    default: launch_split<D, 8>(p, grid, launch); break;
   }
 }
 
@@ -382,7 +349,7 @@ size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_
   return partial_out_bytes(num_seqs, num_heads, head_dim, num_splits) + lse;
 }
 
-void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
+void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   check_attention_args(a, "paged_attention_decode");
   if (a.num_seqs <= 0) return;
   if (a.num_splits < 1 || a.num_splits > kMaxSplits)
@@ -406,7 +373,7 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   // Auto: a grid of few (sequence, kv head, head chunk) blocks loads K/V into registers and may
   // take smaller head chunks; decided on the chunks before that reduction, so the smaller chunks
   // never tip the grid into the shared-memory pipeline (which next to the GEMVs of a small batch
-  // cost Llama-8B at batch 8 and 2,048 keys a quarter of its speed: 1,042 against 1,397 tok/s).
+  // cost a quarter of the engine's speed at batch 8 with long contexts: docs/PERF.md).
   // The Mma kernel serves up to kDecodeMmaMaxHeads heads per block (two mma n-blocks of 8); a
   // max_heads_per_block below 8 (the other kernels' most) caps it too.
   int32_t mma_cap = a.max_heads_per_block >= 8 ? kDecodeMmaMaxHeads : a.max_heads_per_block;
@@ -445,14 +412,14 @@ void paged_attention_decode(const PagedAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks),
                   static_cast<unsigned>(a.num_splits), static_cast<unsigned>(a.num_seqs));
   if (p.a.decode_load == DecodeLoad::Mma) {
-    launch_decode_mma(p, grid, stream);
+    launch_decode_mma(p, grid, launch);
     return;
   }
   switch (a.head_dim) {
-    case 32: launch_split_d<32>(p, gc, grid, stream); break;
-    case 64: launch_split_d<64>(p, gc, grid, stream); break;
-    case 128: launch_split_d<128>(p, gc, grid, stream); break;
-    default: launch_split_d<256>(p, gc, grid, stream); break;
+    case 32: launch_split_d<32>(p, gc, grid, launch); break;
+    case 64: launch_split_d<64>(p, gc, grid, launch); break;
+    case 128: launch_split_d<128>(p, gc, grid, launch); break;
+    default: launch_split_d<256>(p, gc, grid, launch); break;
   }
 }
 

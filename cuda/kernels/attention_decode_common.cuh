@@ -2,7 +2,7 @@
 // attention_decode_mma.cu: the tensor-core one): their parameters, the key range of a split, the L2
 // prefetch of a split's first keys before pdl_wait(), and the end of a block (the per-warp results
 // merged, `out` or the partial written, the arrival count and the last split's merge of the
-// partials). Not part of the public contract (kernels.h).
+// partials). Not part of the public contract (attention.h).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -193,6 +193,6 @@ __device__ __forceinline__ void finish_decode_block(const DecodeParams& p, const
 // split kernel's.
 constexpr int32_t kDecodeMmaMaxHeads = 16;
 bool decode_mma_supported(const DecodeParams& p);
-void launch_decode_mma(const DecodeParams& p, dim3 grid, cudaStream_t stream);
+void launch_decode_mma(const DecodeParams& p, dim3 grid, const Launch& launch);
 
 }  // namespace inferdesk::cuda::attn

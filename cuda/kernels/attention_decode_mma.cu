@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
 
 namespace inferdesk::cuda::attn {
@@ -317,27 +318,26 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
 }
 
 template <int D, int NB, int R>
-void launch_mma(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
   using C = MmaDecodeTile<D, NB, R>;
   allow_dynamic_smem<paged_decode_mma_kernel<D, NB, R>>(C::kSmemBytes, "paged_attention_decode (mma)",
                                                         kMmaStaticSmemBound);
   launch_kernel("paged_attention_decode (mma)", paged_decode_mma_kernel<D, NB, R>, grid,
-                dim3(C::kThreads), C::kSmemBytes, stream, p);
+                dim3(C::kThreads), C::kSmemBytes, launch, p);
 }
 
 // Half-tiles in a warp's ring: 3 for D 128 (51 KB per block, 4 blocks per SM: the 512 blocks of
-// 64 sequences x 8 kv heads in one wave; 4 slots, 3 blocks per SM, took 27.3 against 21.7 us for
-// 64 x 256 keys), 6 for D 64 (54 KB, 4 blocks per SM; Llama-3.2-1B 64 x 256 keys 9.9 us against 11.1
-// with 3 and 10.7 with 4). H200, 2026-11-30, bench_gpu_attention.
+// 64 sequences x 8 kv heads in one wave; 4 slots leave 3 blocks per SM and were slower), 6 for
+// D 64 (54 KB, 4 blocks per SM; faster than 3 and 4). Figures: docs/PERF.md.
 constexpr int kRingD128 = 3;
 constexpr int kRingD64 = 6;
 
 template <int D, int R>
-void launch_mma_nb(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_mma_nb(const DecodeParams& p, dim3 grid, const Launch& launch) {
   if (p.heads_per_block <= 8)
-    launch_mma<D, 1, R>(p, grid, stream);
+    launch_mma<D, 1, R>(p, grid, launch);
   else
-    launch_mma<D, 2, R>(p, grid, stream);
+    launch_mma<D, 2, R>(p, grid, launch);
 }
 
 }  // namespace
@@ -346,14 +346,14 @@ bool decode_mma_supported(const DecodeParams& p) {
   return (p.a.head_dim == 64 || p.a.head_dim == 128) && p.kv_vec;
 }
 
-void launch_decode_mma(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+void launch_decode_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
   if (!decode_mma_supported(p) || p.heads_per_block < 1 || p.heads_per_block > kDecodeMmaMaxHeads)
     unsupported_config("paged_attention_decode (mma): head_dim " + std::to_string(p.a.head_dim) +
                        ", " + std::to_string(p.heads_per_block) + " heads per block");
   if (p.a.head_dim == 64)
-    launch_mma_nb<64, kRingD64>(p, grid, stream);
+    launch_mma_nb<64, kRingD64>(p, grid, launch);
   else
-    launch_mma_nb<128, kRingD128>(p, grid, stream);
+    launch_mma_nb<128, kRingD128>(p, grid, launch);
 }
 
 }  // namespace inferdesk::cuda::attn

@@ -18,6 +18,7 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_common.cuh"
 
 namespace inferdesk::cuda {
@@ -294,16 +295,16 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
 }
 
 template <int D>
-void launch_prefill(const PrefillParams& p, dim3 grid, cudaStream_t stream) {
+void launch_prefill(const PrefillParams& p, dim3 grid, const Launch& launch) {
   using C = PrefillTile<D>;
   allow_dynamic_smem<paged_prefill_kernel<D>>(C::kSmemBytes, "paged_attention_prefill");
   launch_kernel("paged_attention_prefill", paged_prefill_kernel<D>, grid, dim3(C::kThreads),
-                C::kSmemBytes, stream, p);
+                C::kSmemBytes, launch, p);
 }
 
 }  // namespace
 
-void paged_attention_prefill(const PagedAttentionArgs& a, cudaStream_t stream) {
+void paged_attention_prefill(const PagedAttentionArgs& a, const Launch& launch) {
   check_attention_args(a, "paged_attention_prefill");
   if (a.num_seqs <= 0 || a.max_query_len <= 0) return;
   PrefillParams p;
@@ -322,10 +323,10 @@ void paged_attention_prefill(const PagedAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.num_kv_heads), static_cast<unsigned>(a.num_seqs),
                   static_cast<unsigned>(tiles));
   switch (a.head_dim) {
-    case 32: launch_prefill<32>(p, grid, stream); break;
-    case 64: launch_prefill<64>(p, grid, stream); break;
-    case 128: launch_prefill<128>(p, grid, stream); break;
-    default: launch_prefill<256>(p, grid, stream); break;
+    case 32: launch_prefill<32>(p, grid, launch); break;
+    case 64: launch_prefill<64>(p, grid, launch); break;
+    case 128: launch_prefill<128>(p, grid, launch); break;
+    default: launch_prefill<256>(p, grid, launch); break;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/launch.h"
 
 #include <array>
 #include <atomic>
@@ -19,8 +20,6 @@ void unsupported_config(const std::string& what) {
 }
 
 namespace {
-
-std::atomic<bool> g_pdl_requested{true};
 
 std::array<std::atomic<int8_t>, kMaxDevices> g_pdl_capable{};
 
@@ -49,11 +48,8 @@ bool once_per_device(std::array<std::atomic<int8_t>, kMaxDevices>& cache, bool (
   return known == 2;
 }
 
-void set_pdl_enabled(bool on) { g_pdl_requested.store(on, std::memory_order_relaxed); }
+bool pdl_supported() { return once_per_device(g_pdl_capable, compute_capability_9); }
 
-bool pdl_enabled() {
-  return g_pdl_requested.load(std::memory_order_relaxed) &&
-         once_per_device(g_pdl_capable, compute_capability_9);
-}
+bool uses_pdl(const Launch& launch) { return launch.pdl && pdl_supported(); }
 
 }  // namespace inferdesk::cuda

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/util/error.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
 
@@ -54,17 +54,6 @@ void allow_dynamic_smem(size_t bytes, const char* who, size_t static_bytes = 0) 
 constexpr int kMaxDevices = 64;
 bool once_per_device(std::array<std::atomic<int8_t>, kMaxDevices>& cache, bool (*probe)(int device));
 
-__device__ __forceinline__ float load_as_float(const void* p, Dt dt, int64_t i) {
-  return dt == Dt::F32 ? static_cast<const float*>(p)[i]
-                       : __bfloat162float(static_cast<const bf16*>(p)[i]);
-}
-__device__ __forceinline__ void store_from_float(void* p, Dt dt, int64_t i, float v) {
-  if (dt == Dt::F32)
-    static_cast<float*>(p)[i] = v;
-  else
-    static_cast<bf16*>(p)[i] = __float2bfloat16(v);
-}
-
 // Shared-memory address of a generic pointer into shared memory (for PTX operands).
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -86,24 +75,6 @@ __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
-}
-
-// WideNorm (kernels.h): the sum of a row's per-tile partial sums of squares, in the one order both
-// the consumer GEMMs and wide_norm_scale_rows use (four running sums over tiles t % 4, then
-// (0 + 1) + (2 + 3)), so that both give the row the same scale bit for bit.
-__device__ __forceinline__ float wide_norm_row_sum(const float* ss, int tiles, int row) {
-  float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
-  int t = 0;
-  for (; t + 3 < tiles; t += 4) {
-    p0 += ss[t * kWideNormRows + row];
-    p1 += ss[(t + 1) * kWideNormRows + row];
-    p2 += ss[(t + 2) * kWideNormRows + row];
-    p3 += ss[(t + 3) * kWideNormRows + row];
-  }
-  if (t < tiles) p0 += ss[t * kWideNormRows + row];
-  if (t + 1 < tiles) p1 += ss[(t + 1) * kWideNormRows + row];
-  if (t + 2 < tiles) p2 += ss[(t + 2) * kWideNormRows + row];
-  return (p0 + p1) + (p2 + p3);
 }
 
 // ------------------------------------------------ programmatic dependent launch (PDL, sm_90+)
@@ -130,21 +101,21 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 #endif
 }
 
-// Launches `kernel` on `stream` through cudaLaunchKernelEx, with the attribute
-// cudaLaunchAttributeProgrammaticStreamSerialization = 1 when pdl_enabled() (kernels.h), a plain
+// Launches `kernel` on launch.stream through cudaLaunchKernelEx, with the attribute
+// cudaLaunchAttributeProgrammaticStreamSerialization = 1 when uses_pdl(launch) (launch.h), a plain
 // stream-ordered launch otherwise; throws Error(Internal) naming `what` on a launch error.
 // Arguments are converted to the kernel's parameter types.
 template <typename... KArgs, typename... Args>
 void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
-                   cudaStream_t stream, Args... args) {
+                   const Launch& launch, Args... args) {
   static_assert(sizeof...(KArgs) == sizeof...(Args), "launch_kernel: wrong number of kernel arguments");
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
+  cfg.stream = launch.stream;
   cudaLaunchAttribute attr[1];
-  if (pdl_enabled()) {
+  if (uses_pdl(launch)) {
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;

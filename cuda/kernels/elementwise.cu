@@ -19,6 +19,11 @@
 
 #include "core/util/splitmix.h"
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -27,19 +32,6 @@ constexpr int kThreads = 256;
 constexpr int kChunk = 8;              // elements per chunk
 constexpr int64_t kWarpRowMaxCols = 1024;  // rms_norm: one warp per row up to this width
 constexpr int kNormWarpsPerBlock = 4;
-
-// ------------------------------------------------------------------ typed scalar conversions
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16(v); }
 
 // 8 consecutive elements starting at p. vec: whole chunk with 16-byte accesses (alignment checked
 // by the launcher); else n <= 8 scalar accesses (missing elements read as 0).
@@ -55,11 +47,11 @@ __device__ __forceinline__ void load8(const T* p, int n, bool vec, float (&v)[kC
       alignas(16) T e[kChunk];
       *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(p);
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) v[i] = to_f(e[i]);
+      for (int i = 0; i < kChunk; ++i) v[i] = to_float(e[i]);
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) v[i] = i < n ? to_f(p[i]) : 0.0f;
+    for (int i = 0; i < kChunk; ++i) v[i] = i < n ? to_float(p[i]) : 0.0f;
   }
 }
 
@@ -72,13 +64,13 @@ __device__ __forceinline__ void store8(T* p, int n, bool vec, const float (&v)[k
     } else {
       alignas(16) T e[kChunk];
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) e[i] = from_f<T>(v[i]);
+      for (int i = 0; i < kChunk; ++i) e[i] = from_float<T>(v[i]);
       *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(e);
     }
   } else {
 #pragma unroll
     for (int i = 0; i < kChunk; ++i)
-      if (i < n) p[i] = from_f<T>(v[i]);
+      if (i < n) p[i] = from_float<T>(v[i]);
   }
 }
 
@@ -125,11 +117,11 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, in
 }
 
 template <class Op>
-void launch_chunks(const Op& op, int64_t rows, int64_t cols, cudaStream_t stream,
+void launch_chunks(const Op& op, int64_t rows, int64_t cols, const Launch& launch,
                    const char* what) {
   if (rows <= 0 || cols <= 0) return;
   const int64_t chunks = rows * ((cols + kChunk - 1) / kChunk);
-  launch_kernel(what, chunk_kernel<Op>, dim3(grid_for(chunks, kThreads)), dim3(kThreads), 0, stream,
+  launch_kernel(what, chunk_kernel<Op>, dim3(grid_for(chunks, kThreads)), dim3(kThreads), 0, launch,
                 op, rows, cols);
 }
 
@@ -156,14 +148,14 @@ struct BinaryOp {
 };
 
 struct SiluMulF {
-  __device__ static float apply(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+  __device__ static float apply(float g, float u) { return silu(g) * u; }
 };
 struct AddF {
   __device__ static float apply(float a, float b) { return a + b; }
 };
 
 template <class F>
-void launch_binary(const Mat& a, const Mat& b, const Mat& out, cudaStream_t stream,
+void launch_binary(const Mat& a, const Mat& b, const Mat& out, const Launch& launch,
                    const char* what) {
   with_dt(a.dt, [&](auto ta) {
     using TA = decltype(ta);
@@ -177,7 +169,7 @@ void launch_binary(const Mat& a, const Mat& b, const Mat& out, cudaStream_t stre
         BinaryOp<TA, TB, TO, F> op{static_cast<const TA*>(a.data), a.stride,
                                    static_cast<const TB*>(b.data), b.stride,
                                    static_cast<TO*>(out.data),     out.stride, vec};
-        launch_chunks(op, out.rows, out.cols, stream, what);
+        launch_chunks(op, out.rows, out.cols, launch, what);
       });
     });
   });
@@ -207,7 +199,7 @@ struct GatherOp {
   }
 };
 
-// WideNorm (kernels.h) finished outside a consumer GEMM: h[r] *= rsqrt(sum_t ss[t][r] / k + eps)
+// WideNorm (wide_norm.h) finished outside a consumer GEMM: h[r] *= rms_scale(sum_t ss[t][r], k, eps)
 // (each chunk sums its row's partials as the consumer does, wide_norm_row_sum: the same scale).
 struct NormScaleOp {
   bf16* h;
@@ -217,7 +209,7 @@ struct NormScaleOp {
   float eps;
   bool vec;
   __device__ void operator()(int64_t r, int64_t c0, int n) const {
-    const float s = rsqrtf(wide_norm_row_sum(ss, tiles, static_cast<int>(r)) / static_cast<float>(norm_k) + eps);
+    const float s = rms_scale(wide_norm_row_sum(ss, tiles, static_cast<int>(r)), static_cast<float>(norm_k), eps);
     const bool v8 = vec && n == kChunk;
     float v[kChunk];
     load8(h + r * stride + c0, n, v8, v);
@@ -363,7 +355,7 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
     ss = warp_sum(ss);
   else
     ss = block_sum(ss, sh);
-  const float inv = 1.0f / sqrtf(ss / static_cast<float>(cols) + eps);
+  const float inv = rms_scale(ss, static_cast<float>(cols), eps);
 #pragma unroll
   for (int j = 0; j < kRegChunks; ++j) {
     const int n = reg_n(j);
@@ -384,19 +376,19 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
 
 template <bool kAdd, typename TX, typename TO>
 void launch_rms_norm(const char* what, float* residual, int64_t res_stride, const Mat& x,
-                     const bf16* w, float eps, const Mat& out, bool vec, cudaStream_t stream) {
+                     const bf16* w, float eps, const Mat& out, bool vec, const Launch& launch) {
   const auto* xp = static_cast<const TX*>(x.data);
   auto* op = static_cast<TO*>(out.data);
   if (x.cols <= kWarpRowMaxCols) {
     const int threads = 32 * kNormWarpsPerBlock;
     const auto blocks = static_cast<unsigned>((x.rows + kNormWarpsPerBlock - 1) / kNormWarpsPerBlock);
-    launch_kernel(what, rms_norm_kernel<kAdd, true, TX, TO>, dim3(blocks), dim3(threads), 0, stream,
+    launch_kernel(what, rms_norm_kernel<kAdd, true, TX, TO>, dim3(blocks), dim3(threads), 0, launch,
                   residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
   } else {
     const int64_t chunks = (x.cols + kChunk - 1) / kChunk;
     const int threads = static_cast<int>(std::clamp<int64_t>((chunks + 31) / 32 * 32, 64, 512));
     launch_kernel(what, rms_norm_kernel<kAdd, false, TX, TO>, dim3(static_cast<unsigned>(x.rows)),
-                  dim3(threads), 0, stream, residual, res_stride, xp, x.stride, w, eps, op,
+                  dim3(threads), 0, launch, residual, res_stride, xp, x.stride, w, eps, op,
                   out.stride, x.rows, x.cols, vec);
   }
 }
@@ -405,12 +397,12 @@ void launch_rms_norm(const char* what, float* residual, int64_t res_stride, cons
 
 // ---------------------------------------------------------------------------------- launchers
 
-void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, cudaStream_t stream) {
+void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, const Launch& launch) {
   if (table.dt != Dt::BF16) unsupported_config("embed_rows: the table must be BF16");
-  gather_rows(table, token_ids, out, stream);
+  gather_rows(table, token_ids, out, launch);
 }
 
-void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stream) {
+void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, const Launch& launch) {
   if (x.rows <= 0 || x.cols <= 0) return;
   with_dt(x.dt, [&](auto tx) {
     using TX = decltype(tx);
@@ -418,13 +410,13 @@ void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, cudaStream_t stre
       using TO = decltype(to);
       const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
                        vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
-      launch_rms_norm<false, TX, TO>("rms_norm", nullptr, 0, x, w, eps, out, vec, stream);
+      launch_rms_norm<false, TX, TO>("rms_norm", nullptr, 0, x, w, eps, out, vec, launch);
     });
   });
 }
 
 void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
-                  cudaStream_t stream) {
+                  const Launch& launch) {
   if (x.rows <= 0 || x.cols <= 0) return;
   if (residual.dt != Dt::F32) unsupported_config("add_rms_norm: the residual must be F32");
   auto* res = static_cast<float*>(residual.data);
@@ -436,27 +428,27 @@ void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
                        vec_ok<TX>(x.data, x.stride, x.rows) &&
                        vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
       launch_rms_norm<true, TX, TO>("add_rms_norm", res, residual.stride, x, w, eps, out, vec,
-                                    stream);
+                                    launch);
     });
   });
 }
 
-void silu_mul(const Mat& gate, const Mat& up, Mat out, cudaStream_t stream) {
-  launch_binary<SiluMulF>(gate, up, out, stream, "silu_mul");
+void silu_mul(const Mat& gate, const Mat& up, Mat out, const Launch& launch) {
+  launch_binary<SiluMulF>(gate, up, out, launch, "silu_mul");
 }
 
-void add_inplace(Mat inout, const Mat& x, cudaStream_t stream) {
-  launch_binary<AddF>(inout, x, inout, stream, "add_inplace");
+void add_inplace(Mat inout, const Mat& x, const Launch& launch) {
+  launch_binary<AddF>(inout, x, inout, launch, "add_inplace");
 }
 
-void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, cudaStream_t stream) {
+void wide_norm_scale_rows(Mat h, const float* ss, int32_t tiles, int32_t norm_k, float eps, const Launch& launch) {
   if (h.dt != Dt::BF16 || h.rows > kWideNormRows || tiles < 1 || norm_k < 1)
     unsupported_config("wide_norm_scale_rows: BF16 rows <= " + std::to_string(kWideNormRows));
   NormScaleOp op{static_cast<bf16*>(h.data), h.stride, ss, tiles, norm_k, eps, vec_ok<bf16>(h.data, h.stride, h.rows)};
-  launch_chunks(op, h.rows, h.cols, stream, "wide_norm_scale_rows");
+  launch_chunks(op, h.rows, h.cols, launch, "wide_norm_scale_rows");
 }
 
-void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t stream) {
+void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, const Launch& launch) {
   with_dt(x.dt, [&](auto tx) {
     using TX = decltype(tx);
     with_dt(out.dt, [&](auto to) {
@@ -465,28 +457,28 @@ void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, cudaStream_t st
                        vec_ok<TO>(out.data, out.stride, out.rows);
       GatherOp<TX, TO> op{static_cast<const TX*>(x.data), x.stride, x.rows, rows_idx,
                           static_cast<TO*>(out.data), out.stride, vec};
-      launch_chunks(op, out.rows, out.cols, stream, "gather_rows");
+      launch_chunks(op, out.rows, out.cols, launch, "gather_rows");
     });
   });
 }
 
-void fill_random(Mat t, uint64_t seed, float scale, cudaStream_t stream) {
+void fill_random(Mat t, uint64_t seed, float scale, const Launch& launch) {
   const uint64_t base = splitmix64(seed);
   with_dt(t.dt, [&](auto tt) {
     using T = decltype(tt);
     FillOp<T> op{static_cast<T*>(t.data), t.stride, t.cols, base, scale,
                  vec_ok<T>(t.data, t.stride, t.rows)};
-    launch_chunks(op, t.rows, t.cols, stream, "fill_random");
+    launch_chunks(op, t.rows, t.cols, launch, "fill_random");
   });
 }
 
 void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n,
-                     cudaStream_t stream) {
+                     const Launch& launch) {
   auto run = [&](auto ts) {
     using TS = decltype(ts);
     ConvertOp<TS> op{static_cast<const TS*>(src), dst,
                      vec_ok<TS>(src, 0, 1) && vec_ok<bf16>(dst, 0, 1)};
-    launch_chunks(op, 1, n, stream, "convert_to_bf16");
+    launch_chunks(op, 1, n, launch, "convert_to_bf16");
   };
   switch (src_kind) {
     case 0: run(float{}); break;

@@ -22,7 +22,11 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
@@ -40,11 +44,11 @@ constexpr int kUnrollSwiglu = 2;
 // SM instead of 2): a 6144-row GEMV (384 blocks) then fits in one wave on 132 SMs instead of 1.45,
 // and while a 4096-row one (256 blocks) runs, the SMs keep room for the next kernel's blocks
 // (PDL) to be resident and load their first weights. The price: half the loads in flight per
-// block. Pick from the H200 numbers of bench_gpu_kernels ("gemv ... w4" against "w8"); 8 is the
-// configuration measured before PDL.
+// block. bench_gpu_kernels times both ("gemv ... w4" against "w8"); 8 measured faster up to
+// kSmallGridMaxRows rows (docs/PERF.md).
 constexpr int kSmallGridWarps = 8;
 constexpr int64_t kSmallGridMaxRows = 8192;
-constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks  // 512 blocks: one wave of 4-warp blocks on 132 SMs
+constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks (1,024 blocks and more)
 // Before pdl_wait(): also prefetch the second batch's W lines into L2 (keeps DRAM busy while the
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;
@@ -114,8 +118,6 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][4], const Batch<U, k
 #pragma unroll
     for (int m = 0; m < kMats; ++m) mma_chunk(c[m], bt.a[u][m][0], bt.a[u][m][1], bt.b[u]);
 }
-
-__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
 
 template <typename TY>
 __device__ __forceinline__ void store_y(TY* p, float v) {
@@ -198,9 +200,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       if (pair_block) {
         if (bias) bias_p = __bfloat162float(bias[out_row(el >> 2, ei >= 2 ? 0 : 1)]);
         const float pos = rope.positions ? static_cast<float>(rope.positions[etok]) : 0.0f;
-        sincosf(__fmul_rn(rope.inv_freq[pair0 + (el >> 2)], pos), &rope_s, &rope_c);
-        rope_c = __fmul_rn(rope_c, rope.attention_scaling);
-        rope_s = __fmul_rn(rope_s, rope.attention_scaling);
+        rope_cos_sin(rope.inv_freq[pair0 + (el >> 2)], pos, rope.attention_scaling, rope_c, rope_s);
       }
     }
   }
@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       float sum = 0.0f;
 #pragma unroll
       for (int wi = 0; wi < kW; ++wi) sum += red[wi][ii][l];
-      return __bfloat162float(__float2bfloat16(sum + b));
+      return round_bf16(sum + b);
     };
     const float v = value(i, bias_v);
     const int D = rope.head_dim;
@@ -264,9 +264,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
     };
     if (pair_block) {
       const float pv = value(i ^ 2, bias_p);
-      const float cn = rope_c, sn = rope_s;
-      // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]
-      const bf16 o = __float2bfloat16(i < 2 ? v * cn - pv * sn : v * cn + pv * sn);
+      const bf16 o = __float2bfloat16(rotate_half(v, pv, rope_c, rope_s, /*first=*/i < 2));
       y[tok * y_stride + row] = o;
       if (head >= rope.num_q_heads && slot >= 0)
         rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;
@@ -335,18 +333,18 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
 }
 
 template <int kMats, typename TY, int kW>
-void launch_mma(const char* what, bool x_vec, unsigned blocks, cudaStream_t stream, const bf16* xp,
+void launch_mma(const char* what, bool x_vec, unsigned blocks, const Launch& launch, const bf16* xp,
                 int64_t x_stride, int M, const bf16* w, int64_t mat_rows, int64_t k,
                 const bf16* bias, TY* yp, int64_t y_stride) {
   launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY, kW> : gemv_mma_kernel<kMats, false, TY, kW>,
-                dim3(blocks), dim3(kW * 32), 0, stream, xp, x_stride, M, w, mat_rows, k, bias, yp,
+                dim3(blocks), dim3(kW * 32), 0, launch, xp, x_stride, M, w, mat_rows, k, bias, yp,
                 y_stride, GemvRope{});
 }
 
 // warps: of the tensor-core kernel, 4 or 8 (0: by shape).
 template <int kMats, typename TY>
 void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k,
-                 const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
+                 const bf16* bias, const Mat& y, int warps, const Launch& launch) {
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<TY*>(y.data);
   const int M = static_cast<int>(x.rows);
@@ -355,22 +353,21 @@ void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows
     const bool x_vec =
         reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
     const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
-    // H200 (bench_gpu_kernels, 2026-11-30): 4 warps win for very tall matrices (lm head 128256 rows:
-    // 251 vs 260 us), 8 for the rest (qkv 6144: 14.8 vs 15.8 us).
+    // 4 warps win for very tall matrices (the lm head), 8 for the rest (docs/PERF.md).
     if (warps == 0)
       warps = kMats == 1 && mat_rows >= kTallRows ? 4
               : kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps : 8;
     if constexpr (kMats == 1) {  // (the SwiGLU GEMV always has 8)
       if (warps == 4)
-        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k,
+        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k,
                                         bias, yp, y.stride);
     }
-    launch_mma<kMats, TY, 8>(what, x_vec, blocks, stream, xp, x.stride, M, w, mat_rows, k, bias, yp,
+    launch_mma<kMats, TY, 8>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k, bias, yp,
                              y.stride);
   } else {
     const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
     launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0,
-                  stream, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+                  launch, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
   }
 }
 
@@ -388,32 +385,32 @@ void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, c
 
 template <int kMats>
 void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k,
-              const bf16* bias, const Mat& y, int warps, cudaStream_t stream) {
+              const bf16* bias, const Mat& y, int warps, const Launch& launch) {
   check_shapes(what, x, rows_out, k, y);
   if (warps != 0 && warps != 4 && warps != 8)
     unsupported_config(std::string(what) + ": " + std::to_string(warps) + " warps per block");
   if (x.rows <= 0 || rows_out <= 0) return;
   if (y.dt == Dt::F32)
-    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, warps, stream);
+    launch_gemv<kMats, float>(what, x, w, rows_out, k, bias, y, warps, launch);
   else
-    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, warps, stream);
+    launch_gemv<kMats, bf16>(what, x, w, rows_out, k, bias, y, warps, launch);
 }
 
 }  // namespace
 
 void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-          cudaStream_t stream) {
-  run_gemv<1>("gemv", x, w, n, k, bias, y, 0, stream);
+          const Launch& launch) {
+  run_gemv<1>("gemv", x, w, n, k, bias, y, 0, launch);
 }
 
 void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, cudaStream_t stream) {
-  run_gemv<1>("gemv", x, w, n, k, bias, y, warps, stream);
+                     const bf16* bias, Mat y, const Launch& launch) {
+  run_gemv<1>("gemv", x, w, n, k, bias, y, warps, launch);
 }
 
 void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
-                 cudaStream_t stream) {
-  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, stream);
+                 const Launch& launch) {
+  run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, launch);
 }
 
 bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y,
@@ -429,7 +426,7 @@ bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& 
 }
 
 void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
-                   const GemvRope& r, cudaStream_t stream) {
+                   const GemvRope& r, const Launch& launch) {
   if (!gemv_qkv_rope_supported(x, w, k, y, r))
     unsupported_config("gemv_qkv_rope: shapes, alignment or head_dim " + std::to_string(r.head_dim) +
                        " not supported");
@@ -439,7 +436,7 @@ void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat
   auto* yp = static_cast<bf16*>(y.data);
   // x rows 16-byte aligned (checked): the vector x loads.
   launch_kernel("gemv_qkv_rope", gemv_mma_kernel<1, true, bf16, 8, true>, dim3(blocks), dim3(8 * 32),
-                0, stream, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
+                0, launch, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
 }
 
 }  // namespace inferdesk::cuda

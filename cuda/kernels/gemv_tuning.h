@@ -1,8 +1,10 @@
 // GEMV with an explicit thread-block configuration, for benchmarks and tests (the engine calls
-// gemv() in kernels.h, which picks the configuration per shape).
+// gemv() of gemv.h, which picks the configuration per shape).
 #pragma once
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
 
@@ -10,6 +12,6 @@ namespace inferdesk::cuda {
 // Throws Error(Internal) for another count. The fallback kernel (unaligned W, K % 8 != 0) is
 // unaffected.
 void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, cudaStream_t stream);
+                     const bf16* bias, Mat y, const Launch& launch);
 
 }  // namespace inferdesk::cuda

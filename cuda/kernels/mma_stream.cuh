@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 
 namespace inferdesk::cuda {
 

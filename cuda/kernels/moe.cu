@@ -1,7 +1,7 @@
 // Mixture-of-experts kernels: routing (softmax, top-k, renormalise), the small-batch expert path
 // (one GEMV per (token, slot) pair, 16-byte weight loads), the stable sort of pairs by expert and
 // the gather of the large-batch path, the weighted combine of the slots, and the shared expert's
-// sigmoid gate. The contract (shapes, determinism, what is counted) is in kernels.h.
+// sigmoid gate. The contract (shapes, determinism, what is counted) is in moe.h.
 //
 // Determinism: every floating-point sum here has a fixed order (block reductions over a fixed
 // block size, the slots of a token summed in slot order), and the sort and the expert counters
@@ -16,7 +16,11 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
+#include "cuda/kernels/moe.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -145,8 +149,8 @@ __global__ void __launch_bounds__(kRouteThreads)
 
 // The same routing with one warp per token for up to kRouteWarpMaxExperts experts, the
 // probabilities in registers (lane l holds experts l, l + 32, ...): no shared memory and no block
-// barriers in the k selection rounds (the block kernel above took 6.7 us per token for 8 of 128
-// experts, ncu on the H200, most of it in 2 barriers per round). Same results: the softmax sum is
+// barriers in the k selection rounds (where the block kernel above spends most of its time: 2
+// barriers per round, docs/PERF.md). Same results: the softmax sum is
 // a warp reduction instead of a block one (its order may differ by an ulp), the selection order
 // (larger first, then lower id) and the slot-order renormalisation are the same.
 constexpr int kRouteWarpPerLane = 8;
@@ -301,7 +305,7 @@ __global__ void __launch_bounds__(kSmallWarps * 32)
   for (int r = 0; r < R; ++r) {
     if (i0 + r >= I) break;
     const float gv = acc[2 * r];
-    act[p * I + i0 + r] = __float2bfloat16(gv / (1.0f + expf(-gv)) * acc[2 * r + 1]);
+    act[p * I + i0 + r] = __float2bfloat16(silu(gv) * acc[2 * r + 1]);
   }
 }
 
@@ -339,8 +343,7 @@ constexpr int kCombineSlots = 32;  // slots whose row and weight are staged in s
 // Block (t, c): out[t, h] for the kCombineThreads columns h of chunk c, the slots summed in slot
 // order (deterministic, as the CPU). Each slot's source row and weight are read once per block
 // into shared memory, so a column's loads of y are independent of each other (a batch-1 step
-// would otherwise chain two dependent global loads per slot and column: 28 us per layer for
-// Qwen3-30B-A3B's 2,048 x 8, measured with ncu on the H200).
+// would otherwise chain two dependent global loads per slot and column: docs/PERF.md).
 __global__ void __launch_bounds__(kCombineThreads) moe_combine_kernel(MoeCombineArgs a) {
   __shared__ int64_t s_row[kCombineSlots];  // -1: slot without a valid expert
   __shared__ float s_w[kCombineSlots];
@@ -463,7 +466,7 @@ __global__ void __launch_bounds__(256) sigmoid_gate_add_kernel(Mat out, Mat x, M
   pdl_launch_dependents();
   pdl_wait();
   const float g = load_as_float(gate.data, gate.dt, t * gate.stride);
-  const float s = 1.0f / (1.0f + expf(-g));
+  const float s = sigmoid(g);
   for (int64_t h = threadIdx.x; h < out.cols; h += 256) {
     const int64_t o = t * out.stride + h;
     store_from_float(out.data, out.dt, o,
@@ -477,7 +480,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts,
                int32_t top_k, bool normalize, int32_t* ids, int64_t ids_stride, float* weights,
-               int64_t weights_stride, cudaStream_t stream) {
+               int64_t weights_stride, const Launch& launch) {
   if (num_experts <= 0 || num_experts > kRouteMaxExperts || top_k <= 0 || top_k > num_experts)
     unsupported_config("moe_route: " + std::to_string(top_k) + " of " +
                        std::to_string(num_experts) + " experts (at most " +
@@ -486,13 +489,13 @@ void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32
   if (num_experts <= kRouteWarpMaxExperts) {
     const int64_t blocks = (int64_t{tokens} + kRouteWarpTokensPerBlock - 1) / kRouteWarpTokensPerBlock;
     launch_kernel("moe_route", moe_route_warp_kernel, dim3(static_cast<unsigned>(blocks)),
-                  dim3(32 * kRouteWarpTokensPerBlock), 0, stream, logits, logits_stride, tokens,
+                  dim3(32 * kRouteWarpTokensPerBlock), 0, launch, logits, logits_stride, tokens,
                   num_experts, top_k, normalize, ids, ids_stride, weights, weights_stride);
     return;
   }
   const size_t smem = static_cast<size_t>(num_experts) * sizeof(float);
   launch_kernel("moe_route", moe_route_kernel, dim3(static_cast<unsigned>(tokens)),
-                dim3(kRouteThreads), smem, stream, logits, logits_stride, num_experts, top_k,
+                dim3(kRouteThreads), smem, launch, logits, logits_stride, num_experts, top_k,
                 normalize, ids, ids_stride, weights, weights_stride);
 }
 
@@ -532,17 +535,17 @@ MoeCombineArgs moe_combine_args(const MoeStepArgs& a, const float* y, const int3
   return c;
 }
 
-void moe_combine(const MoeCombineArgs& a, cudaStream_t stream) {
+void moe_combine(const MoeCombineArgs& a, const Launch& launch) {
   if (a.tokens <= 0) return;
   if (a.out.rows < a.tokens) unsupported_config("moe_combine: out has fewer rows than tokens");
   const int64_t chunks = (a.out.cols + kCombineThreads - 1) / kCombineThreads;
   if (chunks > 65535) unsupported_config("moe_combine: hidden size " + std::to_string(a.out.cols));
   launch_kernel("moe_combine", moe_combine_kernel,
                 dim3(static_cast<unsigned>(a.tokens), static_cast<unsigned>(std::max<int64_t>(chunks, 1))),
-                dim3(kCombineThreads), 0, stream, a);
+                dim3(kCombineThreads), 0, launch, a);
 }
 
-void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream) {
+void moe_experts_small(const MoeSmallArgs& a, const Launch& launch) {
   const int64_t T = a.x.rows, H = a.experts.hidden, I = a.experts.inter;
   if (a.x.dt != Dt::BF16) unsupported_config("moe_experts_small: x must be BF16");
   if (T > kMoeSmallMaxTokens)
@@ -561,45 +564,45 @@ void moe_experts_small(const MoeSmallArgs& a, cudaStream_t stream) {
                                                 (kSmallWarps * kDownRowsPerWarp));
   const auto py = static_cast<unsigned>(pairs);
   launch_kernel("moe_gate_up", moe_gate_up_kernel, dim3(gu_tiles, py), dim3(kSmallWarps * 32), 0,
-                stream, static_cast<const bf16*>(a.x.data), a.x.stride, a.ids, a.ids_stride,
+                launch, static_cast<const bf16*>(a.x.data), a.x.stride, a.ids, a.ids_stride,
                 a.top_k, a.experts, a.act);
   launch_kernel("moe_down", moe_down_kernel, dim3(down_tiles, py), dim3(kSmallWarps * 32), 0,
-                stream, a.act, a.ids, a.ids_stride, a.top_k, a.experts, a.slot_out);
-  moe_combine(moe_combine_args(a, a.slot_out, nullptr), stream);
+                launch, a.act, a.ids, a.ids_stride, a.top_k, a.experts, a.slot_out);
+  moe_combine(moe_combine_args(a, a.slot_out, nullptr), launch);
 }
 
 void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k,
                     int32_t num_experts, int32_t* counts, int32_t* offsets, int32_t* order,
-                    int32_t* position, cudaStream_t stream) {
+                    int32_t* position, const Launch& launch) {
   if (num_experts <= 0 || top_k <= 0) unsupported_config("moe_sort_pairs: no experts");
   const int64_t pairs = int64_t{tokens} * top_k;
   if (pairs > INT32_MAX) unsupported_config("moe_sort_pairs: too many pairs");
   const auto grid = dim3(static_cast<unsigned>(num_experts));
-  launch_kernel("moe_count", moe_count_kernel, grid, dim3(kSortThreads), 0, stream, ids, ids_stride,
+  launch_kernel("moe_count", moe_count_kernel, grid, dim3(kSortThreads), 0, launch, ids, ids_stride,
                 top_k, pairs, counts);
-  launch_kernel("moe_place", moe_place_kernel, grid, dim3(kSortThreads), 0, stream, ids,
+  launch_kernel("moe_place", moe_place_kernel, grid, dim3(kSortThreads), 0, launch, ids,
                 ids_stride, top_k, pairs, num_experts, counts, offsets, order, position);
 }
 
 void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs,
-                      cudaStream_t stream) {
+                      const Launch& launch) {
   if (x.dt != Dt::BF16 || xs.dt != Dt::BF16 || x.cols != xs.cols || xs.rows < pairs)
     unsupported_config("moe_gather_pairs: x and xs must be BF16 of the same width");
   if (pairs <= 0) return;
   const bool vec = x.cols % 8 == 0 && x.stride % 8 == 0 && xs.stride % 8 == 0 &&
                    aligned16(x.data) && aligned16(xs.data);
   launch_kernel("moe_gather_pairs", vec ? moe_gather_kernel<true> : moe_gather_kernel<false>,
-                dim3(static_cast<unsigned>(pairs)), dim3(128), 0, stream,
+                dim3(static_cast<unsigned>(pairs)), dim3(128), 0, launch,
                 static_cast<const bf16*>(x.data), x.stride, order, top_k, x.cols,
                 static_cast<bf16*>(xs.data), xs.stride);
 }
 
-void sigmoid_gate_add(Mat out, const Mat& x, const Mat& gate, cudaStream_t stream) {
+void sigmoid_gate_add(Mat out, const Mat& x, const Mat& gate, const Launch& launch) {
   if (x.rows != out.rows || x.cols != out.cols || gate.rows < out.rows || gate.cols < 1)
     unsupported_config("sigmoid_gate_add: shapes do not match");
   if (out.rows <= 0) return;
   launch_kernel("sigmoid_gate_add", sigmoid_gate_add_kernel, dim3(static_cast<unsigned>(out.rows)),
-                dim3(256), 0, stream, out, x, gate);
+                dim3(256), 0, launch, out, x, gate);
 }
 
 }  // namespace inferdesk::cuda

@@ -1,4 +1,4 @@
-// Mixture of experts, the grouped path for medium batches (kernels.h: moe_experts_grouped): the
+// Mixture of experts, the grouped path for medium batches (moe.h: moe_experts_grouped): the
 // (token, slot) pairs stably sorted by expert on the device (moe_sort_pairs, moe.cu), then one
 // kernel for gate/up with the SwiGLU epilogue and one for down, each over a fixed grid of
 // (row tile, expert) blocks, then the weighted combine in slot order (moe_combine, moe.cu). No
@@ -34,7 +34,11 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
+#include "cuda/kernels/moe.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -93,8 +97,6 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][kGroups][4], const W
       for (int m = 0; m < kMats; ++m) mma_chunk(c[m][q], w.a[u][m][0], w.a[u][m][1], b[u]);
   }
 }
-
-__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
 
 // kGateUp: block (x: 16-row tile of inter, y: expert e): for each pair at sorted position s of e,
 // act[s, i] = silu(x_t . gate_e[i]) * (x_t . up_e[i]) (BF16), t = order[s] / top_k.
@@ -219,7 +221,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream) {
+void moe_experts_grouped(const MoeGroupedArgs& a, const Launch& launch) {
   const int64_t T = a.x.rows, H = a.experts.hidden, I = a.experts.inter;
   const int32_t E = a.experts.num_experts;
   if (a.x.dt != Dt::BF16) unsupported_config("moe_experts_grouped: x must be BF16");
@@ -237,17 +239,17 @@ void moe_experts_grouped(const MoeGroupedArgs& a, cudaStream_t stream) {
     unsupported_config("moe_experts_grouped: " + std::to_string(pairs) +
                        " pairs, the scratch holds " + std::to_string(a.max_pairs));
   moe_sort_pairs(a.ids, a.ids_stride, static_cast<int32_t>(T), a.top_k, E, a.counts, a.offsets,
-                 a.order, a.position, stream);
+                 a.order, a.position, launch);
   const auto gu_tiles = static_cast<unsigned>((I + kTileRows - 1) / kTileRows);
   const auto down_tiles = static_cast<unsigned>((H + kTileRows - 1) / kTileRows);
   const auto ey = static_cast<unsigned>(E);
   launch_kernel("moe_grouped_gate_up", moe_grouped_kernel<true>, dim3(gu_tiles, ey),
-                dim3(kWarps * 32), 0, stream, static_cast<const bf16*>(a.x.data), a.x.stride,
+                dim3(kWarps * 32), 0, launch, static_cast<const bf16*>(a.x.data), a.x.stride,
                 a.order, a.top_k, a.offsets, a.experts, static_cast<void*>(a.act));
   launch_kernel("moe_grouped_down", moe_grouped_kernel<false>, dim3(down_tiles, ey),
-                dim3(kWarps * 32), 0, stream, static_cast<const bf16*>(a.act), I, a.order,
+                dim3(kWarps * 32), 0, launch, static_cast<const bf16*>(a.act), I, a.order,
                 a.top_k, a.offsets, a.experts, static_cast<void*>(a.y));
-  moe_combine(moe_combine_args(a, a.y, a.position), stream);
+  moe_combine(moe_combine_args(a, a.y, a.position), launch);
 }
 
 }  // namespace inferdesk::cuda

@@ -14,14 +14,18 @@
 // block first computes the token's cos/sin table (rotary_dim / 2 entries, shared by all its heads)
 // in shared memory; then each warp stages its head there as F32 (after the optional norm) and
 // every lane produces the rotated values of its elements and writes them back in place (q, k) and
-// into the cache (k, v). The maths follows the CPU backend step by step: rms_norm over head_dim
-// as w * (x * r), then rotate_half over the first rotary_dim dims with angle = inv_freq[i] *
-// position formed in F32, cos/sin evaluated accurately (sincosf, not the fast intrinsic:
-// positions reach 1e5+) and multiplied by attention_scaling.
+// into the cache (k, v). The maths follows the CPU backend step by step (rms_scale, rope_cos_sin
+// and rotate_half of device_math.cuh): rms_norm over head_dim as w * (x * r), then rotate_half
+// over the first rotary_dim dims with angle = inv_freq[i] * position formed in F32, the accurate
+// cos/sin multiplied by attention_scaling.
 #include <algorithm>
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 
 namespace inferdesk::cuda {
 namespace {
@@ -47,12 +51,8 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   float* sin_t = smem + half;
   const int64_t t = blockIdx.x;
   const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    float sn, cs;
-    sincosf(__fmul_rn(a.inv_freq[i], pos), &sn, &cs);
-    cos_t[i] = __fmul_rn(cs, a.attention_scaling);
-    sin_t[i] = __fmul_rn(sn, a.attention_scaling);
-  }
+  for (int i = threadIdx.x; i < half; i += blockDim.x)
+    rope_cos_sin(a.inv_freq[i], pos, a.attention_scaling, cos_t[i], sin_t[i]);
   __syncthreads();  // the only block-wide barrier: warps may leave after it
   pdl_wait();       // the table (immutable inputs and step metadata) came first
 
@@ -92,36 +92,22 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   }
   if (job.norm) {  // warp-uniform
     ss = warp_sum(ss);
-    const float inv = 1.0f / sqrtf(ss / static_cast<float>(D) + a.eps);
+    const float inv = rms_scale(ss, static_cast<float>(D), a.eps);
     for (int d = lane; d < D; d += 32) s[d] = __bfloat162float(job.norm[d]) * (s[d] * inv);
   }
   __syncwarp();
 
   for (int d = lane; d < D; d += 32) {
     float out = s[d];
-    // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]
     if (d < half)
-      out = s[d] * cos_t[d] - s[d + half] * sin_t[d];
+      out = rotate_half(s[d], s[d + half], cos_t[d], sin_t[d], /*first=*/true);
     else if (d < 2 * half)
-      out = s[d] * cos_t[d - half] + s[d - half] * sin_t[d - half];
+      out = rotate_half(s[d], s[d - half], cos_t[d - half], sin_t[d - half], /*first=*/false);
     const bf16 o = __float2bfloat16(out);
     job.x[d] = o;
     if (job.cache) job.cache[d] = o;
     if (job.v) job.v_cache[d] = job.v[d];
   }
-}
-
-__device__ __forceinline__ void unpack8(const uint4& r, float (&v)[8]) {
-  const auto* e = reinterpret_cast<const bf16*>(&r);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) v[i] = __bfloat162float(e[i]);
-}
-__device__ __forceinline__ uint4 pack8(const float (&v)[8]) {
-  uint4 r;
-  auto* e = reinterpret_cast<bf16*>(&r);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) e[i] = __float2bfloat16(v[i]);
-  return r;
 }
 
 // Vector path, head_dim D == rotary_dim. Lanes of a head: L = D / 8 (a power of two <= 32, so a
@@ -144,14 +130,12 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   // cos/sin table, so that after the wait only the loads, the rotation and the stores remain.
   const bf16* norm = is_q ? a.q_norm : a.k_norm;  // the same for all lanes of a head
   float nw[8];
-  if (active && norm) unpack8(*reinterpret_cast<const uint4*>(norm + 8 * c), nw);
+  if (active && norm) unpack_bf16x8(*reinterpret_cast<const uint4*>(norm + 8 * c), nw);
   const int32_t slot = active && !is_q && a.slot_mapping ? a.slot_mapping[t] : -1;
   if (threadIdx.x < kHalf) {
     const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
-    float sn, cn;
-    sincosf(__fmul_rn(a.inv_freq[threadIdx.x], pos), &sn, &cn);
-    cs_t[0][threadIdx.x] = __fmul_rn(cn, a.attention_scaling);
-    cs_t[1][threadIdx.x] = __fmul_rn(sn, a.attention_scaling);
+    rope_cos_sin(a.inv_freq[threadIdx.x], pos, a.attention_scaling, cs_t[0][threadIdx.x],
+                 cs_t[1][threadIdx.x]);
   }
   __syncthreads();  // the cos/sin table is complete (the only block-wide barrier)
   pdl_launch_dependents();
@@ -178,18 +162,18 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
     }
   }
   float v[8];
-  unpack8(xr, v);
+  unpack_bf16x8(xr, v);
   float ss = 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) ss += v[i] * v[i];
 #pragma unroll
   for (int o = L / 2; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
   if (active && norm) {
-    const float inv = 1.0f / sqrtf(ss / static_cast<float>(D) + a.eps);
+    const float inv = rms_scale(ss, static_cast<float>(D), a.eps);
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = nw[i] * (v[i] * inv);
   }
-  // rotate_half: [x1, x2] -> [x1 c - x2 s, x2 c + x1 s]; the partner chunk is L / 2 lanes away.
+  // rotate_half; the partner chunk is L / 2 lanes away.
   float p[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) p[i] = __shfl_xor_sync(0xffffffffu, v[i], L / 2);
@@ -199,10 +183,9 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   float o[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const float cn = cs_t[0][j0 + i], sn = cs_t[1][j0 + i];
-    o[i] = first ? v[i] * cn - p[i] * sn : v[i] * cn + p[i] * sn;
+    o[i] = rotate_half(v[i], p[i], cs_t[0][j0 + i], cs_t[1][j0 + i], first);
   }
-  const uint4 out = pack8(o);
+  const uint4 out = pack_bf16x8(o);
   *reinterpret_cast<uint4*>(xp) = out;
   if (kdst) *reinterpret_cast<uint4*>(kdst) = out;
   if (vdst) *reinterpret_cast<uint4*>(vdst) = vr;
@@ -222,17 +205,17 @@ bool vec_path_ok(const RopeKvArgs& a) {
 }
 
 template <int D>
-void launch_vec(const RopeKvArgs& a, cudaStream_t stream) {
+void launch_vec(const RopeKvArgs& a, const Launch& launch) {
   constexpr int kHeadsPerBlock = kVecThreads / (D / 8);
   const int heads = a.num_q_heads + a.num_kv_heads;
   const dim3 grid(static_cast<unsigned>(a.num_tokens),
                   static_cast<unsigned>((heads + kHeadsPerBlock - 1) / kHeadsPerBlock));
-  launch_kernel("qk_norm_rope_write_kv", rope_kv_vec_kernel<D>, grid, dim3(kVecThreads), 0, stream, a);
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_vec_kernel<D>, grid, dim3(kVecThreads), 0, launch, a);
 }
 
 }  // namespace
 
-void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
+void qk_norm_rope_write_kv(const RopeKvArgs& a, const Launch& launch) {
   if (a.num_tokens <= 0 || a.num_q_heads + a.num_kv_heads <= 0) return;
   if (a.head_dim <= 0 || a.head_dim > 1024)
     unsupported_config("qk_norm_rope_write_kv: head_dim " + std::to_string(a.head_dim));
@@ -246,10 +229,10 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
     unsupported_config("qk_norm_rope_write_kv: block_size " + std::to_string(a.block_size));
   if (vec_path_ok(a)) {
     switch (a.head_dim) {
-      case 32: return launch_vec<32>(a, stream);
-      case 64: return launch_vec<64>(a, stream);
-      case 128: return launch_vec<128>(a, stream);
-      case 256: return launch_vec<256>(a, stream);
+      case 32: return launch_vec<32>(a, launch);
+      case 64: return launch_vec<64>(a, launch);
+      case 128: return launch_vec<128>(a, launch);
+      case 256: return launch_vec<256>(a, launch);
       default: break;
     }
   }
@@ -257,7 +240,7 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.num_tokens), static_cast<unsigned>((heads + kWarps - 1) / kWarps));
   const size_t smem = sizeof(float) * (static_cast<size_t>(a.rotary_dim) +
                                        static_cast<size_t>(kWarps) * static_cast<size_t>(a.head_dim));
-  launch_kernel("qk_norm_rope_write_kv", rope_kv_kernel, grid, dim3(kWarps * 32), smem, stream, a);
+  launch_kernel("qk_norm_rope_write_kv", rope_kv_kernel, grid, dim3(kWarps * 32), smem, launch, a);
 }
 
 }  // namespace inferdesk::cuda

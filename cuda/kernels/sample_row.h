@@ -1,4 +1,4 @@
-// The device parameters of one sampling row (SampleRowDev, kernels.h) from a request's
+// The device parameters of one sampling row (SampleRowDev, sampling.h) from a request's
 // SamplingParams: one mapping for the CUDA backend and the GPU sampling tests.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/sample/sampling_params.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/sampling.h"
 
 namespace inferdesk::cuda {
 

@@ -56,6 +56,8 @@
 #include <cmath>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/sampling.h"
 #include "cuda/kernels/sampling_block.cuh"
 
 namespace inferdesk::cuda {
@@ -518,7 +520,7 @@ size_t sample_workspace_bytes(int32_t rows, int32_t vocab) {
          static_cast<size_t>(rows) * static_cast<size_t>(chunk_count(vocab)) * sizeof(ChunkStat);
 }
 
-void sample_rows(const SampleArgs& a, cudaStream_t stream) {
+void sample_rows(const SampleArgs& a, const Launch& launch) {
   if (a.rows <= 0) return;
   if (a.vocab <= 0 || a.logits_stride < a.vocab || a.logits == nullptr ||
       a.row_params == nullptr || a.out_token == nullptr || a.workspace == nullptr ||
@@ -536,9 +538,9 @@ void sample_rows(const SampleArgs& a, cudaStream_t stream) {
   const dim3 stats_grid(static_cast<unsigned>(nchunks),
                         static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535));
   launch_kernel("sample_rows (chunk statistics)", sample_row_stats_kernel, stats_grid,
-                dim3(kStatThreads), 0, stream, a, ws_stride, stats, nchunks);
+                dim3(kStatThreads), 0, launch, a, ws_stride, stats, nchunks);
   launch_kernel("sample_rows", sample_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads),
-                0, stream, a, ws_stride, static_cast<const ChunkStat*>(stats), nchunks);
+                0, launch, a, ws_stride, static_cast<const ChunkStat*>(stats), nchunks);
 }
 
 }  // namespace inferdesk::cuda

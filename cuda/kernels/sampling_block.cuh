@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/sampling.h"
 
 namespace inferdesk::cuda::sampling {
 

@@ -13,7 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "cuda/kernels/launch.h"
+
 namespace inferdesk::gputest {
+
+// How a test launches the kernel under test: on `s` (default: the legacy default stream), with
+// programmatic dependent launch requested, as the backend requests it by default
+// (CudaBackendOptions::pdl); the PDL tests pass `pdl` to run both ways.
+inline cuda::Launch test_launch(cudaStream_t s = nullptr, bool pdl = true) { return cuda::Launch{s, pdl}; }
 
 // Empty when a CUDA device is usable; otherwise why not.
 inline std::string no_gpu_reason() {

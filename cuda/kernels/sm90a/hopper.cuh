@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
 
 namespace inferdesk::cuda {
 

@@ -1,34 +1,31 @@
-// Decode-batch GEMMs with whole output tiles per block, on Hopper warpgroup MMAs (sm_90a only,
-// like skinny_gemm.cu): y[M, N] = x[M, K] @ W[N, K]^T for M <= 64, or its SwiGLU form
-// act[M, I] = silu(x @ Wg^T) * (x @ Wu^T) with W = [Wg; Wu] stacked (N = 2 I).
+// Decode-batch GEMMs with whole output tiles per block, on Hopper warpgroup MMAs (sm_90a only):
+// the SwiGLU form act[M, I] = silu(x @ Wg^T) * (x @ Wu^T) with W = [Wg; Wu] stacked (N = 2 I), and
+// the k-split form y[M, N] = x[M, K] @ W[N, K]^T of the narrow projections, for M <= 64.
 //
-// Why: the stream-K skinny GEMM splits tiles over blocks and pays for putting the pieces back
-// together (a reduction at the kernel's end, ~6-9 us per launch on the H200: docs/PERF.md), and
-// cuBLASLt cannot start early under PDL or fuse the SwiGLU. Here no block shares an output:
+// Why: a stream-K GEMM splits tiles over blocks and pays for putting the pieces back together (a
+// reduction at the kernel's end: docs/PERF.md), and cuBLASLt cannot start early under PDL or fuse
+// the SwiGLU. Here no block shares an output with another
+// outside its cluster:
 // - The weight rows are the wgmma's N dimension (W as the B operand, x as the A operand: 64 token
 //   rows, zero-filled past M), so a block's tile can be any multiple of 8 rows and the grid is
-//   sized to one wave: block b owns 2 H consecutive rows (plain: N / 2H blocks) or H gate rows and
-//   the H matching up rows (SwiGLU: I / H blocks), each of its two multiplying warpgroups H of them
-//   over the whole K. H is the smallest instantiated width whose grid fits the SMs (Llama-8B: qkv
-//   24, o and down 16, gate/up 112; 128 blocks).
+//   sized to one wave: block b owns H gate rows and the H matching up rows (SwiGLU: I / H blocks),
+//   or with k splits 2 H consecutive rows over half of K, each of its two multiplying warpgroups H
+//   of them. H is the smallest instantiated width whose grid fits the SMs (Llama-8B gate/up 112).
 // - One producer thread copies each 64-k stage by TMA (x panel 64 x 64, two W panels H x 64, all
 //   with the 128-byte swizzle) into a ring of mbarrier-tracked stages; W copies of the first stages
 //   are issued before griddepcontrol.wait (W is immutable), so under PDL the weight stream starts
 //   while the previous kernel drains, and each block lets the next kernel launch at its start. W
 //   is read once per step: its copies carry an L2 evict-first policy and no 256-byte L2 promotion
-//   (Llama-8B batch 64 +0.3% to +1.7% on three H200s, docs/PERF-HISTORY.md session 11).
-// - Epilogue: the accumulators straight to y (BF16 pairs), or, for SwiGLU, half of each
-//   warpgroup's sums through shared memory to the other, each writing silu(g) * u for half the
-//   columns from the F32 sums.
+//   (measured faster: docs/PERF.md).
+// - Epilogue, SwiGLU: half of each warpgroup's sums through shared memory to the other, each
+//   writing silu(g) * u for half the columns from the F32 sums.
 // - The k-split form (KS = 2) of the narrow projections: each tile's K halves on the two blocks of
 //   a cluster, summed through distributed shared memory (each block finishes one warpgroup's rows);
-//   and WideNorm (kernels.h): a residual add + RMSNorm split between a k-split producer's epilogue
+//   and WideNorm (wide_norm.h): a residual add + RMSNorm split between a k-split producer's epilogue
 //   and the next GEMM's.
-// Deterministic (one block, one order per output) and a row's result does not depend on M.
-// Measured on the H200 (docs/PERF-HISTORY.md, sessions 8-9): at 33-64 rows the SwiGLU form for gate/up,
-// the k-split form for o, q|k|v and down and the fused norms are the backend's defaults (Llama-8B
-// batch 64: 12,300 tok/s against 11,281 on cuBLASLt + silu_mul); the plain form of the narrow
-// projections (H = 16 or 24) and the x multicast are slower and opt-in.
+// Deterministic (one block, one order per output) and a row's result does not depend on M. At
+// 33-64 rows the SwiGLU form for gate/up, the k-split form for o, q|k|v and down and the fused
+// norms are the backend's defaults: faster than cuBLASLt + silu_mul (docs/PERF.md).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -38,12 +35,17 @@
 #include <string>
 
 #include "cuda/kernels/common.cuh"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/sm90a/hopper.cuh"
+#include "cuda/kernels/sm90a/wide_gemm.h"
+#include "cuda/kernels/wide_norm.h"
 
 namespace inferdesk::cuda {
 namespace {
 
-constexpr int kTokens = kSkinnyMaxRows;         // the wgmma M: 64 token rows
+constexpr int kTokens = kWideGemmMaxRows;      // the wgmma M: 64 token rows
 constexpr int kConsumers = 256;                 // two multiplying warpgroups
 constexpr int kWideThreads = kConsumers + 128;  // + the producer warpgroup
 constexpr int kPanelK = 64;                     // k per stage: one 128-byte swizzled panel
@@ -67,19 +69,13 @@ struct WideTile {
 struct WideParams {
   int32_t m;               // token rows
   int32_t k_steps;         // stages: K / (64 P)
-  int64_t block_rows;      // W rows advanced per block: 2 H (plain) or H (SwiGLU)
+  int64_t block_rows;      // W rows advanced per block: 2 H (k-split) or H (SwiGLU)
   int64_t second_offset;   // warpgroup 1's rows start this far after warpgroup 0's: H, or I
   bool swiglu;
   bf16* y;
   int64_t ldy;
-  WideNorm norm;  // kernels.h: resid set: the producer epilogue; ss_in set: rows scaled
+  WideNorm norm;  // wide_norm.h: resid set: the producer epilogue; ss_in set: rows scaled
 };
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ void store_bf16x2(bf16* p, float a, float b) {
-  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(a, b);
-}
-#endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ uint32_t cluster_rank() {
@@ -92,8 +88,8 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 // Arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster (default
-// semantics, as CUTLASS's cluster barriers: a release at cluster scope made every stage a round
-// trip of ~1 us, docs/PERF.md).
+// semantics, as CUTLASS's cluster barriers: a release at cluster scope made every stage a slow
+// round trip, docs/PERF.md).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   asm volatile(
       "{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar),
@@ -117,15 +113,6 @@ __device__ __forceinline__ uint32_t map_to_rank(uint32_t addr, uint32_t rank) {
   uint32_t r;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
   return r;
-}
-// A TMA box written at the same shared-memory offset (and completing the mbarrier at the same
-// offset) in every block of `mask`.
-__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap& map, int k, int row, uint32_t bar,
-                                                   uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k), "r"(row), "r"(bar), "h"(mask)
-      : "memory");
 }
 #endif
 
@@ -168,8 +155,8 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
     bf16* const yrow = p.y + t * p.ldy + col0 + c0;
 #pragma unroll
     for (int j = 0; j < H / 8; ++j) {
-      const float v0 = rpre[half][j].x + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half]));
-      const float v1 = rpre[half][j].y + __bfloat162float(__float2bfloat16(acc[4 * j + 2 * half + 1]));
+      const float v0 = rpre[half][j].x + round_bf16(acc[4 * j + 2 * half]);
+      const float v1 = rpre[half][j].y + round_bf16(acc[4 * j + 2 * half + 1]);
       *reinterpret_cast<float2*>(rrow + 8 * j) = make_float2(v0, v1);
       store_bf16x2(yrow + 8 * j, v0 * __low2float(gpre[j]), v1 * __high2float(gpre[j]));
       ss[half] += v0 * v0 + v1 * v1;
@@ -200,33 +187,26 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
 }
 #endif
 
-// C: blocks per cluster. With C > 1 the blocks of a cluster (consecutive tiles, the same k steps)
-// share each stage's x panel: block r copies token rows [r 64 / C, (r + 1) 64 / C) to all of them
-// (TMA multicast), which divides the x reads from L2 by C, and a stage is refilled only when every
-// block of the cluster has released it (each consumer warp arrives on every block's empty barrier).
-// KS: k splits (1 or 2; plain only, with C = 1). With KS = 2 the two blocks of a cluster compute
-// the same tile over the two halves of K; block w finishes warpgroup w's rows, so once the other
-// block's consumers have left their main loop each block sends its other warpgroup's sums into
-// that block's drained stages by st.async (completing an mbarrier there, no cluster barrier): twice
-// the rows per tile for the same grid (half the x reads per weight byte) at the price of one
-// exchange, and an epilogue split over both blocks (Llama-8B batch 64 +0.2% to +0.6% against the
-// second block sending everything to the first between two cluster barriers; docs/PERF.md,
-// session 12).
+// KS: k splits (1: the SwiGLU form; 2: the k-split form). With KS = 2 the two blocks of a cluster
+// compute the same tile over the two halves of K; block w finishes warpgroup w's rows, so once the
+// other block's consumers have left their main loop each block sends its other warpgroup's sums
+// into that block's drained stages by st.async (completing an mbarrier there, no cluster barrier):
+// twice the rows per tile for the same grid (half the x reads per weight byte) at the price of one
+// exchange, and an epilogue split over both blocks (faster than the second block sending
+// everything to the first between two cluster barriers: docs/PERF.md).
 // A (adjacent panels; P > 1): each warpgroup's W rows of a stage come as one 4-D box
 // (tma_load_row_panels, wmap from tensor_map_row_panels) in which every row's P panels are requested
 // together, P x 128 bytes per DRAM page visit instead of 128; in shared memory the panels' eight-row
 // groups alternate, read with a stride of P x 1024 bytes between groups. The SwiGLU form's default
-// (P = 2): gate/up 57.5-57.8 against 58.5-58.9 us, Llama-8B batch 64 +1.2% (docs/PERF.md, session 13).
-template <int H, int C, int P, int KS, bool A = false>
+// (P = 2; measured faster than separate panels: docs/PERF.md).
+template <int H, int P, int KS, bool A = false>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_gemm_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap xmap,
                      const WideParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(KS == 1 || C == 1, "k splits and x multicast use the cluster differently");
   static_assert(!A || P > 1, "adjacent panels need several per stage");
   using T = WideTile<H, P>;
   constexpr int S = T::kStages;
-  constexpr int kXRowsPerBlock = kTokens / C;
   // A warpgroup's W panel q starts q * kWPanelStep bytes into its rows' region, with its eight-row
   // groups kWGroupStride bytes apart (A: the panels' groups alternate).
   constexpr uint32_t kWPanelStep = A ? 1024 : T::kPanelW, kWGroupStride = A ? P * 1024 : 1024;
@@ -242,9 +222,9 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   // The next kernel may be scheduled at once: its blocks start (and issue their own weight copies)
   // on each SM the moment this kernel's block there exits, instead of after a launch that began
   // only once every block of this grid had left its main loop. Its pdl_wait() still waits for this
-  // grid to complete. Llama-8B batch 64 +0.3% to +1.1% in six calls (docs/PERF.md, session 14).
+  // grid to complete (measured faster: docs/PERF.md).
   pdl_launch_dependents();
-  const uint32_t rank = C > 1 || KS > 1 ? cluster_rank() : 0;
+  const uint32_t rank = KS > 1 ? cluster_rank() : 0;
   const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
   const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
   const int steps = p.k_steps / KS;                           // this block's stages
@@ -254,10 +234,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     mbar_init(smem_addr(&xfull), 1);
     mbar_init(smem_addr(&ssfull), 1);
   }
-  init_stage_barriers(full, empty, C * (kConsumers / 32));  // a release per consumer warp and block
-  if constexpr (C > 1) {
-    cluster_sync();  // every block's barriers exist before any copy may complete on them
-  } else if constexpr (KS > 1) {
+  init_stage_barriers(full, empty, kConsumers / 32);  // a release per consumer warp
+  if constexpr (KS > 1) {
     // The other block first touches this one's barriers after its main loop: arrive now, wait then.
     asm volatile("barrier.cluster.arrive.release;" ::: "memory");
     if (tid == 0) {
@@ -294,11 +272,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
       for (int q = 0; q < P; ++q) {
         const int k = ((first + j) * P + q) * kPanelK;
-        if constexpr (C > 1)
-          tma_load_multicast(st + q * T::kPanelX + rank * kXRowsPerBlock * 128, xmap, k,
-                             static_cast<int>(rank) * kXRowsPerBlock, bar, static_cast<uint16_t>((1u << C) - 1));
-        else
-          tma_load(st + q * T::kPanelX, xmap, k, 0, bar);
+        tma_load(st + q * T::kPanelX, xmap, k, 0, bar);
       }
     };
     const int pre = steps < S ? steps : S;
@@ -325,7 +299,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       pdl_wait();
       const int row = tid - kConsumers - 32;
       const float sum = row < p.m ? wide_norm_row_sum(p.norm.ss_in, p.norm.ss_tiles, row) : 0.0f;
-      s_norm[0][row] = rsqrtf(sum / static_cast<float>(p.norm.norm_k) + p.norm.eps);
+      s_norm[0][row] = rms_scale(sum, static_cast<float>(p.norm.norm_k), p.norm.eps);
       asm volatile("bar.arrive 2, %0;" ::"n"(kConsumers + kTokens) : "memory");
     }
   } else if (tid < kConsumers) {
@@ -349,11 +323,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
                             smem_desc(w_panels + q * kWPanelStep + s * 32, kWGroupStride));
       });
       __syncwarp();
-      if constexpr (C > 1) {
-        if (lane < C) mbar_arrive_cluster(smem_addr(&empty[slot]), static_cast<uint32_t>(lane));  // lane r: block r
-      } else if (lane == 0) {
-        mbar_arrive(smem_addr(&empty[slot]));
-      }
+      if (lane == 0) mbar_arrive(smem_addr(&empty[slot]));
     }
   }
   if constexpr (KS > 1) {
@@ -417,8 +387,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       // the gate one, whose last MMAs may still read stage 0): the gate warpgroup finishes the
       // output columns of j < J0 with the up sums it receives, the up warpgroup those of j >= J0
       // with the gate sums, so the epilogue, on the kernel's tail, takes half as long as on one
-      // warpgroup; silu with the fast exp and divide (its output is rounded to BF16). Llama-8B
-      // gate/up 60.3-60.7 against 61.6 us, batch 64 +1.0% to +1.5% (docs/PERF.md, session 12).
+      // warpgroup (measured faster: docs/PERF.md; silu: device_math.cuh).
       float* const ex = reinterpret_cast<float*>(smem_raw + (base - smem_addr(smem_raw)));
       constexpr int J = H / 8, J0 = H / 16;
       const int tl = tid % 128;
@@ -440,7 +409,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             const int i = 4 * j + 2 * half + e;
             const float mine = acc[i] * rs[half], other = ex[i * 128 + tl] * rs[half];
             const float g = wg == 0 ? mine : other, u = wg == 0 ? other : mine;
-            v[e] = __fdividef(g, 1.0f + __expf(-g)) * u;
+            v[e] = silu(g) * u;
           }
           if (t < p.m) store_bf16x2(act + t * p.ldy + 8 * j, v[0], v[1]);
         }
@@ -448,28 +417,29 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     }
   }
   // No block leaves while a peer may still arrive on its barriers or copy into its stages.
-  if constexpr (C > 1 || KS > 1) cluster_sync();
+  if constexpr (KS > 1) cluster_sync();
 #else
-  pdl_wait();  // not built for this device: skinny_gemm_available() is false, never launched
+  pdl_wait();  // not built for this device: hopper_kernels_available() is false, never launched
 #endif
 }
 
-// Instantiated half widths, smallest first: the launcher takes the first whose grid fits the SMs.
+// Instantiated half widths of the SwiGLU form, smallest first: the launcher takes the first whose
+// grid fits the SMs.
 constexpr int kHalves[] = {16, 24, 64, 112};
 // The k-split form: its half widths, 64-k panels per stage and splits.
 constexpr int kSplitHalves[] = {32, 48};
 constexpr int kSplitPanels = 2;
 constexpr int kSplits = 2;
 
-template <int H, int C, int P, int KS = 1, bool A = false>
+template <int H, int P, int KS = 1, bool A = false>
 void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu, int64_t blocks,
-                 cudaStream_t stream, const WideNorm* norm = nullptr) {
+                 const Launch& launch, const WideNorm* norm = nullptr) {
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
-  allow_dynamic_smem<wide_gemm_kernel<H, C, P, KS, A>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, P, KS, A>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   const CUtensorMap wmap =
       A ? tensor_map_row_panels(w, k, n, k, P, H) : tensor_map(w, k, n, k, H, /*promote=*/false);
-  const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens / C);
+  const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
   p.k_steps = static_cast<int32_t>(k / (kPanelK * P));
@@ -483,120 +453,85 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(kWideThreads);
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
+  cfg.stream = launch.stream;
   cudaLaunchAttribute attr[2];
   unsigned na = 0;
-  if (C * KS > 1) {
+  if (KS > 1) {
     attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = C * KS;
+    attr[na].val.clusterDim.x = KS;
     attr[na].val.clusterDim.y = 1;
     attr[na].val.clusterDim.z = 1;
     ++na;
   }
-  if (pdl_enabled()) {
+  if (uses_pdl(launch)) {
     attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[na].val.programmaticStreamSerializationAllowed = 1;
     ++na;
   }
   cfg.attrs = attr;
   cfg.numAttrs = na;
-  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, C, P, KS, A>, wmap, xmap, p));
+  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, P, KS, A>, wmap, xmap, p));
 }
 
-// Clusters of C blocks of the H instantiation the device holds at once (0 when it cannot say).
-template <int H, int C>
-int max_clusters() {
-  using T = WideTile<H, 1>;  // one block per SM whatever P
+// Clusters of the k-split form's H instantiation the device holds at once (0 when it cannot say).
+template <int H>
+int max_ksplit_clusters() {
+  using T = WideTile<H, kSplitPanels>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
-  allow_dynamic_smem<wide_gemm_kernel<H, C, 1, 1>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
+  allow_dynamic_smem<wide_gemm_kernel<H, kSplitPanels, kSplits>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(C);
+  cfg.gridDim = dim3(kSplits);
   cfg.blockDim = dim3(kWideThreads);
   cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = C;
+  attr.val.clusterDim.x = kSplits;
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, C, 1, 1>, &cfg) != cudaSuccess) {
+  if (cudaOccupancyMaxActiveClusters(&n, wide_gemm_kernel<H, kSplitPanels, kSplits>, &cfg) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
   return n;
 }
 
-// Blocks of the grid for half width h: each owns 2 h output columns, or h with SwiGLU (whose
-// output is n / 2 wide).
-int64_t wide_blocks(int64_t n, bool swiglu, int h) { return swiglu ? n / 2 / h : n / (2 * h); }
-
-// Plain narrow tiles (H <= 24) take 4 panels per stage where K allows; SwiGLU two adjacent ones
-// (A) where K allows; wider plain tiles one.
+// The SwiGLU form's stages: two adjacent 64-k panels (A) where K allows, else one.
 template <int H>
-void launch_wide_clustered(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
-                           int64_t blocks, int cluster, cudaStream_t stream, const WideNorm* norm) {
-  constexpr int kWidePanels = H <= 24 ? 4 : 1;
-  const bool panels = kWidePanels > 1 && !swiglu && (k / kPanelK) % kWidePanels == 0;
-  if (swiglu && cluster == 1 && (k / kPanelK) % 2 == 0 && n % 16 == 0) {
-    launch_wide<H, 1, 2, 1, true>(x, w, n, k, y, swiglu, blocks, stream, norm);
-    return;
-  }
-  if (cluster == 2) {
-    if (panels)
-      launch_wide<H, 2, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream);
-    else
-      launch_wide<H, 2, 1>(x, w, n, k, y, swiglu, blocks, stream);
-  } else if (panels) {
-    launch_wide<H, 1, kWidePanels>(x, w, n, k, y, swiglu, blocks, stream, norm);
-  } else {
-    launch_wide<H, 1, 1>(x, w, n, k, y, swiglu, blocks, stream, norm);
-  }
+void launch_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int64_t blocks,
+                   const Launch& launch, const WideNorm* norm) {
+  if ((k / kPanelK) % 2 == 0 && n % 16 == 0)
+    launch_wide<H, 2, 1, true>(x, w, n, k, y, true, blocks, launch, norm);
+  else
+    launch_wide<H, 1>(x, w, n, k, y, true, blocks, launch, norm);
 }
 
-}  // namespace
-
-int32_t wide_gemm_half(int64_t n, bool swiglu, int32_t sms) {
-  const int64_t cols = swiglu ? n / 2 : n;  // output columns
-  if (n <= 0 || sms < 1 || (swiglu && n % 2 != 0)) return 0;
-  for (int h : kHalves) {
-    const int64_t blocks = wide_blocks(n, swiglu, h);
-    if (cols % (swiglu ? h : 2 * h) == 0 && blocks <= sms) return blocks * 4 >= int64_t{sms} * 3 ? h : 0;
-  }
-  return 0;
-}
-
-namespace {
 // The operands every form needs (the device, BF16 x and y, M <= 64, K a positive multiple of 64,
 // y `cols` wide, TMA-aligned x and W, y rows written in BF16 pairs, 32-bit N and K).
 bool operands_ok(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int64_t cols) {
   auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
-  return skinny_gemm_available() && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
-         x.rows <= kSkinnyMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 &&
+  return hopper_kernels_available() && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
+         x.rows <= kWideGemmMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 &&
          k % kPanelK == 0 && x.stride % 8 == 0 && aligned(x.data) && aligned(w) && y.stride % 2 == 0 &&
          reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && n <= (int64_t{1} << 31) && k <= (int64_t{1} << 31);
 }
+
 }  // namespace
 
-bool wide_gemm_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, bool swiglu,
-                         int32_t sms) {
-  return operands_ok(x, w, n, k, y, swiglu ? n / 2 : n) && wide_gemm_half(n, swiglu, sms) > 0;
+int32_t wide_gemm_swiglu_half(int64_t n, int32_t sms) {
+  if (n <= 0 || sms < 1 || n % 2 != 0) return 0;
+  const int64_t cols = n / 2;  // output columns; a block owns h of them
+  for (int h : kHalves) {
+    const int64_t blocks = cols / h;
+    if (cols % h == 0 && blocks <= sms) return blocks * 4 >= int64_t{sms} * 3 ? h : 0;
+  }
+  return 0;
 }
 
-bool wide_gemm_cluster_fits(int64_t n, bool swiglu, int32_t sms, int32_t cluster) {
-  const int h = wide_gemm_half(n, swiglu, sms);
-  if (h == 0 || cluster != 2) return false;
-  const int64_t blocks = wide_blocks(n, swiglu, h);
-  if (blocks % 2 != 0) return false;
-  int fit = 0;
-  switch (h) {
-    case 16: fit = max_clusters<16, 2>(); break;
-    case 24: fit = max_clusters<24, 2>(); break;
-    case 64: fit = max_clusters<64, 2>(); break;
-    default: fit = max_clusters<112, 2>(); break;
-  }
-  return fit >= blocks / 2;
+bool wide_gemm_swiglu_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms) {
+  return operands_ok(x, w, n, k, y, n / 2) && wide_gemm_swiglu_half(n, sms) > 0;
 }
 
 int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms) {
@@ -611,9 +546,9 @@ int32_t wide_gemm_ksplit_half(int64_t n, int32_t sms) {
 bool wide_gemm_ksplit_supported(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int32_t sms) {
   const int h = wide_gemm_ksplit_half(n, sms);
   if (h == 0 || k % (kPanelK * kSplitPanels * kSplits) != 0) return false;
-  // The plain form's operand checks, then the clusters of two must all fit at once.
+  // The operand checks, then the clusters of two must all fit at once.
   if (!operands_ok(x, w, n, k, y, n)) return false;
-  const int fit = h == 32 ? max_clusters<32, 2>() : max_clusters<48, 2>();
+  const int fit = h == 32 ? max_ksplit_clusters<32>() : max_ksplit_clusters<48>();
   return fit >= n / (2 * h);
 }
 
@@ -622,7 +557,7 @@ int32_t wide_gemm_ksplit_tiles(int64_t n, int32_t sms) {
   return h > 0 ? static_cast<int32_t>(n / (2 * h)) : 0;
 }
 
-void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, cudaStream_t stream,
+void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
                       const WideNorm* norm) {
   if (!wide_gemm_ksplit_supported(x, w, n, k, y, sms))
     unsupported_config("wide_gemm_ksplit: shape, dtype, alignment or clusters (check wide_gemm_ksplit_supported)");
@@ -633,27 +568,23 @@ void wide_gemm_ksplit(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, 
   const int h = wide_gemm_ksplit_half(n, sms);
   const int64_t blocks = kSplits * n / (2 * h);
   if (h == 32)
-    launch_wide<32, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
+    launch_wide<32, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, launch, norm);
   else
-    launch_wide<48, 1, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, stream, norm);
+    launch_wide<48, kSplitPanels, kSplits>(x, w, n, k, y, false, blocks, launch, norm);
 }
 
-void wide_gemm(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, bool swiglu, int32_t sms,
-               cudaStream_t stream, int32_t cluster, const WideNorm* norm) {
-  if (norm && (norm->resid || !norm->ss_in || cluster != 1))
-    unsupported_config("wide_gemm: only a WideNorm consumer without clusters");
-  if (!wide_gemm_supported(x, w, n, k, y, swiglu, sms))
-    unsupported_config("wide_gemm: shape, dtype or alignment (check wide_gemm_supported)");
-  const int h = wide_gemm_half(n, swiglu, sms);
-  const int64_t blocks = wide_blocks(n, swiglu, h);
-  if (cluster != 1 && (cluster != 2 || blocks % 2 != 0))
-    unsupported_config("wide_gemm: clusters of " + std::to_string(cluster) + " over " + std::to_string(blocks) +
-                       " blocks");
+void wide_gemm_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, Mat y, int32_t sms, const Launch& launch,
+                      const WideNorm* norm) {
+  if (norm && (norm->resid || !norm->ss_in)) unsupported_config("wide_gemm_swiglu: only a WideNorm consumer");
+  if (!wide_gemm_swiglu_supported(x, w, n, k, y, sms))
+    unsupported_config("wide_gemm_swiglu: shape, dtype or alignment (check wide_gemm_swiglu_supported)");
+  const int h = wide_gemm_swiglu_half(n, sms);
+  const int64_t blocks = n / 2 / h;
   switch (h) {
-    case 16: launch_wide_clustered<16>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
-    case 24: launch_wide_clustered<24>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
-    case 64: launch_wide_clustered<64>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
-    default: launch_wide_clustered<112>(x, w, n, k, y, swiglu, blocks, cluster, stream, norm); break;
+    case 16: launch_swiglu<16>(x, w, n, k, y, blocks, launch, norm); break;
+    case 24: launch_swiglu<24>(x, w, n, k, y, blocks, launch, norm); break;
+    case 64: launch_swiglu<64>(x, w, n, k, y, blocks, launch, norm); break;
+    default: launch_swiglu<112>(x, w, n, k, y, blocks, launch, norm); break;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/backend/backend.h"
+#include "cuda/kernels/attention.h"
 
 namespace inferdesk::gputest::attn {
 
@@ -378,9 +379,8 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
   using Load = cuda::DecodeLoad;
   std::vector<std::pair<Load, Load>> loads = {{Load::Auto, Load::Pipelined}};
   if (kernel == Kernel::Decode)
-    loads = {{Load::Registers, Load::Pipelined}, {Load::Prefetched, Load::Pipelined},
-             {Load::Pipelined, Load::Pipelined}, {Load::Mma, Load::Pipelined},
-             {Load::Auto, Load::Pipelined}, {Load::Auto, Load::Mma}};
+    loads = {{Load::Registers, Load::Pipelined}, {Load::Pipelined, Load::Pipelined},
+             {Load::Mma, Load::Pipelined}, {Load::Auto, Load::Pipelined}, {Load::Auto, Load::Mma}};
   // A kv group is also served in chunks of 4, 2 and 1 query heads per block where it has more
   // (each chunk's block reads the group's K/V again).
   const int32_t group = c.num_heads / c.num_kv_heads;
@@ -401,9 +401,9 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
     dev.args.large_grid_load = large_load;
     dev.args.max_heads_per_block = heads;
     if (kernel == Kernel::Decode)
-      cuda::paged_attention_decode(dev.args, nullptr);
+      cuda::paged_attention_decode(dev.args, test_launch());
     else
-      cuda::paged_attention_prefill(dev.args, nullptr);
+      cuda::paged_attention_prefill(dev.args, test_launch());
     const cudaError_t sync = cudaDeviceSynchronize();
     ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
     const cudaError_t last = cudaGetLastError();

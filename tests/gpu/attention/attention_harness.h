@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest::attn {
@@ -105,12 +106,10 @@ void upload_caches(const AttnData& d, const std::vector<float>& k, const std::ve
 ::testing::AssertionResult output_matches(const AttnData& d, const DeviceAttn& dev, double tol);
 
 // How a decode launch loads K/V, for traces and benchmark output: "auto", "registers",
-// "prefetched" (double-buffered registers), "pipelined" (the shared-memory pipeline) or "mma" (the
-// tensor-core kernel).
+// "pipelined" (the shared-memory pipeline) or "mma" (the tensor-core kernel).
 inline const char* load_name(cuda::DecodeLoad load) {
   switch (load) {
     case cuda::DecodeLoad::Registers: return "registers";
-    case cuda::DecodeLoad::Prefetched: return "prefetched";
     case cuda::DecodeLoad::Pipelined: return "pipelined";
     case cuda::DecodeLoad::Mma: return "mma";
     default: return "auto";

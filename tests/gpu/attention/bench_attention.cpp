@@ -14,12 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/launch.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace {
 
 using namespace inferdesk::gputest::attn;
+using inferdesk::gputest::test_launch;
 namespace k = inferdesk::cuda;
 
 #define BENCH_CUDA(expr)                                                              \
@@ -51,9 +55,9 @@ void prepare(const AttnCase& c, AttnData& d, DeviceAttn& dev) {
   d = make_layout(c);
   make_device(d, dev);
   const int64_t cache_rows = int64_t{d.num_blocks} * c.num_kv_heads * c.block_size;
-  k::fill_random({dev.k_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 1, 1.0f, nullptr);
-  k::fill_random({dev.v_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 2, 1.0f, nullptr);
-  k::fill_random({dev.q.get(), k::Dt::BF16, d.rows, d.q_stride, d.q_stride}, 3, 2.0f, nullptr);
+  k::fill_random({dev.k_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 1, 1.0f, test_launch());
+  k::fill_random({dev.v_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 2, 1.0f, test_launch());
+  k::fill_random({dev.q.get(), k::Dt::BF16, d.rows, d.q_stride, d.q_stride}, 3, 2.0f, test_launch());
   BENCH_CUDA(cudaDeviceSynchronize());
 }
 
@@ -97,14 +101,13 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
   for (const SeqSpec& q : c.seqs)
     for (int32_t j = 0; j < q.query_len; ++j) visible += q.context_len - q.query_len + j + 1;
   const double flops = 4.0 * c.head_dim * c.num_heads * visible;
-  const double us = time_us([&] { k::paged_attention_prefill(dev.args, nullptr); }, reps);
+  const double us = time_us([&] { k::paged_attention_prefill(dev.args, test_launch()); }, reps);
   std::printf("prefill  %-18s %-28s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(),
               us, flops / us * 1e-6);
 }
 
-// Few-block (batch 1) grids are timed with both register loads, single- and double-buffered;
-// larger batches with both loads for grids of many blocks (the CUDA-core pipeline and the
-// tensor-core kernel), side by side.
+// Few-block (batch 1) grids are timed with the register load; larger batches with both loads for
+// grids of many blocks (the CUDA-core pipeline and the tensor-core kernel), side by side.
 void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps,
                   int32_t heads_per_block = 8) {
   const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
@@ -113,13 +116,13 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
   prepare(c, d, dev);
   const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * 2.0;
   std::vector<k::DecodeLoad> loads = {k::DecodeLoad::Pipelined, k::DecodeLoad::Mma};
-  if (batch == 1) loads = {k::DecodeLoad::Registers, k::DecodeLoad::Prefetched};
+  if (batch == 1) loads = {k::DecodeLoad::Registers};
   for (int32_t sp : splits)
     for (k::DecodeLoad load : loads) {
       set_splits(dev, sp);
       dev.args.decode_load = load;
       dev.args.max_heads_per_block = heads_per_block;
-      const double us = time_us([&] { k::paged_attention_decode(dev.args, nullptr); }, reps);
+      const double us = time_us([&] { k::paged_attention_decode(dev.args, test_launch()); }, reps);
       std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n",
                   s.model, seqs_text(c.seqs).c_str(), sp, heads_per_block,
                   load_name(load),
@@ -144,7 +147,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs, PDL %s, block size %d\n", prop.name, prop.multiProcessorCount,
-              k::pdl_enabled() ? "on" : "off", g_block_size);
+              k::uses_pdl(test_launch()) ? "on" : "off", g_block_size);
 
   // A launcher that throws (a configuration error) is reported and the next shape still runs.
   int failed = 0;

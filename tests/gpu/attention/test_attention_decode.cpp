@@ -1,6 +1,6 @@
 // paged_attention_decode (cuda/kernels/attention_decode.cu, attention_decode_mma.cu) against the
-// CPU backend's attention, with every K/V load (run_and_check: Registers, Prefetched, Pipelined,
-// Mma, Auto with either large_grid_load): every head_dim (Mma serves 64 and 128, the others fall
+// CPU backend's attention, with every K/V load (run_and_check: Registers, Pipelined, Mma, Auto
+// with either large_grid_load): every head_dim (Mma serves 64 and 128, the others fall
 // back), GQA ratios (incl. groups that are not a power of two or exceed 8 or 16 heads), split
 // counts from 1 to more splits than blocks, block sizes, sliding windows, padding sequences,
 // contexts shorter than one 16-key tile, misaligned caches and query/output rows, and a captured
@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/util/error.h"
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {
@@ -134,16 +135,15 @@ TEST(GpuPagedDecode, AgreesWithPrefillKernelOnDecodeRows) {
   DeviceAttn dev;
   make_device(d, dev);
   set_splits(dev, 7);
-  cuda::paged_attention_prefill(dev.args, nullptr);
+  cuda::paged_attention_prefill(dev.args, test_launch());
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
-  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
-                    cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
+  for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
     SCOPED_TRACE(std::string("K/V ") + load_name(load));
     dev.out.poison();
     dev.args.decode_load = load;
-    cuda::paged_attention_decode(dev.args, nullptr);
+    cuda::paged_attention_decode(dev.args, test_launch());
     CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel";
     // Both are F32 inside (prefill rounds P to bf16 too) and round the output once to bf16.
@@ -173,7 +173,7 @@ void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  cuda::paged_attention_decode(dev.args, stream);
+  cuda::paged_attention_decode(dev.args, test_launch(stream));
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
 
@@ -199,7 +199,6 @@ void captured_graph_follows_new_context_lengths(cuda::DecodeLoad load) {
 TEST(GpuPagedDecode, CapturedGraphFollowsNewContextLengths) {
   INFERDESK_REQUIRE_GPU();
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Registers);
-  captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Prefetched);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Pipelined);
   captured_graph_follows_new_context_lengths(cuda::DecodeLoad::Mma);
 }

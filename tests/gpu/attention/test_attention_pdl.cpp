@@ -11,9 +11,12 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/attention.h"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/attention/attention_harness.h"
-#include "tests/gpu/kernels/kernel_test_util.h"  // PdlScope, CapturedGraph
+#include "tests/gpu/kernels/kernel_test_util.h"  // CapturedGraph
 
 namespace inferdesk::gputest::attn {
 namespace {
@@ -58,12 +61,13 @@ class AttentionChain {
     upload_caches(d_, pending_.k_cache, pending_.v_cache, dev_);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
-  void enqueue(cudaStream_t stream) {
-    cuda::qk_norm_rope_write_kv(rope_, stream);
+  void enqueue(cudaStream_t stream, bool pdl) {
+    const cuda::Launch launch = test_launch(stream, pdl);
+    cuda::qk_norm_rope_write_kv(rope_, launch);
     if (kernel_ == Kernel::Decode)
-      cuda::paged_attention_decode(dev_.args, stream);
+      cuda::paged_attention_decode(dev_.args, launch);
     else
-      cuda::paged_attention_prefill(dev_.args, stream);
+      cuda::paged_attention_prefill(dev_.args, launch);
   }
   const AttnData& data() const { return d_; }
   const DeviceAttn& device() const { return dev_; }
@@ -94,25 +98,23 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits,
 
   std::vector<bf16> reference;
   {
-    PdlScope pdl(false);
     chain.reset();
-    chain.enqueue(stream);
+    chain.enqueue(stream, /*pdl=*/false);
     CUDA_OK(cudaStreamSynchronize(stream));
     EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "PDL off";
     reference = chain.device().out.download();
   }
 
-  PdlScope pdl(true);
   chain.reset();
-  chain.enqueue(stream);
+  chain.enqueue(stream, /*pdl=*/true);
   CUDA_OK(cudaStreamSynchronize(stream));
   EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "PDL on, eager";
   EXPECT_TRUE(same_bits(chain.device().out.download(), reference)) << "PDL on, eager: not bit-identical";
 
   chain.reset();  // nothing runs during the capture; every replay below is reset first
-  const CapturedGraph graph(stream, [&](cudaStream_t s) { chain.enqueue(s); });
+  const CapturedGraph graph(stream, [&](cudaStream_t s) { chain.enqueue(s, /*pdl=*/true); });
   // rope -> attention became a programmatic edge where PDL is available.
-  if (cuda::pdl_enabled()) {
+  if (cuda::pdl_supported()) {
     EXPECT_GE(graph.programmatic_edges(), 1u);
   }
   for (int replay = 0; replay < 2; ++replay) {
@@ -142,8 +144,7 @@ TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
   INFERDESK_REQUIRE_GPU();
   const std::vector<SeqSpec> seqs = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
   for (int32_t splits : {1, 5})  // 1: one block per head writes out; 5: the last split merges
-    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Prefetched,
-                      cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
+    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
       check_chain(make_case(seqs, 32, 8, 128, 16, 210 + splits), Kernel::Decode, splits, load);
       AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
       w.sliding_window = 32;

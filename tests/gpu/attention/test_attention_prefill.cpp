@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/util/error.h"
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {
@@ -107,7 +108,7 @@ TEST(GpuPagedPrefill, AllPaddingAndEmptyLaunches) {
   a.num_kv_heads = 2;
   a.head_dim = 128;
   a.num_seqs = 0;
-  EXPECT_NO_THROW(cuda::paged_attention_prefill(a, nullptr));
+  EXPECT_NO_THROW(cuda::paged_attention_prefill(a, test_launch()));
 }
 
 // Both launchers refuse what they do not implement with Error(Internal), before launching.
@@ -119,8 +120,8 @@ TEST(GpuPagedAttention, UnsupportedConfigurationsThrow) {
   a.num_seqs = 1;
   a.max_query_len = 1;
   auto both_throw = [&](const char* what) {
-    EXPECT_THROW(cuda::paged_attention_prefill(a, nullptr), Error) << what;
-    EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error) << what;
+    EXPECT_THROW(cuda::paged_attention_prefill(a, test_launch()), Error) << what;
+    EXPECT_THROW(cuda::paged_attention_decode(a, test_launch()), Error) << what;
   };
   a.head_dim = 80;
   both_throw("head_dim 80");
@@ -132,9 +133,9 @@ TEST(GpuPagedAttention, UnsupportedConfigurationsThrow) {
   both_throw("block_size 24");
   a.block_size = 16;
   a.num_splits = 4;  // decode: several splits but no workspace
-  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+  EXPECT_THROW(cuda::paged_attention_decode(a, test_launch()), Error);
   a.num_splits = 0;
-  EXPECT_THROW(cuda::paged_attention_decode(a, nullptr), Error);
+  EXPECT_THROW(cuda::paged_attention_decode(a, test_launch()), Error);
 }
 
 }  // namespace

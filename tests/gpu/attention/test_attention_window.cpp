@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cuda/kernels/attention.h"
 #include "tests/gpu/attention/attention_harness.h"
 
 namespace inferdesk::gputest::attn {
@@ -86,14 +87,14 @@ TEST(GpuWindowMistral, DecodeAndPrefillKernelsAgreeOnDecodeRows) {
   const AttnData d = make_data(mistral_case(decode_rows(60, 110), 81));
   DeviceAttn dev;
   make_device(d, dev);
-  cuda::paged_attention_prefill(dev.args, nullptr);
+  cuda::paged_attention_prefill(dev.args, test_launch());
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_TRUE(output_matches(d, dev, kTol)) << "prefill kernel";
   const std::vector<float> by_prefill = to_float(dev.out.download());
   for (int32_t splits : {1, 9, 32}) {
     set_splits(dev, splits);
     dev.out.poison();
-    cuda::paged_attention_decode(dev.args, nullptr);
+    cuda::paged_attention_decode(dev.args, test_launch());
     CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(output_matches(d, dev, kTol)) << "decode kernel, " << splits << " splits";
     // Different summation orders, the prefill kernel's bf16 P and two bf16 output roundings: a few

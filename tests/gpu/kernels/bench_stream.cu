@@ -119,10 +119,10 @@ int stream_variants() { return static_cast<int>(sizeof(kVariants) / sizeof(kVari
 const char* stream_variant_name(int v) { return kVariants[v].name; }
 
 bool stream_read(int v, const void* w, int64_t rows, int64_t row_bytes, const void* x, int64_t x_pitch,
-                 uint32_t* sink, int sms, cudaStream_t s) {
+                 uint32_t* sink, int sms, const Launch& launch) {
   const Variant& var = kVariants[v];
   if (var.kernel == nullptr) {
-    launch_kernel("stream_flat", stream_flat, dim3(static_cast<unsigned>(sms * 8)), dim3(kThreads), 0, s,
+    launch_kernel("stream_flat", stream_flat, dim3(static_cast<unsigned>(sms * 8)), dim3(kThreads), 0, launch,
                   static_cast<const uint4*>(w), rows * row_bytes / 16, sink);
     return true;
   }
@@ -133,7 +133,7 @@ bool stream_read(int v, const void* w, int64_t rows, int64_t row_bytes, const vo
     (void)cudaGetLastError();
     return false;
   }
-  launch_kernel("stream_tiles", var.kernel, dim3(static_cast<unsigned>(sms)), dim3(kThreads), smem, s,
+  launch_kernel("stream_tiles", var.kernel, dim3(static_cast<unsigned>(sms)), dim3(kThreads), smem, launch,
                 static_cast<const char*>(w), row_bytes, rows / var.rows,
                 static_cast<int32_t>(row_bytes / var.bytes), static_cast<const char*>(x), x_pitch, sink);
   return true;

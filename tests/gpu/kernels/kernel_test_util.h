@@ -13,7 +13,8 @@
 #include "core/backend/backend.h"
 #include "core/layers/rope.h"
 #include "core/model/config.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {
@@ -245,16 +246,6 @@ class Stream {
 
  private:
   cudaStream_t s_ = nullptr;
-};
-
-// Sets the process-wide programmatic-dependent-launch switch for a scope; back to the default
-// (on) after it.
-class PdlScope {
- public:
-  explicit PdlScope(bool on) { cuda::set_pdl_enabled(on); }
-  ~PdlScope() { cuda::set_pdl_enabled(true); }
-  PdlScope(const PdlScope&) = delete;
-  PdlScope& operator=(const PdlScope&) = delete;
 };
 
 // The launches `enqueue(s)` makes, captured into a CUDA graph in global mode (where an allocation

@@ -7,6 +7,7 @@
 
 #include "core/util/dtype.h"
 #include "core/util/error.h"
+#include "cuda/kernels/elementwise.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -44,7 +45,7 @@ TEST(GpuElementwise, EmbedRowsCopiesTableRows) {
       for (int64_t stride : strides_for(H)) {
         SCOPED_TRACE(testing::Message() << "H " << H << " out " << dt_name(dt) << " stride " << stride);
         DevMatrix out(dt, 9, H, stride);
-        k::embed_rows(table.mat(), d_ids.get(), out.mat(), nullptr);
+        k::embed_rows(table.mat(), d_ids.get(), out.mat(), test_launch());
         sync_ok();
         EXPECT_EQ(max_abs_diff(out.download(), want), 0.0);  // a copy: exact
         EXPECT_EQ(out.damaged_padding(), 0);
@@ -68,7 +69,7 @@ void check_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t xstride,
   dw.upload(w);
   DevMatrix dout(odt, rows, cols, cols + 8);
   const Mat out = alias ? dx.mat() : dout.mat();
-  k::rms_norm(dx.mat(), static_cast<const bf16*>(dw.data()), eps, out, nullptr);
+  k::rms_norm(dx.mat(), static_cast<const bf16*>(dw.data()), eps, out, test_launch());
   sync_ok();
   const std::vector<float> got = alias ? dx.download() : dout.download();
   EXPECT_LT(normalised_error(got, want), odt == Dt::F32 ? kTolF32 : kTolBf16);
@@ -117,7 +118,7 @@ void check_add_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t stri
   DevMatrix dout(odt, rows, cols, stride);
   const bool same = alias && xdt == odt;
   k::add_rms_norm(dres.mat(), dx.mat(), static_cast<const bf16*>(dw.data()), eps,
-                  same ? dx.mat() : dout.mat(), nullptr);
+                  same ? dx.mat() : dout.mat(), test_launch());
   sync_ok();
   EXPECT_EQ(max_abs_diff(dres.download(), want_res), 0.0);  // the same F32 additions
   EXPECT_LT(normalised_error(same ? dx.download() : dout.download(), want),
@@ -158,7 +159,7 @@ TEST(GpuElementwise, SiluMulOnSlicesOfAFusedTensor) {
       DevMatrix d(Dt::BF16, T, width);
       d.upload(fused);
       DevMatrix out(odt, T, I, I + 5);
-      k::silu_mul(d.cols_mat(0, I), d.cols_mat(I, I), out.mat(), nullptr);
+      k::silu_mul(d.cols_mat(0, I), d.cols_mat(I, I), out.mat(), test_launch());
       sync_ok();
       EXPECT_LT(normalised_error(out.download(), want), odt == Dt::F32 ? kTolF32 : kTolBf16);
       EXPECT_EQ(out.damaged_padding(), 0);
@@ -186,7 +187,7 @@ TEST(GpuElementwise, AddInplaceEveryTypeCombination) {
           DevMatrix da(idt, rows, cols, stride), dx(xdt, rows, cols, stride + 8);
           da.upload(a);
           dx.upload(x);
-          k::add_inplace(da.mat(), dx.mat(), nullptr);
+          k::add_inplace(da.mat(), dx.mat(), test_launch());
           sync_ok();
           EXPECT_EQ(max_abs_diff(da.download(), want), 0.0);
           EXPECT_EQ(da.damaged_padding(), 0);
@@ -211,7 +212,7 @@ TEST(GpuElementwise, GatherRowsPicksTheListedRows) {
         DevMatrix dx(xdt, 9, cols, cols + 8), dout(odt, 5, cols, cols + 3);
         dx.upload(x);
         DeviceBuffer<int32_t> d_idx(idx);
-        k::gather_rows(dx.mat(), d_idx.get(), dout.mat(), nullptr);
+        k::gather_rows(dx.mat(), d_idx.get(), dout.mat(), test_launch());
         sync_ok();
         EXPECT_EQ(max_abs_diff(dout.download(), want), 0.0);
         EXPECT_EQ(dout.damaged_padding(), 0);
@@ -224,7 +225,7 @@ TEST(GpuElementwise, IndicesOutsideTheSourceGiveZeroRows) {
   DevMatrix table(Dt::BF16, 10, 24), out(Dt::F32, 3, 24);
   table.upload(random_bf16(240, 4));
   DeviceBuffer<int32_t> ids(std::vector<int32_t>{-1, 10, 2});
-  cuda::embed_rows(table.mat(), ids.get(), out.mat(), nullptr);
+  cuda::embed_rows(table.mat(), ids.get(), out.mat(), test_launch());
   sync_ok();
   const std::vector<float> got = out.download(), src = table.download();
   for (int c = 0; c < 24; ++c) {
@@ -249,8 +250,8 @@ TEST(GpuElementwise, FillRandomIsTheCpuBackendsGenerator) {
     std::memcpy(want.data(), cb.tensor().data, want.size());
 
     DevMatrix dense(dt, rows, cols), strided(dt, rows, cols, cols + 5);
-    k::fill_random(dense.mat(), seed, scale, nullptr);
-    k::fill_random(strided.mat(), seed, scale, nullptr);
+    k::fill_random(dense.mat(), seed, scale, test_launch());
+    k::fill_random(strided.mat(), seed, scale, test_launch());
     sync_ok();
     EXPECT_EQ(dense.raw_download(), want);  // bit-identical to the CPU backend
     EXPECT_EQ(max_abs_diff(strided.download(), dense.download()), 0.0);  // index is logical
@@ -263,9 +264,9 @@ TEST(GpuElementwise, FillRandomDeterministicInRangeCentred) {
   const int64_t rows = 1000, cols = 4096;
   const float scale = 0.5f;
   DevMatrix a(Dt::F32, rows, cols), b(Dt::F32, rows, cols), c(Dt::F32, rows, cols);
-  k::fill_random(a.mat(), 7, scale, nullptr);
-  k::fill_random(b.mat(), 7, scale, nullptr);
-  k::fill_random(c.mat(), 8, scale, nullptr);
+  k::fill_random(a.mat(), 7, scale, test_launch());
+  k::fill_random(b.mat(), 7, scale, test_launch());
+  k::fill_random(c.mat(), 8, scale, test_launch());
   sync_ok();
   const std::vector<float> va = a.download(), vb = b.download(), vc = c.download();
   EXPECT_EQ(max_abs_diff(va, vb), 0.0);
@@ -313,12 +314,12 @@ TEST(GpuElementwise, ConvertToBf16FromEachKind) {
       DeviceBuffer<uint8_t> src(static_cast<size_t>(n + 1) * c.esz);
       CUDA_OK(cudaMemcpy(src.get() + off * c.esz, c.host, n * c.esz, cudaMemcpyHostToDevice));
       DevMatrix dst(Dt::BF16, 1, n, n, off);
-      k::convert_to_bf16(src.get() + off * c.esz, c.kind, static_cast<bf16*>(dst.data()), n, nullptr);
+      k::convert_to_bf16(src.get() + off * c.esz, c.kind, static_cast<bf16*>(dst.data()), n, test_launch());
       sync_ok();
       EXPECT_EQ(max_abs_diff(dst.download(), *c.want), 0.0);
       EXPECT_EQ(dst.damaged_padding(), 0);
     }
-  EXPECT_THROW(k::convert_to_bf16(nullptr, 5, nullptr, 8, nullptr), Error);
+  EXPECT_THROW(k::convert_to_bf16(nullptr, 5, nullptr, 8, test_launch()), Error);
 }
 
 }  // namespace

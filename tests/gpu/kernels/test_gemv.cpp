@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/util/error.h"
+#include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
@@ -61,9 +62,9 @@ void run_gemv(const GemvCase& c) {
   ym.rows = c.M;
   const bf16* b = c.bias ? static_cast<const bf16*>(dbias.data()) : nullptr;
   if (c.warps == 0)
-    cuda::gemv(dx.mat(), dw.get(), c.N, c.K, b, ym, nullptr);
+    cuda::gemv(dx.mat(), dw.get(), c.N, c.K, b, ym, test_launch());
   else
-    cuda::gemv_with_warps(c.warps, dx.mat(), dw.get(), c.N, c.K, b, ym, nullptr);
+    cuda::gemv_with_warps(c.warps, dx.mat(), dw.get(), c.N, c.K, b, ym, test_launch());
   sync_ok();
   check_outputs(y, c.M, want, c.ydt);
 }
@@ -92,7 +93,7 @@ void run_swiglu(const GemvCase& c) {
   DevMatrix y(c.ydt, cuda::kGemvMaxRows, I, I + 3);
   Mat ym = y.mat();
   ym.rows = c.M;
-  cuda::gemv_swiglu(dx.mat(), dw.get(), I, c.K, ym, nullptr);
+  cuda::gemv_swiglu(dx.mat(), dw.get(), I, c.K, ym, test_launch());
   sync_ok();
   check_outputs(y, c.M, want, c.ydt);
 }
@@ -137,7 +138,7 @@ TEST(GpuGemv, EachBlockConfiguration) {
   }
   DevMatrix x(Dt::BF16, 1, 64), y(Dt::F32, 1, 16);
   DeviceBuffer<bf16> w(16 * 64);
-  EXPECT_THROW(cuda::gemv_with_warps(6, x.mat(), w.get(), 16, 64, nullptr, y.mat(), nullptr), Error);
+  EXPECT_THROW(cuda::gemv_with_warps(6, x.mat(), w.get(), 16, 64, nullptr, y.mat(), test_launch()), Error);
 }
 
 TEST(GpuGemvSwiglu, MatchesLinearThenSiluMul) {
@@ -154,9 +155,9 @@ TEST(GpuGemv, RejectsUnsupportedShapes) {
   INFERDESK_REQUIRE_GPU();
   DevMatrix x(Dt::BF16, 9, 64), y(Dt::F32, 9, 16);
   DeviceBuffer<bf16> w(16 * 64);
-  EXPECT_THROW(cuda::gemv(x.mat(), w.get(), 16, 64, nullptr, y.mat(), nullptr), Error);  // M > 8
+  EXPECT_THROW(cuda::gemv(x.mat(), w.get(), 16, 64, nullptr, y.mat(), test_launch()), Error);  // M > 8
   DevMatrix xf(Dt::F32, 1, 64);
-  EXPECT_THROW(cuda::gemv(xf.mat(), w.get(), 16, 64, nullptr, y.mat(), nullptr), Error);  // F32 x
+  EXPECT_THROW(cuda::gemv(xf.mat(), w.get(), 16, 64, nullptr, y.mat(), test_launch()), Error);  // F32 x
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include "core/layers/rope.h"
 #include "core/model/config.h"
 #include "core/util/error.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -65,10 +67,10 @@ void run_case(const QkvRopeCase& c) {
   // Two kernels: the GEMV, then rope + cache write over its output.
   DevMatrix y2(Dt::BF16, M, N, N + 8);
   DeviceBuffer<bf16> kc2(cache), vc2(cache);
-  cuda::gemv(dx.mat(), dw.get(), N, K, c.bias ? db.get() : nullptr, y2.mat(), nullptr);
+  cuda::gemv(dx.mat(), dw.get(), N, K, c.bias ? db.get() : nullptr, y2.mat(), test_launch());
   const cuda::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(y2.data()), y2.stride(), M, Hq, Hk, D,
                                              {inv.get(), dpos.get(), dslots.get(), kc2.get(), vc2.get(), bs});
-  cuda::qk_norm_rope_write_kv(a, nullptr);
+  cuda::qk_norm_rope_write_kv(a, test_launch());
   sync_ok();
 
   // One kernel.
@@ -85,7 +87,7 @@ void run_case(const QkvRopeCase& c) {
   r.head_dim = D;
   r.block_size = bs;
   ASSERT_TRUE(cuda::gemv_qkv_rope_supported(dx.mat(), dw.get(), K, y1.mat(), r));
-  cuda::gemv_qkv_rope(dx.mat(), dw.get(), K, c.bias ? db.get() : nullptr, y1.mat(), r, nullptr);
+  cuda::gemv_qkv_rope(dx.mat(), dw.get(), K, c.bias ? db.get() : nullptr, y1.mat(), r, test_launch());
   sync_ok();
 
   // Both round the GEMV's sum to BF16 and rotate it with the same cos/sin; only the compiler's
@@ -146,7 +148,7 @@ TEST(GpuGemvQkvRope, RejectsWhatItDoesNotServe) {
   r.num_q_heads = r.num_kv_heads = 1;
   r.head_dim = 32;
   EXPECT_FALSE(cuda::gemv_qkv_rope_supported(x.mat(), w.get(), 64, y.mat(), r)) << "9 rows";
-  EXPECT_THROW(cuda::gemv_qkv_rope(x.mat(), w.get(), 64, nullptr, y.mat(), r, nullptr), Error);
+  EXPECT_THROW(cuda::gemv_qkv_rope(x.mat(), w.get(), 64, nullptr, y.mat(), r, test_launch()), Error);
   DevMatrix x8(Dt::BF16, 8, 64, 72);
   r.head_dim = 24;  // not a multiple of 16
   DevMatrix y24(Dt::BF16, 8, 3 * 24, 3 * 24);

@@ -3,6 +3,11 @@
 // bit-identical results, with programmatic dependent launch on and off.
 #include <gtest/gtest.h>
 
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -25,27 +30,27 @@ struct Chain {
   DeviceBuffer<bf16> kc{2 * Hk * bs * D}, vc{2 * Hk * bs * D};
 
   Chain() {
-    k::fill_random(table.mat(), 1, 1.0f, nullptr);
-    k::fill_random(w_qkv.mat(), 2, 0.05f, nullptr);
-    k::fill_random(w_gu.mat(), 3, 0.05f, nullptr);
-    k::fill_random(lm.mat(), 4, 0.05f, nullptr);
+    k::fill_random(table.mat(), 1, 1.0f, test_launch());
+    k::fill_random(w_qkv.mat(), 2, 0.05f, test_launch());
+    k::fill_random(w_gu.mat(), 3, 0.05f, test_launch());
+    k::fill_random(lm.mat(), 4, 0.05f, test_launch());
     norm.upload(random_bf16(H, 5, 0.5f, 1.5f));
-    k::fill_random(delta.mat(), 6, 1.0f, nullptr);
+    k::fill_random(delta.mat(), 6, 1.0f, test_launch());
   }
 
-  void run(cudaStream_t s) {
-    k::embed_rows(table.mat(), ids.get(), residual.mat(), s);
-    k::add_rms_norm(residual.mat(), delta.mat(), bf16_ptr(norm), 1e-6f, h.mat(), s);
-    k::gemv(h.mat(), bf16_ptr(w_qkv), QKV, H, nullptr, qkv.mat(), s);
+  void run(const k::Launch& l) {
+    k::embed_rows(table.mat(), ids.get(), residual.mat(), l);
+    k::add_rms_norm(residual.mat(), delta.mat(), bf16_ptr(norm), 1e-6f, h.mat(), l);
+    k::gemv(h.mat(), bf16_ptr(w_qkv), QKV, H, nullptr, qkv.mat(), l);
     const k::RopeKvArgs a =
         fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, T, Hq, Hk, D,
                         {inv_freq.get(), pos.get(), slots.get(), kc.get(), vc.get(), bs});
-    k::qk_norm_rope_write_kv(a, s);
-    k::gemv_swiglu(h.mat(), bf16_ptr(w_gu), I, H, act.mat(), s);
-    k::silu_mul(act.mat(), act.mat(), act.mat(), s);
-    k::gather_rows(h.mat(), pick.get(), last.mat(), s);
-    k::rms_norm(last.mat(), bf16_ptr(norm), 1e-6f, last.mat(), s);
-    k::gemv(last.mat(), bf16_ptr(lm), V, H, nullptr, logits.mat(), s);
+    k::qk_norm_rope_write_kv(a, l);
+    k::gemv_swiglu(h.mat(), bf16_ptr(w_gu), I, H, act.mat(), l);
+    k::silu_mul(act.mat(), act.mat(), act.mat(), l);
+    k::gather_rows(h.mat(), pick.get(), last.mat(), l);
+    k::rms_norm(last.mat(), bf16_ptr(norm), 1e-6f, last.mat(), l);
+    k::gemv(last.mat(), bf16_ptr(lm), V, H, nullptr, logits.mat(), l);
   }
   static const bf16* bf16_ptr(const DevMatrix& m) { return static_cast<const bf16*>(m.data()); }
 
@@ -60,16 +65,16 @@ class GpuKernelsGraph : public testing::TestWithParam<bool> {};
 
 TEST_P(GpuKernelsGraph, CapturedChainReplaysIdentically) {
   INFERDESK_REQUIRE_GPU();
-  const PdlScope pdl(GetParam());
+  const bool pdl = GetParam();
   Chain eager, graphed;
   sync_ok();
-  eager.run(nullptr);
+  eager.run(test_launch(nullptr, pdl));
   sync_ok();
 
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   {
-    const CapturedGraph graph(s, [&](cudaStream_t cs) { graphed.run(cs); });
+    const CapturedGraph graph(s, [&](cudaStream_t cs) { graphed.run(test_launch(cs, pdl)); });
     graph.launch(s);
     CUDA_OK(cudaStreamSynchronize(s));
   }

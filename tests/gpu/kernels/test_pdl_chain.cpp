@@ -9,6 +9,11 @@
 
 #include <memory>
 
+#include "cuda/kernels/common.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/gemv.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -31,10 +36,10 @@ struct Layer {
   DevMatrix kc{Dt::BF16, 4 * Hk * bs, D}, vc{Dt::BF16, 4 * Hk * bs, D};  // 4 cache blocks
 
   explicit Layer(uint64_t seed) {
-    k::fill_random(w_qkv.mat(), seed + 1, 0.05f, nullptr);
-    k::fill_random(w_o.mat(), seed + 2, 0.05f, nullptr);
-    k::fill_random(w_gu.mat(), seed + 3, 0.05f, nullptr);
-    k::fill_random(w_down.mat(), seed + 4, 0.03f, nullptr);
+    k::fill_random(w_qkv.mat(), seed + 1, 0.05f, test_launch());
+    k::fill_random(w_o.mat(), seed + 2, 0.05f, test_launch());
+    k::fill_random(w_gu.mat(), seed + 3, 0.05f, test_launch());
+    k::fill_random(w_down.mat(), seed + 4, 0.03f, test_launch());
     norm1.upload(random_bf16(H, seed + 5, 0.5f, 1.5f));
     norm2.upload(random_bf16(H, seed + 6, 0.5f, 1.5f));
     q_norm.upload(random_bf16(D, seed + 7, 0.5f, 1.5f));
@@ -54,38 +59,38 @@ struct Chain {
 
   Chain() {
     for (int l = 0; l < kLayers; ++l) layers.push_back(std::make_unique<Layer>(100 * (l + 1)));
-    k::fill_random(table.mat(), 1, 1.0f, nullptr);
-    k::fill_random(lm.mat(), 2, 0.05f, nullptr);
+    k::fill_random(table.mat(), 1, 1.0f, test_launch());
+    k::fill_random(lm.mat(), 2, 0.05f, test_launch());
     norm_f.upload(random_bf16(H, 3, 0.5f, 1.5f));
   }
 
-  void run(cudaStream_t s) {
-    k::embed_rows(table.mat(), ids.get(), residual.mat(), s);
+  void run(const k::Launch& launch) {
+    k::embed_rows(table.mat(), ids.get(), residual.mat(), launch);
     for (int l = 0; l < kLayers; ++l) {
       Layer& L = *layers[static_cast<size_t>(l)];
-      k::rms_norm(residual.mat(), bf16_ptr(L.norm1), 1e-5f, h.mat(), s);
-      k::gemv(h.mat(), bf16_ptr(L.w_qkv), QKV, H, nullptr, qkv.mat(), s);
+      k::rms_norm(residual.mat(), bf16_ptr(L.norm1), 1e-5f, h.mat(), launch);
+      k::gemv(h.mat(), bf16_ptr(L.w_qkv), QKV, H, nullptr, qkv.mat(), launch);
       k::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, M, Hq, Hk, D,
                                         {inv_freq.get(), pos.get(), slots.get(),
                                          static_cast<bf16*>(L.kc.data()), static_cast<bf16*>(L.vc.data()), bs});
       a.q_norm = bf16_ptr(L.q_norm);
       a.k_norm = bf16_ptr(L.k_norm);
-      k::qk_norm_rope_write_kv(a, s);
+      k::qk_norm_rope_write_kv(a, launch);
       // The rotated q stands in for the attention output.
-      k::gemv(qkv.cols_mat(0, Hq * D), bf16_ptr(L.w_o), H, Hq * D, nullptr, y.mat(), s);
-      k::add_rms_norm(residual.mat(), y.mat(), bf16_ptr(L.norm2), 1e-5f, h.mat(), s);
+      k::gemv(qkv.cols_mat(0, Hq * D), bf16_ptr(L.w_o), H, Hq * D, nullptr, y.mat(), launch);
+      k::add_rms_norm(residual.mat(), y.mat(), bf16_ptr(L.norm2), 1e-5f, h.mat(), launch);
       if (l % 2 == 0) {
-        k::gemv_swiglu(h.mat(), bf16_ptr(L.w_gu), I, H, act.mat(), s);
+        k::gemv_swiglu(h.mat(), bf16_ptr(L.w_gu), I, H, act.mat(), launch);
       } else {
-        k::gemv(h.mat(), bf16_ptr(L.w_gu), 2 * I, H, nullptr, gu.mat(), s);
-        k::silu_mul(gu.cols_mat(0, I), gu.cols_mat(I, I), act.mat(), s);
+        k::gemv(h.mat(), bf16_ptr(L.w_gu), 2 * I, H, nullptr, gu.mat(), launch);
+        k::silu_mul(gu.cols_mat(0, I), gu.cols_mat(I, I), act.mat(), launch);
       }
-      k::gemv(act.mat(), bf16_ptr(L.w_down), H, I, nullptr, y.mat(), s);
-      k::add_inplace(residual.mat(), y.mat(), s);
+      k::gemv(act.mat(), bf16_ptr(L.w_down), H, I, nullptr, y.mat(), launch);
+      k::add_inplace(residual.mat(), y.mat(), launch);
     }
-    k::gather_rows(residual.mat(), pick.get(), last.mat(), s);
-    k::rms_norm(last.mat(), bf16_ptr(norm_f), 1e-5f, last.mat(), s);
-    k::gemv(last.mat(), bf16_ptr(lm), V, H, nullptr, logits.mat(), s);
+    k::gather_rows(residual.mat(), pick.get(), last.mat(), launch);
+    k::rms_norm(last.mat(), bf16_ptr(norm_f), 1e-5f, last.mat(), launch);
+    k::gemv(last.mat(), bf16_ptr(lm), V, H, nullptr, logits.mat(), launch);
   }
 
   std::vector<DevMatrix*> activations() {
@@ -132,9 +137,8 @@ TEST(GpuKernelsPdl, ChainWithPdlMatchesPlainLaunches) {
 
   std::vector<std::vector<uint8_t>> want;
   {
-    const PdlScope off(false);
     chain.poison(s);
-    chain.run(s);
+    chain.run(test_launch(s, /*pdl=*/false));
     CUDA_OK(cudaStreamSynchronize(s));
     want = chain.results();
   }
@@ -143,15 +147,14 @@ TEST(GpuKernelsPdl, ChainWithPdlMatchesPlainLaunches) {
   for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << "reference chain produced NaN";
   EXPECT_GT(*std::max_element(logits.begin(), logits.end()), *std::min_element(logits.begin(), logits.end()));
 
-  const PdlScope on(true);
   for (int rep = 0; rep < 3; ++rep) {
     chain.poison(s);
-    chain.run(s);
+    chain.run(test_launch(s, /*pdl=*/true));
     CUDA_OK(cudaStreamSynchronize(s));
     expect_same(chain.results(), want, "eager run " + std::to_string(rep) + " with PDL");
   }
   {
-    const CapturedGraph graph(s, [&](cudaStream_t cs) { chain.run(cs); });
+    const CapturedGraph graph(s, [&](cudaStream_t cs) { chain.run(test_launch(cs, /*pdl=*/true)); });
     int dev = 0, major = 0;
     CUDA_OK(cudaGetDevice(&dev));
     CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -167,8 +170,7 @@ TEST(GpuKernelsPdl, ChainWithPdlMatchesPlainLaunches) {
     }
   }
   {
-    const PdlScope off(false);
-    const CapturedGraph graph(s, [&](cudaStream_t cs) { chain.run(cs); });
+    const CapturedGraph graph(s, [&](cudaStream_t cs) { chain.run(test_launch(cs, /*pdl=*/false)); });
     EXPECT_EQ(graph.programmatic_edges(), 0u) << "PDL is off but the graph has programmatic edges";
   }
   cudaStreamDestroy(s);
@@ -179,12 +181,10 @@ TEST(GpuKernelsPdl, SwitchFollowsTheDevice) {
   int dev = 0, major = 0;
   CUDA_OK(cudaGetDevice(&dev));
   CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  EXPECT_EQ(k::pdl_enabled(), major >= 9) << "PDL is on by default where the device supports it";
-  {
-    const PdlScope off(false);
-    EXPECT_FALSE(k::pdl_enabled());
-  }
-  EXPECT_EQ(k::pdl_enabled(), major >= 9);
+  EXPECT_EQ(k::pdl_supported(), major >= 9);
+  EXPECT_EQ(k::uses_pdl(k::Launch{nullptr, true}), major >= 9) << "requested PDL applies where the device supports it";
+  EXPECT_FALSE(k::uses_pdl(k::Launch{nullptr, false}));
+  EXPECT_FALSE(k::uses_pdl(k::Launch{})) << "a default Launch asks for no PDL";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/layers/rope.h"
 #include "core/model/config.h"
+#include "cuda/kernels/rope_kv.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -93,7 +94,7 @@ void run_case(const RopeCase& c) {
   a.eps = 1e-6f;
   a.rotary_dim = c.rotary_dim;
   a.attention_scaling = c.attention_scaling;
-  cuda::qk_norm_rope_write_kv(a, nullptr);
+  cuda::qk_norm_rope_write_kv(a, test_launch());
   sync_ok();
 
   const std::vector<float> got = dqkv.download();
@@ -175,7 +176,7 @@ TEST(GpuRopeKv, WithoutCacheOnlyRotates) {
                                        {d_inv.get(), d_pos.get(), d_slots.get(), nullptr, nullptr, 16});
   a.k = static_cast<bf16*>(dk.data());
   a.v = nullptr;
-  cuda::qk_norm_rope_write_kv(a, nullptr);
+  cuda::qk_norm_rope_write_kv(a, test_launch());
   sync_ok();
   const std::vector<float> gq = dq.download();
   EXPECT_EQ(max_abs_diff(gq, dk.download()), 0.0);  // same input, same rotation

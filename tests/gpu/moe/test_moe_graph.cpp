@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "cuda/kernels/moe.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 
 namespace inferdesk::gputest {
@@ -14,7 +15,6 @@ namespace {
 
 void run_capture(bool pdl) {
   SCOPED_TRACE(pdl ? "PDL on" : "PDL off");
-  PdlScope scope(pdl);
   const int T = 4, E = 16, k = 4;
   const int64_t H = 264, I = 136;
   DeviceBuffer<float> logits(random_vector(static_cast<size_t>(T * E), 11, -3, 3));
@@ -57,8 +57,8 @@ void run_capture(bool pdl) {
   a.counters = counters.get();
   a.row_slots = slots.get();
   auto enqueue = [&](cudaStream_t s) {
-    cuda::moe_route(logits.get(), E, T, E, k, true, ids.get(), k, weights.get(), k, s);
-    cuda::moe_experts_small(a, s);
+    cuda::moe_route(logits.get(), E, T, E, k, true, ids.get(), k, weights.get(), k, test_launch(s, pdl));
+    cuda::moe_experts_small(a, test_launch(s, pdl));
   };
 
   Stream stream;

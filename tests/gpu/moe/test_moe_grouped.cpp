@@ -21,6 +21,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "cuda/kernels/moe.h"
 #include "tests/gpu/kernels/kernel_test_util.h"
 #include "tests/gpu/moe/moe_harness.h"
 
@@ -232,7 +233,7 @@ void run_launcher(KernelExperts& ex, const LaunchCase& c) {
   s.fill(a, capacity);
   a.out = dout.mat();
   CUDA_OK(cudaDeviceSynchronize());
-  cuda::moe_experts_grouped(a, nullptr);
+  cuda::moe_experts_grouped(a, test_launch());
   CUDA_OK(cudaDeviceSynchronize());
 
   EXPECT_LT(normalised_error(dout.download(), ex.reference(x, ids, w, c.T, c.k)), kTolMoe);
@@ -298,7 +299,6 @@ std::vector<float> logits_for(int variant, int T, int E) {
 
 void run_graph(bool pdl) {
   SCOPED_TRACE(pdl ? "PDL on" : "PDL off");
-  PdlScope scope(pdl);
   const int T = 40, E = 60, k = 8;
   const int64_t H = 264, I = 136, P = int64_t{T} * k;
   KernelExperts ex(E, H, I, 77);
@@ -326,8 +326,8 @@ void run_graph(bool pdl) {
   a.counters = counters.get();
   a.row_slots = dslots.get();
   auto enqueue = [&](cudaStream_t st) {
-    cuda::moe_route(logits.get(), E, T, E, k, true, ids.get(), k, weights.get(), k, st);
-    cuda::moe_experts_grouped(a, st);
+    cuda::moe_route(logits.get(), E, T, E, k, true, ids.get(), k, weights.get(), k, test_launch(st, pdl));
+    cuda::moe_experts_grouped(a, test_launch(st, pdl));
   };
   // Inputs of a run: router logits (so routing) and x.
   auto set_inputs = [&](int variant) {

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
+#include "cuda/kernels/sampling.h"
 
 namespace {
 
@@ -119,15 +120,16 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
     cudaGraphExec_t exec = nullptr;
     good = ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream") &&
            ok(cudaEventCreate(&e0), "event") && ok(cudaEventCreate(&e1), "event");
+    const inferdesk::cuda::Launch launch{stream, /*pdl=*/true};
     if (good) {
-      for (int i = 0; i < 3; ++i) inferdesk::cuda::sample_rows(a, stream);  // warm up
+      for (int i = 0; i < 3; ++i) inferdesk::cuda::sample_rows(a, launch);  // warm up
       good = ok(cudaStreamSynchronize(stream), "sample_rows");
     }
     // Host loop: launches one by one.
     float loop_ms = 0.0f;
     if (good) {
       cudaEventRecord(e0, stream);
-      for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, stream);
+      for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, launch);
       cudaEventRecord(e1, stream);
       good = ok(cudaEventSynchronize(e1), "sample_rows loop");
       cudaEventElapsedTime(&loop_ms, e0, e1);
@@ -136,7 +138,7 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
     if (good) {
       good = ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
       if (good) {
-        for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, stream);
+        for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, launch);
         good = ok(cudaStreamEndCapture(stream, &graph), "end capture") &&
                ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate") &&
                ok(cudaGraphLaunch(exec, stream), "graph launch") &&

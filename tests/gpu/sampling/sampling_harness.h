@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "core/sample/sampler.h"
-#include "cuda/kernels/kernels.h"
+#include "cuda/kernels/launch.h"
 #include "cuda/kernels/sample_row.h"
+#include "cuda/kernels/sampling.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest {
@@ -113,7 +114,7 @@ class GpuBatch {
     a.out_logprob = logprob_.get();
     a.out_top_ids = top_ids_.get();
     a.out_top_logprobs = top_lp_.get();
-    cuda::sample_rows(a, stream);
+    cuda::sample_rows(a, test_launch(stream));
     cuda_check(cudaStreamSynchronize(stream), "sample_rows");
     const auto tok = token_.download();
     const auto lp = logprob_.download();

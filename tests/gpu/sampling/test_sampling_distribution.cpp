@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/kernels/sampling.h"
 #include "tests/gpu/sampling/sampling_harness.h"
 
 namespace inferdesk::gputest {
