@@ -6,8 +6,7 @@
 
 namespace inferdesk::cli {
 
-RunProgress::RunProgress(const Engine& engine, std::string label, int64_t expected_tokens,
-                         bool enabled)
+RunProgress::RunProgress(const Engine& engine, std::string label, int64_t expected_tokens, bool enabled)
     : engine_(engine),
       label_(std::move(label)),
       expected_(expected_tokens),
@@ -23,8 +22,7 @@ void RunProgress::tick_until_stopped() {
   while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_; })) {
     const int64_t out = engine_.stats().total_generated_tokens - base_;
     std::fprintf(stderr, "\r%s: %lld/%lld tokens", label_.c_str(),
-                 static_cast<long long>(std::clamp<int64_t>(out, 0, expected_)),
-                 static_cast<long long>(expected_));
+                 static_cast<long long>(std::clamp<int64_t>(out, 0, expected_)), static_cast<long long>(expected_));
   }
 }
 

@@ -22,16 +22,14 @@ CudaBackendOptions cuda_backend_options(const BackendChoice& choice) {
 
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
   if (choice.name == "cpu") {
-    if (!choice.cuda_options.empty())
-      throw Error(ErrorCode::InvalidArgument, "--cuda-option needs --backend cuda");
+    if (!choice.cuda_options.empty()) throw Error(ErrorCode::InvalidArgument, "--cuda-option needs --backend cuda");
     return make_cpu_backend(choice.threads);
   }
   if (choice.name == "cuda") {
     const CudaBackendOptions options = cuda_backend_options(choice);  // bad options fail first
     const CudaModule cuda = CudaModule::load(module_dirs(executable_path()));
     if (!cuda.usable())
-      throw Error(ErrorCode::Unsupported,
-                  "CUDA is not available: " + cuda.reason() + "; use --backend cpu");
+      throw Error(ErrorCode::Unsupported, "CUDA is not available: " + cuda.reason() + "; use --backend cpu");
     return cuda.create(options);
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + choice.name + "' (cpu, cuda)");
@@ -52,8 +50,7 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_option("--block-size", b.block_size, "tokens per KV-cache block (paged attention)")
       ->check(CLI::IsMember({8, 16, 32, 64, 128}))
       ->default_val(16);
-  c->add_option("--cuda-option", b.cuda_options,
-                "CUDA: tuning key=value, repeatable (see the list below)")
+  c->add_option("--cuda-option", b.cuda_options, "CUDA: tuning key=value, repeatable (see the list below)")
       ->type_name("KEY=VALUE");
   c->footer("CUDA options (--cuda-option key=value; defaults shown):\n" + cuda_option_help());
 }
@@ -68,15 +65,14 @@ EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
   return o;
 }
 
-LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,
-                         const BackendChoice& backend, bool progress) {
+LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape, const BackendChoice& backend,
+                         bool progress) {
   if (model_dir.empty() == dummy_shape.empty())
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
   LoadProgressPrinter printer(progress);
-  LoadedModel m = model_dir.empty()
-                      ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
-                                         make_backend(backend), 1, printer.callback())
-                      : load_model_folder(model_dir, make_backend(backend), printer.callback());
+  LoadedModel m = model_dir.empty() ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
+                                                       make_backend(backend), 1, printer.callback())
+                                    : load_model_folder(model_dir, make_backend(backend), printer.callback());
   printer.finish();
   return m;
 }
@@ -132,8 +128,7 @@ nlohmann::json result_to_json(const GenerationResult& r, int32_t num_logprobs) {
   j["timing"] = {{"time_to_first_token_s", r.time_to_first_token_s},
                  {"total_s", r.elapsed_s},
                  {"output_tokens", r.tokens.size()},
-                 {"decode_tokens_per_s",
-                  r.tokens.size() > 1 && decode_s > 0 ? (r.tokens.size() - 1) / decode_s : 0.0}};
+                 {"decode_tokens_per_s", r.tokens.size() > 1 && decode_s > 0 ? (r.tokens.size() - 1) / decode_s : 0.0}};
   return j;
 }
 

@@ -16,13 +16,13 @@
 namespace inferdesk::cli {
 
 struct BackendChoice {
-  std::string name = "cpu";  // cpu | cuda
-  int threads = 0;           // CPU threads; 0 = all cores
-  double gpu_memory_utilization = 0.90;  // CUDA: fraction of the GPU for weights + activations + KV
-  bool cuda_graphs = true;               // CUDA: capture decode steps as graphs
-  bool pdl = true;                       // CUDA: programmatic dependent launch
-  bool overlap_steps = true;             // EngineOptions::overlap_steps (CUDA: chained decode steps)
-  int block_size = 16;                   // EngineOptions::block_size (tokens per KV-cache block)
+  std::string name = "cpu";               // cpu | cuda
+  int threads = 0;                        // CPU threads; 0 = all cores
+  double gpu_memory_utilization = 0.90;   // CUDA: fraction of the GPU for weights + activations + KV
+  bool cuda_graphs = true;                // CUDA: capture decode steps as graphs
+  bool pdl = true;                        // CUDA: programmatic dependent launch
+  bool overlap_steps = true;              // EngineOptions::overlap_steps (CUDA: chained decode steps)
+  int block_size = 16;                    // EngineOptions::block_size (tokens per KV-cache block)
   std::vector<std::string> cuda_options;  // --cuda-option key=value (cuda_option_table.h)
 };
 
@@ -37,8 +37,8 @@ std::unique_ptr<Backend> make_backend(const BackendChoice& choice);
 CudaBackendOptions cuda_backend_options(const BackendChoice& choice);
 
 // Load a model folder or a dummy shape, printing progress to stderr when `progress` is set.
-LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape,
-                         const BackendChoice& backend, bool progress);
+LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape, const BackendChoice& backend,
+                         bool progress);
 
 // "1,2,3" → {1,2,3}; throws InvalidArgument naming `what` on anything else.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& what);

@@ -13,9 +13,9 @@
 #include "apps/cli/bench_progress.h"
 #include "apps/cli/bench_table.h"
 #include "apps/cli/cli_common.h"
-#include "core/backend/cuda_option_table.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/units.h"
+#include "core/backend/cuda_option_table.h"
 #include "core/util/error.h"
 
 namespace inferdesk::cli {
@@ -33,8 +33,7 @@ struct BenchArgs {
 
 struct RunFigures {
   double wall_s = 0, prefill_tps = 0, decode_tps = 0, output_tps = 0;
-  double ttft_mean = 0, ttft_median = 0, ttft_p99 = 0, tpot_mean = 0, tpot_median = 0,
-         tpot_p99 = 0;
+  double ttft_mean = 0, ttft_median = 0, ttft_p99 = 0, tpot_mean = 0, tpot_median = 0, tpot_p99 = 0;
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -52,8 +51,7 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-std::vector<Request> make_requests(int32_t n, int32_t in_len, int32_t out_len, int64_t vocab,
-                                   uint64_t seed) {
+std::vector<Request> make_requests(int32_t n, int32_t in_len, int32_t out_len, int64_t vocab, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int32_t> tok(10, static_cast<int32_t>(std::max<int64_t>(vocab - 10, 11)));
   std::vector<Request> out(static_cast<size_t>(n));
@@ -109,8 +107,7 @@ RunFigures run_once(Engine& engine, const BenchArgs& a, int32_t n, uint64_t seed
 // weights follows from it (docs/PERF.md, the MoE batch-32 analysis).
 nlohmann::json moe_routing(const EngineStats& st, const ModelConfig& c, int64_t step_tokens) {
   const int64_t E = st.num_experts, L = st.num_layers, k = c.num_experts_per_tok;
-  if (E <= 0 || L <= 0 || k <= 0 || st.expert_counts.size() != static_cast<size_t>(E * L))
-    return nullptr;
+  if (E <= 0 || L <= 0 || k <= 0 || st.expert_counts.size() != static_cast<size_t>(E * L)) return nullptr;
   double distinct_sum = 0, worst_load = 0;
   int64_t moe_layers = 0;
   for (int64_t l = 0; l < L; ++l) {
@@ -127,11 +124,13 @@ nlohmann::json moe_routing(const EngineStats& st, const ModelConfig& c, int64_t 
       most = std::max(most, row[e]);
     }
     distinct_sum += distinct;
-    worst_load = std::max(worst_load, static_cast<double>(most) * static_cast<double>(E) /
-                                          static_cast<double>(total));
+    worst_load = std::max(worst_load, static_cast<double>(most) * static_cast<double>(E) / static_cast<double>(total));
   }
   if (moe_layers == 0) return nullptr;
-  return {{"experts", E}, {"top_k", k}, {"moe_layers", moe_layers}, {"step_tokens", step_tokens},
+  return {{"experts", E},
+          {"top_k", k},
+          {"moe_layers", moe_layers},
+          {"step_tokens", step_tokens},
           {"expected_distinct_experts_per_step", distinct_sum / static_cast<double>(moe_layers)},
           {"max_expert_load_over_mean", worst_load}};
 }
@@ -155,45 +154,54 @@ std::vector<RunFigures> warm_up_and_run(Engine& engine, const BenchArgs& a, int3
     RunProgress progress(engine, "timed run " + std::to_string(i + 1) + "/" + std::to_string(a.repeat),
                          int64_t{n} * a.output_len, show);
     runs.push_back(run_once(engine, a, n, 1 + i));
-    progress.done(format_duration(runs.back().wall_s) + ", decode " +
-                  format_rate(runs.back().decode_tps) + " tok/s");
+    progress.done(format_duration(runs.back().wall_s) + ", decode " + format_rate(runs.back().decode_tps) + " tok/s");
   }
   return runs;
 }
 
 // The --json object: the medians of the runs, the engine's counters and its memory.
-nlohmann::json report(const Engine& engine, const BenchArgs& a, int32_t n,
-                      const std::vector<RunFigures>& runs, int64_t weight_bytes) {
+nlohmann::json report(const Engine& engine, const BenchArgs& a, int32_t n, const std::vector<RunFigures>& runs,
+                      int64_t weight_bytes) {
   auto med = [&](double RunFigures::*field) {
     std::vector<double> v;
     for (const auto& r : runs) v.push_back(r.*field);
     return percentile(v, 0.5);
   };
   const EngineStats st = engine.stats();
-  nlohmann::json j = {
-      {"model", engine.model().name}, {"backend", a.backend.name}, {"threads", a.backend.threads},
-      {"mode", a.num_requests > 0 ? "offline" : "online"}, {"num_requests", n},
-      {"batch", n}, {"input_len", a.input_len}, {"output_len", a.output_len},
-      {"repeat", a.repeat}, {"weight_bytes", weight_bytes},
-      {"prefill_tokens_per_s", med(&RunFigures::prefill_tps)},
-      {"decode_tokens_per_s", med(&RunFigures::decode_tps)},
-      {"output_tokens_per_s", med(&RunFigures::output_tps)},
-      {"time_to_first_token_s", med(&RunFigures::ttft_mean)},
-      {"ttft_median_s", med(&RunFigures::ttft_median)}, {"ttft_p99_s", med(&RunFigures::ttft_p99)},
-      {"tpot_mean_s", med(&RunFigures::tpot_mean)}, {"tpot_median_s", med(&RunFigures::tpot_median)},
-      {"tpot_p99_s", med(&RunFigures::tpot_p99)}, {"wall_s", med(&RunFigures::wall_s)},
-      // Host memory is the process's resident set (on the CPU the weights are mmapped pages and
-      // the KV cache is mapped lazily, so the backend's reservations would overstate it).
-      {"host_memory_used_bytes", st.process_rss_bytes},
-      // The kernel syncs its RSS counters lazily, so the peak can read a little below the
-      // current figure; the peak is at least what is resident now.
-      {"peak_rss_bytes", std::max(st.process_peak_rss_bytes, st.process_rss_bytes)},
-      // Device memory only a device backend has; 0 on the CPU.
-      {"device_memory_used_bytes", st.memory.device_used},
-      {"kv_cache_bytes", st.memory.kv_cache}, {"kv_block_size", a.backend.block_size},
-      // Whether decode steps were overlapped (asked for and the backend can chain steps).
-      {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
-      {"steps", st.steps}, {"overlapped_steps", st.overlapped_steps}};
+  nlohmann::json j = {{"model", engine.model().name},
+                      {"backend", a.backend.name},
+                      {"threads", a.backend.threads},
+                      {"mode", a.num_requests > 0 ? "offline" : "online"},
+                      {"num_requests", n},
+                      {"batch", n},
+                      {"input_len", a.input_len},
+                      {"output_len", a.output_len},
+                      {"repeat", a.repeat},
+                      {"weight_bytes", weight_bytes},
+                      {"prefill_tokens_per_s", med(&RunFigures::prefill_tps)},
+                      {"decode_tokens_per_s", med(&RunFigures::decode_tps)},
+                      {"output_tokens_per_s", med(&RunFigures::output_tps)},
+                      {"time_to_first_token_s", med(&RunFigures::ttft_mean)},
+                      {"ttft_median_s", med(&RunFigures::ttft_median)},
+                      {"ttft_p99_s", med(&RunFigures::ttft_p99)},
+                      {"tpot_mean_s", med(&RunFigures::tpot_mean)},
+                      {"tpot_median_s", med(&RunFigures::tpot_median)},
+                      {"tpot_p99_s", med(&RunFigures::tpot_p99)},
+                      {"wall_s", med(&RunFigures::wall_s)},
+                      // Host memory is the process's resident set (on the CPU the weights are mmapped pages and
+                      // the KV cache is mapped lazily, so the backend's reservations would overstate it).
+                      {"host_memory_used_bytes", st.process_rss_bytes},
+                      // The kernel syncs its RSS counters lazily, so the peak can read a little below the
+                      // current figure; the peak is at least what is resident now.
+                      {"peak_rss_bytes", std::max(st.process_peak_rss_bytes, st.process_rss_bytes)},
+                      // Device memory only a device backend has; 0 on the CPU.
+                      {"device_memory_used_bytes", st.memory.device_used},
+                      {"kv_cache_bytes", st.memory.kv_cache},
+                      {"kv_block_size", a.backend.block_size},
+                      // Whether decode steps were overlapped (asked for and the backend can chain steps).
+                      {"overlap_steps", a.backend.overlap_steps && engine.model().backend->can_chain_steps()},
+                      {"steps", st.steps},
+                      {"overlapped_steps", st.overlapped_steps}};
   if (st.memory.device_total > 0) j["device_memory_total_bytes"] = st.memory.device_total;
   if (a.backend.name == "cuda") {
     nlohmann::json opts = nlohmann::json::object();

@@ -38,7 +38,8 @@ bool wait_ready(const std::string& base, double seconds) {
   const std::string url = base + "/health";
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
+  curl_easy_setopt(
+      c, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   bool ok = false;
@@ -85,8 +86,8 @@ void run_bench_serve(BenchServeArgs a) {
     throw Error(ErrorCode::InvalidArgument, e.what());
   }
   if (a.wait_ready_s > 0 && !wait_ready(a.load.base_url, a.wait_ready_s))
-    throw Error(ErrorCode::Io, a.load.base_url + "/health did not answer 200 within " +
-                                   std::to_string(a.wait_ready_s) + " s");
+    throw Error(ErrorCode::Io,
+                a.load.base_url + "/health did not answer 200 within " + std::to_string(a.wait_ready_s) + " s");
   const bench::LoadResult run = bench::run_load(a.load, requests);
   const bench::BenchSummary s = bench::summarize(run, requests, percents);
   nlohmann::ordered_json j = bench::to_json(s);
@@ -103,8 +104,10 @@ void run_bench_serve(BenchServeArgs a) {
     if (!f) throw Error(ErrorCode::Io, "cannot write " + a.result_file);
     f << j.dump(2) << "\n";
   }
-  if (a.json) std::cout << j.dump() << std::endl;
-  else std::cout << bench::to_text(s);
+  if (a.json)
+    std::cout << j.dump() << std::endl;
+  else
+    std::cout << bench::to_text(s);
   if (s.failed > 0) exit_status() = 1;
 }
 

@@ -45,9 +45,8 @@ bool given(const CLI::App* cmd, const char* flag) { return cmd->count(flag) > 0;
 // `g` null: the flags alone (their defaults where absent), as checked before the model loads.
 SamplingParams params_from_flags(const GenerateArgs& a, const GenerationConfig* g) {
   SamplingParams p;
-  p.temperature = given(a.cmd, "--temperature") || !g || g->temperature < 0
-                      ? a.temperature
-                      : static_cast<float>(g->temperature);
+  p.temperature = given(a.cmd, "--temperature") || !g || g->temperature < 0 ? a.temperature
+                                                                            : static_cast<float>(g->temperature);
   p.top_p = given(a.cmd, "--top-p") || !g || g->top_p < 0 ? a.top_p : static_cast<float>(g->top_p);
   p.top_k = given(a.cmd, "--top-k") || !g || g->top_k < 0 ? a.top_k : static_cast<int32_t>(g->top_k);
   p.repetition_penalty = given(a.cmd, "--repetition-penalty") || !g || g->repetition_penalty < 0
@@ -103,8 +102,7 @@ Prompts prepare_prompts(const GenerateArgs& a) {
 
 // Text in, text out: stream the reply to stdout as it is generated, end it with a newline, then
 // the stats line on stderr (stdout stays exactly the reply and its newline).
-void stream_text(Engine& engine, Request request, const Tokenizer& tok,
-                 const std::vector<int32_t>& eos) {
+void stream_text(Engine& engine, Request request, const Tokenizer& tok, const std::vector<int32_t>& eos) {
   IncrementalDecoder decoder(tok, /*skip_special_tokens=*/true);
   std::promise<StreamEvent> done;
   ReplyFacts facts;
@@ -136,14 +134,12 @@ void stream_text(Engine& engine, Request request, const Tokenizer& tok,
   if (last.reason == FinishReason::Error) exit_status() = 1;
 }
 
-void print_results(const GenerateArgs& a, const Prompts& prompts,
-                   const std::vector<Request>& requests,
+void print_results(const GenerateArgs& a, const Prompts& prompts, const std::vector<Request>& requests,
                    const std::vector<GenerationResult>& results, const std::vector<int32_t>& eos) {
   for (size_t i = 0; i < results.size(); ++i) {
     const GenerationResult& r = results[i];
     const RequestLine& line = prompts.lines[i];
-    const std::string text =
-        line.from_text ? prompts.tok->decode(r.token_ids(), /*skip_special_tokens=*/true) : "";
+    const std::string text = line.from_text ? prompts.tok->decode(r.token_ids(), /*skip_special_tokens=*/true) : "";
     if (a.json) {
       nlohmann::json j = result_to_json(r, requests[i].params.logprobs);
       if (line.from_text) {
@@ -154,10 +150,14 @@ void print_results(const GenerateArgs& a, const Prompts& prompts,
       std::cout << j.dump() << "\n";
       continue;
     }
-    ReplyFacts f{static_cast<int64_t>(r.tokens.size()), r.time_to_first_token_s, r.elapsed_s,
-                 r.reason, r.tokens.empty() ? -1 : r.tokens.back().id, r.error};
-    std::cout << "request " << i << ": " << f.tokens << " tokens, stopped: "
-              << stop_reason_words(f, requests[i].params, eos) << "\n  tokens:";
+    ReplyFacts f{static_cast<int64_t>(r.tokens.size()),
+                 r.time_to_first_token_s,
+                 r.elapsed_s,
+                 r.reason,
+                 r.tokens.empty() ? -1 : r.tokens.back().id,
+                 r.error};
+    std::cout << "request " << i << ": " << f.tokens
+              << " tokens, stopped: " << stop_reason_words(f, requests[i].params, eos) << "\n  tokens:";
     for (int32_t t : r.token_ids()) std::cout << " " << t;
     std::cout << "\n";
     if (line.from_text) std::cout << "  text: " << nlohmann::json(text).dump() << "\n";
@@ -167,8 +167,7 @@ void print_results(const GenerateArgs& a, const Prompts& prompts,
 
 void run_generate(GenerateArgs& a) {
   const int sources = !a.prompt_ids.empty() + !a.requests_file.empty() + !a.text.prompt.empty();
-  if (sources != 1)
-    throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids, --prompt or --requests");
+  if (sources != 1) throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids, --prompt or --requests");
   if (a.text.chat && a.text.prompt.empty())
     throw Error(ErrorCode::InvalidArgument, "--chat applies the chat template to --prompt");
   check_sampling_flags(a);
@@ -176,8 +175,7 @@ void run_generate(GenerateArgs& a) {
   // Each --requests line's own sampling fields, checked before loading too.
   for (const RequestLine& line : prompts.lines) make_request(line, params_from_flags(a, nullptr));
   LoadedModel model = load_for_cli(a.model, "", a.backend, !a.json);
-  const SamplingParams base =
-      params_from_flags(a, model.folder ? &model.folder->generation_config() : nullptr);
+  const SamplingParams base = params_from_flags(a, model.folder ? &model.folder->generation_config() : nullptr);
   std::vector<Request> requests;
   for (const RequestLine& line : prompts.lines) requests.push_back(make_request(line, base));
   const std::vector<int32_t> eos = model.eos_token_ids;

@@ -36,8 +36,10 @@ int64_t physical_memory() {
 }
 
 nlohmann::json estimate_json(const MemoryEstimate& m) {
-  return {{"weights_bytes", m.weights}, {"kv_cache_bytes", m.kv_cache},
-          {"activations_bytes", m.activations}, {"total_bytes", m.total},
+  return {{"weights_bytes", m.weights},
+          {"kv_cache_bytes", m.kv_cache},
+          {"activations_bytes", m.activations},
+          {"total_bytes", m.total},
           {"kv_bytes_per_token", m.kv_bytes_per_token}};
 }
 
@@ -50,30 +52,26 @@ std::string context_warning(int64_t asked, int64_t model_context) {
          " tokens is unreliable";
 }
 
-void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEstimate& gpu,
-                int64_t context, bool chat_template, int64_t ram) {
+void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEstimate& gpu, int64_t context,
+                bool chat_template, int64_t ram) {
   const ModelConfig& c = info.config;
   const std::filesystem::path dir = std::filesystem::absolute(info.dir).lexically_normal();
   const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
-  std::printf("%s: %s (%s), %s weights, %s parameters", name.c_str(), c.model_type.c_str(),
-              c.architecture.c_str(), info.dtype.c_str(), format_count(info.params_total).c_str());
+  std::printf("%s: %s (%s), %s weights, %s parameters", name.c_str(), c.model_type.c_str(), c.architecture.c_str(),
+              info.dtype.c_str(), format_count(info.params_total).c_str());
   if (c.is_moe()) std::printf(" (%s active per token)", format_count(info.params_active).c_str());
   std::printf("\n%ld layers, hidden %ld, %ld heads / %ld KV heads of %ld, vocab %ld, context %ld\n",
               static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
               static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
-              static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size),
-              static_cast<long>(info.context_length));
-  std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n",
-              format_bytes(info.size_on_disk).c_str(), info.num_shards,
-              info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
+              static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size), static_cast<long>(info.context_length));
+  std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),
+              info.num_shards, info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
               chat_template ? "yes" : "no");
   std::printf("memory for %ld tokens of context: CPU %s (KV cache %s), CUDA %s (KV cache %s)\n",
-              static_cast<long>(context), format_bytes(cpu.total).c_str(),
-              format_bytes(cpu.kv_cache).c_str(), format_bytes(gpu.total).c_str(),
-              format_bytes(gpu.kv_cache).c_str());
+              static_cast<long>(context), format_bytes(cpu.total).c_str(), format_bytes(cpu.kv_cache).c_str(),
+              format_bytes(gpu.total).c_str(), format_bytes(gpu.kv_cache).c_str());
   if (ram > 0 && cpu.total > ram)
-    std::printf("does not fit in this machine's %s of RAM at this context; use --context\n",
-                format_bytes(ram).c_str());
+    std::printf("does not fit in this machine's %s of RAM at this context; use --context\n", format_bytes(ram).c_str());
 }
 
 void run_info(const InfoArgs& a) {
@@ -95,20 +93,32 @@ void run_info(const InfoArgs& a) {
     print_info(info, cpu, gpu, context, chat_template, ram);
     return;
   }
-  nlohmann::json j = {
-      {"model_type", c.model_type}, {"architecture", c.architecture}, {"dtype", info.dtype},
-      {"dtype_bytes", info.dtype_bytes}, {"parameters", info.params_total},
-      {"active_parameters", info.params_active}, {"layers", c.num_hidden_layers},
-      {"hidden_size", c.hidden_size}, {"attention_heads", c.num_attention_heads},
-      {"kv_heads", c.num_key_value_heads}, {"head_dim", c.head_dim}, {"vocab_size", c.vocab_size},
-      {"experts", c.num_experts}, {"experts_per_token", c.num_experts_per_tok},
-      {"context_length", info.context_length}, {"weight_bytes", info.weight_bytes},
-      {"size_on_disk", info.size_on_disk}, {"shards", info.num_shards},
-      {"has_tokenizer", info.has_tokenizer}, {"has_chat_template", chat_template},
-      {"estimate_context", context}, {"cpu_estimate", estimate_json(cpu)},
-      {"cuda_estimate", estimate_json(gpu)}, {"physical_memory_bytes", ram},
-      {"fits_in_ram", ram == 0 || cpu.total <= ram},
-      {"warnings", warning.empty() ? nlohmann::json::array() : nlohmann::json::array({warning})}};
+  nlohmann::json j = {{"model_type", c.model_type},
+                      {"architecture", c.architecture},
+                      {"dtype", info.dtype},
+                      {"dtype_bytes", info.dtype_bytes},
+                      {"parameters", info.params_total},
+                      {"active_parameters", info.params_active},
+                      {"layers", c.num_hidden_layers},
+                      {"hidden_size", c.hidden_size},
+                      {"attention_heads", c.num_attention_heads},
+                      {"kv_heads", c.num_key_value_heads},
+                      {"head_dim", c.head_dim},
+                      {"vocab_size", c.vocab_size},
+                      {"experts", c.num_experts},
+                      {"experts_per_token", c.num_experts_per_tok},
+                      {"context_length", info.context_length},
+                      {"weight_bytes", info.weight_bytes},
+                      {"size_on_disk", info.size_on_disk},
+                      {"shards", info.num_shards},
+                      {"has_tokenizer", info.has_tokenizer},
+                      {"has_chat_template", chat_template},
+                      {"estimate_context", context},
+                      {"cpu_estimate", estimate_json(cpu)},
+                      {"cuda_estimate", estimate_json(gpu)},
+                      {"physical_memory_bytes", ram},
+                      {"fits_in_ram", ram == 0 || cpu.total <= ram},
+                      {"warnings", warning.empty() ? nlohmann::json::array() : nlohmann::json::array({warning})}};
   std::cout << j.dump() << std::endl;
 }
 

@@ -34,7 +34,8 @@ struct RenderTemplateArgs {
 void run_render_template(const RenderTemplateArgs& a) {
   const std::string source = read_text(a.template_file, "template");
   const chat::Json context = chat::parse_json_text(read_text(a.context_file, "context"), a.context_file);
-  if (!context.is_object()) throw Error(ErrorCode::InvalidArgument, a.context_file + ": the context must be a JSON object");
+  if (!context.is_object())
+    throw Error(ErrorCode::InvalidArgument, a.context_file + ": the context must be a JSON object");
   const chat::ChatTemplate tpl = chat::ChatTemplate::parse(source, a.template_file);
   const std::string out = tpl.render(context);
   if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {

@@ -41,18 +41,17 @@ void raise_fd_limit() {
 }
 
 void log_line(const server::RequestLogEntry& e) {
-  std::fprintf(stderr, "%s \"%s %s\" %d%s prompt=%lld completion=%lld%s%s %.3fs\n", e.remote.c_str(),
-               e.method.c_str(), e.path.c_str(), e.status, e.stream ? " stream" : "",
-               static_cast<long long>(e.prompt_tokens), static_cast<long long>(e.completion_tokens),
+  std::fprintf(stderr, "%s \"%s %s\" %d%s prompt=%lld completion=%lld%s%s %.3fs\n", e.remote.c_str(), e.method.c_str(),
+               e.path.c_str(), e.status, e.stream ? " stream" : "", static_cast<long long>(e.prompt_tokens),
+               static_cast<long long>(e.completion_tokens),
                e.finish_reason.empty() ? "" : " finish=", e.finish_reason.c_str(), e.duration_s);
 }
 
 server::ServerOptions server_options(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw Error(ErrorCode::InvalidArgument, "--port must be in [0, 65535]");
   if (a.max_waiting < 0 || a.request_timeout_s <= 0 || a.shutdown_grace_s < 0 || a.max_body_kb < 1)
-    throw Error(ErrorCode::InvalidArgument,
-                "--max-waiting-requests, --shutdown-grace must be >= 0; --request-timeout, "
-                "--max-body-kb > 0");
+    throw Error(ErrorCode::InvalidArgument, "--max-waiting-requests, --shutdown-grace must be >= 0; --request-timeout, "
+                                            "--max-body-kb > 0");
   server::ServerOptions o;
   o.host = a.host;
   o.port = static_cast<uint16_t>(a.port);
@@ -93,13 +92,13 @@ void run_serve(const ServeArgs& a) {
   const std::string name = served.name();
   server::Server srv(std::move(served), std::move(options));
   srv.start();
-  std::fprintf(stderr, "inferdesk-cli serve: model '%s' (%d KV blocks, context %d), listening on %s\n",
-               name.c_str(), engine->num_kv_blocks(), engine->max_model_len(), srv.url().c_str());
+  std::fprintf(stderr, "inferdesk-cli serve: model '%s' (%d KV blocks, context %d), listening on %s\n", name.c_str(),
+               engine->num_kv_blocks(), engine->max_model_len(), srv.url().c_str());
   std::fflush(stderr);
   int sig = 0;
   sigwait(&signals, &sig);
-  std::fprintf(stderr, "inferdesk-cli serve: %s: shutting down (grace %.1f s)\n",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", a.shutdown_grace_s);
+  std::fprintf(stderr, "inferdesk-cli serve: %s: shutting down (grace %.1f s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+               a.shutdown_grace_s);
   srv.shutdown(std::chrono::milliseconds(static_cast<int64_t>(a.shutdown_grace_s * 1000)));
   engine.reset();
   std::fprintf(stderr, "inferdesk-cli serve: stopped\n");
@@ -119,8 +118,7 @@ void register_serve(CLI::App& app) {
   c->add_option("--served-model-name", a->served_names,
                 "Name(s) clients use for the model (default: the --model value)");
   c->add_option("--max-num-seqs", a->max_num_seqs, "Running sequences at most")->default_val(256);
-  c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens, "Tokens per step at most")
-      ->default_val(2048);
+  c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens, "Tokens per step at most")->default_val(2048);
   c->add_option("--max-model-len", a->max_model_len, "Context length (0: the model's)");
   c->add_option("--kv-cache-mb", a->kv_cache_mb, "KV-cache budget in MiB (0: automatic)");
   c->add_flag("--no-enable-prefix-caching", a->no_prefix_caching, "Turn prefix caching off");
@@ -131,9 +129,10 @@ void register_serve(CLI::App& app) {
   c->add_option("--max-connections", a->max_connections, "Open connections at most")->default_val(4096);
   c->add_option("--max-body-kb", a->max_body_kb, "Largest request body in KiB (413 beyond)")->default_val(8192);
   c->add_option("--request-timeout", a->request_timeout_s,
-                "Seconds to receive one request (slow or idle clients are closed)")->default_val(30);
-  c->add_option("--shutdown-grace", a->shutdown_grace_s,
-                "Seconds in-flight requests may finish after SIGINT/SIGTERM")->default_val(10);
+                "Seconds to receive one request (slow or idle clients are closed)")
+      ->default_val(30);
+  c->add_option("--shutdown-grace", a->shutdown_grace_s, "Seconds in-flight requests may finish after SIGINT/SIGTERM")
+      ->default_val(10);
   c->add_flag("--log-requests", a->log_requests, "One line per request on stderr");
   c->callback([a] { run_serve(*a); });
 }

@@ -57,9 +57,9 @@ void write_ids(const std::vector<int32_t>& ids, std::string& out) {
 std::string jsonl_string(const std::string& line, const std::string& path, size_t lineno) {
   const std::string where = path + ":" + std::to_string(lineno) + ": ";
   const std::string shown = line.size() > 40 ? line.substr(0, 40) + "..." : line;
-  const std::string expected =
-      "--input expects JSON lines, one JSON string per line such as \"Hello world\" (with the "
-      "quotes); this line reads: " + shown;
+  const std::string expected = "--input expects JSON lines, one JSON string per line such as \"Hello world\" (with the "
+                               "quotes); this line reads: " +
+                               shown;
   check_json_depth(line, where);
   nlohmann::json j;
   try {
@@ -110,8 +110,12 @@ void run_bench(const Tokenizer& tok, const TokenizeOptions& o) {
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
-  nlohmann::json j = {{"file", o.bench},     {"file_bytes", text.size()}, {"tokens", tokens},
-                      {"runs", o.runs},      {"median_s", median},        {"times_s", times},
+  nlohmann::json j = {{"file", o.bench},
+                      {"file_bytes", text.size()},
+                      {"tokens", tokens},
+                      {"runs", o.runs},
+                      {"median_s", median},
+                      {"times_s", times},
                       {"mb_per_s", static_cast<double>(text.size()) / median / 1e6}};
   std::printf("%s\n", j.dump().c_str());
 }
@@ -154,8 +158,10 @@ void register_tokenize(CLI::App& app) {
     if (o->input.empty() == o->bench.empty())
       throw Error(ErrorCode::InvalidArgument, "tokenize: give exactly one of --input FILE.jsonl or --bench FILE");
     const Tokenizer t = Tokenizer::from_dir(o->dir);
-    if (!o->bench.empty()) run_bench(t, *o);
-    else run_tokenize_jsonl(t, *o);
+    if (!o->bench.empty())
+      run_bench(t, *o);
+    else
+      run_tokenize_jsonl(t, *o);
   });
 
   struct DetokOptions {

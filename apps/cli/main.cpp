@@ -30,8 +30,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const bool usage_error = e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success);
-    if (usage_error && inferdesk::cli::explain_missing_command(app))
-      return inferdesk::cli::kUsageExitStatus;
+    if (usage_error && inferdesk::cli::explain_missing_command(app)) return inferdesk::cli::kUsageExitStatus;
     return app.exit(e);
   } catch (const inferdesk::Error& e) {
     std::fprintf(stderr, "inferdesk-cli: %s: %s\n", inferdesk::to_string(e.code()), e.what());

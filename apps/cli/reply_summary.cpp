@@ -14,8 +14,7 @@ bool contains(const std::vector<int32_t>& ids, int32_t id) {
 
 }  // namespace
 
-std::string stop_reason_words(const ReplyFacts& f, const SamplingParams& p,
-                              const std::vector<int32_t>& eos) {
+std::string stop_reason_words(const ReplyFacts& f, const SamplingParams& p, const std::vector<int32_t>& eos) {
   switch (f.reason) {
     case FinishReason::Length:
       // The engine also ends a request whose context is full before max_tokens.
@@ -32,14 +31,12 @@ std::string stop_reason_words(const ReplyFacts& f, const SamplingParams& p,
   return "not finished";
 }
 
-std::string reply_stats_line(const ReplyFacts& f, const SamplingParams& p,
-                             const std::vector<int32_t>& eos) {
-  std::string line = "\u2014 " + std::to_string(f.tokens) + (f.tokens == 1 ? " token" : " tokens") +
-                     " in " + format_duration(f.elapsed_s);
+std::string reply_stats_line(const ReplyFacts& f, const SamplingParams& p, const std::vector<int32_t>& eos) {
+  std::string line = "\u2014 " + std::to_string(f.tokens) + (f.tokens == 1 ? " token" : " tokens") + " in " +
+                     format_duration(f.elapsed_s);
   // Decode rate over the tokens after the first, whose time is the prompt's (as bench reports it).
   const double decode_s = f.elapsed_s - f.time_to_first_token_s;
-  if (f.tokens > 1 && decode_s > 0)
-    line += ", " + format_rate(static_cast<double>(f.tokens - 1) / decode_s) + " tok/s";
+  if (f.tokens > 1 && decode_s > 0) line += ", " + format_rate(static_cast<double>(f.tokens - 1) / decode_s) + " tok/s";
   if (f.tokens > 0) line += ", first token " + format_duration(f.time_to_first_token_s);
   return line + ", stopped: " + stop_reason_words(f, p, eos);
 }

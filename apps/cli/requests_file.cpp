@@ -18,8 +18,7 @@ void read_field(const chat::Json& j, const char* key, T& out, size_t line) {
   try {
     out = it->get<T>();
   } catch (const chat::Json::exception&) {
-    throw Error(ErrorCode::InvalidArgument,
-                where(line) + ": field '" + key + "' has the wrong type");
+    throw Error(ErrorCode::InvalidArgument, where(line) + ": field '" + key + "' has the wrong type");
   }
 }
 
@@ -32,22 +31,20 @@ std::string prompt_source(const chat::Json& j, size_t line) {
   std::string has = found.empty() ? "none of them" : "";
   for (size_t i = 0; i < found.size(); ++i)
     has += (i == 0 ? "\"" : (i + 1 == found.size() ? " and \"" : ", \"")) + found[i] + "\"";
-  throw Error(ErrorCode::InvalidArgument,
-              where(line) + ": give exactly one of \"prompt\" (text), \"messages\" (chat) or "
-                            "\"prompt_ids\" (token ids); this line has " + has);
+  throw Error(ErrorCode::InvalidArgument, where(line) +
+                                              ": give exactly one of \"prompt\" (text), \"messages\" (chat) or "
+                                              "\"prompt_ids\" (token ids); this line has " +
+                                              has);
 }
 
 void check_messages(const chat::Json& messages, size_t line) {
   if (!messages.is_array() || messages.empty())
-    throw Error(ErrorCode::InvalidArgument,
-                where(line) + ": \"messages\" must be a non-empty array of "
-                              "{\"role\": ..., \"content\": ...} objects");
+    throw Error(ErrorCode::InvalidArgument, where(line) + ": \"messages\" must be a non-empty array of "
+                                                          "{\"role\": ..., \"content\": ...} objects");
   for (size_t i = 0; i < messages.size(); ++i)
-    if (!messages[i].is_object() || !messages[i].contains("role") ||
-        !messages[i]["role"].is_string())
-      throw Error(ErrorCode::InvalidArgument,
-                  where(line) + ": message " + std::to_string(i + 1) +
-                      " needs a \"role\" string (e.g. \"user\") and a \"content\"");
+    if (!messages[i].is_object() || !messages[i].contains("role") || !messages[i]["role"].is_string())
+      throw Error(ErrorCode::InvalidArgument, where(line) + ": message " + std::to_string(i + 1) +
+                                                  " needs a \"role\" string (e.g. \"user\") and a \"content\"");
 }
 
 RequestLine read_line(const chat::Json& j, size_t line, const std::filesystem::path& model_dir,
@@ -77,18 +74,15 @@ RequestLine read_line(const chat::Json& j, size_t line, const std::filesystem::p
     check_messages(j["messages"], line);
     enc = encode_messages(*tok, model_dir, j["messages"], text);
   }
-  if (enc.ids.empty())
-    throw Error(ErrorCode::InvalidArgument, where(line) + ": the prompt encodes to no tokens");
+  if (enc.ids.empty()) throw Error(ErrorCode::InvalidArgument, where(line) + ": the prompt encodes to no tokens");
   r.prompt_ids = std::move(enc.ids);
   return r;
 }
 
 }  // namespace
 
-std::vector<RequestLine> read_request_lines(const std::string& path,
-                                            const std::filesystem::path& model_dir,
-                                            const TextPromptOptions& text,
-                                            std::optional<Tokenizer>& tokenizer) {
+std::vector<RequestLine> read_request_lines(const std::string& path, const std::filesystem::path& model_dir,
+                                            const TextPromptOptions& text, std::optional<Tokenizer>& tokenizer) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::NotFound, "cannot open requests file " + path);
   std::vector<RequestLine> out;

@@ -21,18 +21,16 @@
 namespace inferdesk::cli {
 
 struct RequestLine {
-  size_t line = 0;             // 1-based, in the file; 0 for the command line's prompt
+  size_t line = 0;  // 1-based, in the file; 0 for the command line's prompt
   std::vector<int32_t> prompt_ids;
-  bool from_text = false;      // "prompt" or "messages": the reply is decoded to text as well
-  chat::Json fields;           // the line's object (its sampling fields)
+  bool from_text = false;  // "prompt" or "messages": the reply is decoded to text as well
+  chat::Json fields;       // the line's object (its sampling fields)
 };
 
 // Reads the file. Text lines use the tokenizer of `model_dir` (loaded into `tokenizer` on first
 // need) with `text` for the chat template name, its kwargs and special-token handling.
-std::vector<RequestLine> read_request_lines(const std::string& path,
-                                            const std::filesystem::path& model_dir,
-                                            const TextPromptOptions& text,
-                                            std::optional<Tokenizer>& tokenizer);
+std::vector<RequestLine> read_request_lines(const std::string& path, const std::filesystem::path& model_dir,
+                                            const TextPromptOptions& text, std::optional<Tokenizer>& tokenizer);
 
 // `base` (the command line's sampling parameters) with the line's own fields on top.
 Request make_request(const RequestLine& line, SamplingParams base);

@@ -38,8 +38,7 @@ std::vector<int32_t> splice_plain_text(const Tokenizer& tok, const std::string& 
   std::vector<chat::PromptPart> parts;
   for (size_t i = 0; i < skeleton.size(); ++i) {
     const auto content = skeleton[i].find("content");
-    if (content == skeleton[i].end() || !content->is_string() ||
-        content->get_ref<const std::string&>().empty())
+    if (content == skeleton[i].end() || !content->is_string() || content->get_ref<const std::string&>().empty())
       continue;
     std::string marker = "\x1e\x1fINFERDESK-PART-" + std::to_string(i) + "\x1f\x1e";
     parts.push_back({marker, content->get<std::string>()});
@@ -51,8 +50,7 @@ std::vector<int32_t> splice_plain_text(const Tokenizer& tok, const std::string& 
 bool any_special_token_text(const Tokenizer& tok, const chat::Json& messages) {
   for (const auto& m : messages) {
     const auto it = m.find("content");
-    if (it != m.end() && it->is_string() &&
-        chat::has_special_token_text(tok, it->get_ref<const std::string&>()))
+    if (it != m.end() && it->is_string() && chat::has_special_token_text(tok, it->get_ref<const std::string&>()))
       return true;
   }
   return false;
@@ -70,12 +68,13 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
   return out;
 }
 
-EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir,
-                              const chat::Json& messages, const TextPromptOptions& opts) {
+EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir, const chat::Json& messages,
+                              const TextPromptOptions& opts) {
   EncodedPrompt out;
   const chat::ModelChatTemplates templates = chat::load_model_chat_templates(model_dir);
-  const std::optional<std::string_view> name =
-      opts.template_name.empty() ? std::nullopt : std::optional<std::string_view>(opts.template_name);
+  const std::optional<std::string_view> name = opts.template_name.empty()
+                                                   ? std::nullopt
+                                                   : std::optional<std::string_view>(opts.template_name);
   const chat::ChatTemplate tpl = templates.parse(name, /*has_tools=*/false);
   chat::Json kwargs = chat::Json::object();
   if (!opts.chat_template_kwargs.empty()) {
@@ -85,8 +84,8 @@ EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path&
                   "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
   }
   auto render = [&](const chat::Json& m) {
-    return chat::apply_chat_template(tpl, m, nullptr, /*add_generation_prompt=*/true,
-                                     templates.bos_token, templates.eos_token, kwargs);
+    return chat::apply_chat_template(tpl, m, nullptr, /*add_generation_prompt=*/true, templates.bos_token,
+                                     templates.eos_token, kwargs);
   };
   out.rendered = render(messages);
   if (!opts.parse_special_tokens && any_special_token_text(tok, messages)) {

@@ -33,8 +33,7 @@ struct EncodedPrompt {
 
 // Loads the model folder's tokenizer (NotFound with a clear message, naming what needed it, when
 // it has none).
-Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir,
-                             const std::string& needed_by = "--prompt");
+Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir, const std::string& needed_by = "--prompt");
 
 // Plain prompt: HF tok(text) (special tokens added as the tokenizer's post-processor says).
 // Chat: the model's chat template with [system?, user] and add_generation_prompt, then
@@ -48,7 +47,7 @@ EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& m
 // A whole conversation (a JSON array of {"role", "content"} objects, as in a --requests line)
 // through the model's chat template with add_generation_prompt, tokenized as encode_prompt's chat
 // path does; opts.prompt, .system and .chat are not used.
-EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir,
-                              const chat::Json& messages, const TextPromptOptions& opts);
+EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path& model_dir, const chat::Json& messages,
+                              const TextPromptOptions& opts);
 
 }  // namespace inferdesk::cli

@@ -11,9 +11,12 @@ namespace {
 std::string scaled(double v, const char* unit) {
   char buf[64];
   const char* sep = unit[0] ? " " : "";
-  if (v < 10) std::snprintf(buf, sizeof buf, "%.2f%s%s", v, sep, unit);
-  else if (v < 100) std::snprintf(buf, sizeof buf, "%.1f%s%s", v, sep, unit);
-  else std::snprintf(buf, sizeof buf, "%.0f%s%s", v, sep, unit);
+  if (v < 10)
+    std::snprintf(buf, sizeof buf, "%.2f%s%s", v, sep, unit);
+  else if (v < 100)
+    std::snprintf(buf, sizeof buf, "%.1f%s%s", v, sep, unit);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f%s%s", v, sep, unit);
   return buf;
 }
 

@@ -25,13 +25,11 @@ bool explain_missing_command(CLI::App& app) {
     std::fprintf(stderr, "inferdesk-cli: no command given (got '%s').\n", joined(rest).c_str());
   else
     std::fprintf(stderr, "inferdesk-cli: unknown command '%s'.\n", rest.front().c_str());
-  std::fprintf(stderr,
-               "usage: inferdesk-cli COMMAND [OPTIONS]; 'inferdesk-cli COMMAND --help' lists a "
-               "command's options.\ncommands:\n");
+  std::fprintf(stderr, "usage: inferdesk-cli COMMAND [OPTIONS]; 'inferdesk-cli COMMAND --help' lists a "
+                       "command's options.\ncommands:\n");
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     std::fprintf(stderr, "  %-16s %s\n", sub->get_name().c_str(), sub->get_description().c_str());
-  std::fprintf(stderr,
-               "The desktop app is 'inferdesk' (options such as --data-dir are its own).\n");
+  std::fprintf(stderr, "The desktop app is 'inferdesk' (options such as --data-dir are its own).\n");
   return true;
 }
 

@@ -26,9 +26,8 @@ std::string version_text() {
   const CudaModule cuda = CudaModule::load(module_dirs(executable_path()));
   if (cuda.usable()) {
     const GpuDeviceInfo& d = cuda.devices().front();
-    text += "\ncuda: " + d.name + " (sm_" + std::to_string(d.compute_major) +
-            std::to_string(d.compute_minor) + "), module " + cuda.path().string() + ", built for " +
-            cuda.architectures();
+    text += "\ncuda: " + d.name + " (sm_" + std::to_string(d.compute_major) + std::to_string(d.compute_minor) +
+            "), module " + cuda.path().string() + ", built for " + cuda.architectures();
   } else {
     text += "\ncuda: not available: " + cuda.reason();
   }

@@ -22,10 +22,9 @@ void Backend::linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor scrat
   add_rms_norm(residual, scratch, norm_w, eps, out);
 }
 
-void Backend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
-                                    const Tensor* q_norm, const Tensor* k_norm, float eps,
-                                    int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
-                                    const RopeConfig& rope) {
+void Backend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v, const Tensor* q_norm,
+                                    const Tensor* k_norm, float eps, int32_t num_q_heads, int32_t num_kv_heads,
+                                    int32_t head_dim, const RopeConfig& rope) {
   if (q_norm || k_norm) {
     if (q.stride != q.cols || k.stride != k.cols)
       throw Error(ErrorCode::Internal, "per-head q/k norm needs contiguous q and k");
@@ -37,16 +36,14 @@ void Backend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Ten
   write_kv(layer, k, v);
 }
 
-void Backend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv,
-                                const Tensor* bias, Tensor qkv, const Tensor* q_norm,
-                                const Tensor* k_norm, float eps, int32_t num_q_heads,
+void Backend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias, Tensor qkv,
+                                const Tensor* q_norm, const Tensor* k_norm, float eps, int32_t num_q_heads,
                                 int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope) {
   linear(x, w_qkv, bias, qkv);
   const int64_t D = head_dim;
-  qk_norm_rope_write_kv(layer, qkv.col_slice(0, num_q_heads * D),
-                        qkv.col_slice(num_q_heads * D, num_kv_heads * D),
-                        qkv.col_slice((num_q_heads + num_kv_heads) * D, num_kv_heads * D), q_norm,
-                        k_norm, eps, num_q_heads, num_kv_heads, head_dim, rope);
+  qk_norm_rope_write_kv(layer, qkv.col_slice(0, num_q_heads * D), qkv.col_slice(num_q_heads * D, num_kv_heads * D),
+                        qkv.col_slice((num_q_heads + num_kv_heads) * D, num_kv_heads * D), q_norm, k_norm, eps,
+                        num_q_heads, num_kv_heads, head_dim, rope);
 }
 
 void Backend::sample(const Tensor&, const std::vector<SampleRow>&, std::vector<SampledToken>&) {

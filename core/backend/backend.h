@@ -152,8 +152,8 @@ struct StepPlan {
 // One logits row to sample on the device (see Backend::sample).
 struct SampleRow {
   const SamplingParams* params = nullptr;
-  uint64_t seed = 0;     // the request's seed
-  uint64_t counter = 0;  // tokens the request generated before this one (with seed: the draw)
+  uint64_t seed = 0;                    // the request's seed
+  uint64_t counter = 0;                 // tokens the request generated before this one (with seed: the draw)
   std::span<const int32_t> prompt_ids;  // for penalties
   std::span<const int32_t> output_ids;
 };
@@ -220,13 +220,12 @@ class Backend {
   // out = x / rms(x) * w, row-wise over cols. x and out may be the same tensor.
   virtual void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) = 0;
   // residual += x; out = rms_norm(residual). Fused residual add.
-  virtual void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
-                            Tensor out) = 0;
+  virtual void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps, Tensor out) = 0;
   // out = x @ w^T (+ bias). x [T, in], w [out, in], bias [1, out] or null.
   virtual void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) = 0;
   // Rotate q [T, Hq*D] and k [T, Hk*D] in place at the step's positions.
-  virtual void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads,
-                    int32_t head_dim, const RopeConfig& rope) = 0;
+  virtual void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                    const RopeConfig& rope) = 0;
   // Write k, v [T, Hk*D] of `layer` into the cache at the step's slot_mapping.
   virtual void write_kv(int32_t layer, const Tensor& k, const Tensor& v) = 0;
   // Causal paged attention of q [T, Hq*D] over the cache of `layer` (incl. this step's K/V).
@@ -252,27 +251,24 @@ class Backend {
   // Per-head RMSNorm of q and k (when q_norm / k_norm are given, Qwen3), rotary embedding of q and
   // k in place, then K and V written to the cache of `layer`. q, k, v may be column slices of one
   // fused qkv tensor (the default needs contiguous q and k when norms are given).
-  virtual void qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v,
-                                     const Tensor* q_norm, const Tensor* k_norm, float eps,
-                                     int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
-                                     const RopeConfig& rope);
+  virtual void qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const Tensor& v, const Tensor* q_norm,
+                                     const Tensor* k_norm, float eps, int32_t num_q_heads, int32_t num_kv_heads,
+                                     int32_t head_dim, const RopeConfig& rope);
   // The fused q|k|v projection followed by qk_norm_rope_write_kv: qkv = x @ w_qkv^T (+ bias), its
   // q | k | v column slices [Hq D | Hk D | Hk D] then as above. A backend may do both in one
   // kernel (the CUDA backend for decode rows); the default composes linear and the op above.
-  virtual void qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv,
-                                 const Tensor* bias, Tensor qkv, const Tensor* q_norm,
-                                 const Tensor* k_norm, float eps, int32_t num_q_heads,
+  virtual void qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias, Tensor qkv,
+                                 const Tensor* q_norm, const Tensor* k_norm, float eps, int32_t num_q_heads,
                                  int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope);
 
   // ---- mixture of experts ----
   // Softmax over router logits [T, E], pick top_k (ties: lower expert id first), renormalise the
   // chosen weights to sum 1 when normalize is true. ids [T, k] I32, weights [T, k] F32.
-  virtual void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids,
-                         Tensor weights) = 0;
+  virtual void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids, Tensor weights) = 0;
   // out = sum_j weights[t, j] * expert_{ids[t, j]}(x[t]); also adds the token counts per expert to
   // the counters of `layer` (see expert_counts).
-  virtual void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
-                           const Tensor& ids, const Tensor& weights, Tensor out) = 0;
+  virtual void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts, const Tensor& ids,
+                           const Tensor& weights, Tensor out) = 0;
   // out += sigmoid(gate[t, 0]) * x[t]  (Qwen2-MoE shared expert).
   virtual void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) = 0;
   // Counters of routed tokens, [num_layers * num_experts], cumulative since init_expert_counters.
@@ -285,8 +281,7 @@ class Backend {
   virtual bool can_sample() const { return false; }
   // Samples one token per logits row (row i with rows[i]); only ids and requested log-probs come
   // back. Same pipeline as core/sample's Sampler; the draw depends on (seed, counter) only.
-  virtual void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
-                      std::vector<SampledToken>& out);
+  virtual void sample(const Tensor& logits, const std::vector<SampleRow>& rows, std::vector<SampledToken>& out);
 
   // ---- overlapped decode steps (optional; the engine's EngineOptions::overlap_steps) ----
   // A backend that can chain steps lets the engine launch decode step N+1 before step N's tokens

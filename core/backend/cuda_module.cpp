@@ -48,8 +48,8 @@ CudaModule CudaModule::load(const std::vector<std::filesystem::path>& dirs) {
   CudaModule m;
   m.path_ = find_module(dirs);
   if (m.path_.empty()) {
-    m.reason_ = std::string("the CUDA backend is not installed (") + kCudaModuleFileName +
-                " is not in " + joined(dirs) + "): install the inferdesk-cuda package";
+    m.reason_ = std::string("the CUDA backend is not installed (") + kCudaModuleFileName + " is not in " +
+                joined(dirs) + "): install the inferdesk-cuda package";
     return m;
   }
   dlerror();
@@ -68,8 +68,8 @@ CudaModule CudaModule::load(const std::vector<std::filesystem::path>& dirs) {
     return m;
   }
   if (std::strcmp(api->abi, INFERDESK_CUDA_MODULE_ABI) != 0) {
-    m.reason_ = m.path_.string() + " belongs to another build of InferDesk (module " +
-                api->version + ", this program " + INFERDESK_VERSION +
+    m.reason_ = m.path_.string() + " belongs to another build of InferDesk (module " + api->version +
+                ", this program " + INFERDESK_VERSION +
                 "): install the inferdesk-cuda package of the same version as inferdesk";
     dlclose(handle);
     return m;

@@ -24,12 +24,12 @@ struct Entry {
 const std::vector<Entry>& entries() {
   using O = CudaBackendOptions;
   static const std::vector<Entry> table = {
-      {"decode_waves", "decode attention: split short grids into about this many waves",
-       nullptr, [](O& o) { return &o.tuning.decode_waves; }, nullptr, 1, 64},
+      {"decode_waves", "decode attention: split short grids into about this many waves", nullptr,
+       [](O& o) { return &o.tuning.decode_waves; }, nullptr, 1, 64},
       {"decode_min_keys", "decode attention: fewest keys per split", nullptr,
        [](O& o) { return &o.tuning.decode_min_keys; }, nullptr, 1, 1 << 20},
-      {"decode_heads_per_block", "decode attention: query heads per block for grids of few blocks",
-       nullptr, [](O& o) { return &o.tuning.decode_heads_per_block; }, nullptr, 1, 16},
+      {"decode_heads_per_block", "decode attention: query heads per block for grids of few blocks", nullptr,
+       [](O& o) { return &o.tuning.decode_heads_per_block; }, nullptr, 1, 16},
       {"decode_max_heads", "decode attention: most query heads per block", nullptr,
        [](O& o) { return &o.tuning.decode_max_heads; }, nullptr, 1, 16},
       {"decode_mma", "decode attention: tensor-core kernel for grids of many blocks",
@@ -44,18 +44,17 @@ const std::vector<Entry>& entries() {
        [](O& o) { return &o.fused_norm; }},
       {"small_batch_gemv", "GEMV kernels for <= 8 rows and the small/grouped MoE paths",
        [](O& o) { return &o.small_batch_gemv; }},
-      {"moe_grouped_max_pairs", "MoE: most (token, expert) pairs on the grouped path (0: none)",
-       nullptr, [](O& o) { return &o.moe_grouped_max_pairs; }, nullptr, 0, 1 << 20},
+      {"moe_grouped_max_pairs", "MoE: most (token, expert) pairs on the grouped path (0: none)", nullptr,
+       [](O& o) { return &o.moe_grouped_max_pairs; }, nullptr, 0, 1 << 20},
       {"moe_grouped_pairs_per_expert", "MoE: grouped path's pairs per expert (0: none)", nullptr,
        [](O& o) { return &o.moe_grouped_pairs_per_expert; }, nullptr, 0, 4096},
-      {"moe_scratch_mb", "MoE: scratch bound in MiB (0: a 64th of the GPU, 256 MiB .. 2 GiB)",
-       nullptr, nullptr, [](O& o) { return &o.moe_scratch_bytes; }, 0, 1 << 20, 1 << 20},
+      {"moe_scratch_mb", "MoE: scratch bound in MiB (0: a 64th of the GPU, 256 MiB .. 2 GiB)", nullptr, nullptr,
+       [](O& o) { return &o.moe_scratch_bytes; }, 0, 1 << 20, 1 << 20},
       {"sampling_copy_stream", "sampling uploads and downloads on their own stream",
        [](O& o) { return &o.tuning.sampling_copy_stream; }},
       {"step_timing", "print per-step forward, sampling and idle times at exit",
        [](O& o) { return &o.tuning.step_timing; }},
-      {"gemm_log", "print each autotuned cuBLASLt shape and its algorithm",
-       [](O& o) { return &o.tuning.gemm_log; }},
+      {"gemm_log", "print each autotuned cuBLASLt shape and its algorithm", [](O& o) { return &o.tuning.gemm_log; }},
   };
   return table;
 }
@@ -105,17 +104,15 @@ void apply_cuda_option(CudaBackendOptions& o, const std::string& key_value) {
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < e.min || v > e.max)
-      throw Error(ErrorCode::InvalidArgument, "--cuda-option " + key + ": '" + value +
-                                                  "' is not an integer in " + std::to_string(e.min) +
-                                                  ".." + std::to_string(e.max));
+      throw Error(ErrorCode::InvalidArgument, "--cuda-option " + key + ": '" + value + "' is not an integer in " +
+                                                  std::to_string(e.min) + ".." + std::to_string(e.max));
     if (e.i32)
       *e.i32(o) = static_cast<int32_t>(v);
     else
       *e.i64(o) = v * e.scale;
     return;
   }
-  throw Error(ErrorCode::InvalidArgument,
-              "--cuda-option: unknown key '" + key + "' (keys: " + known_keys() + ")");
+  throw Error(ErrorCode::InvalidArgument, "--cuda-option: unknown key '" + key + "' (keys: " + known_keys() + ")");
 }
 
 std::string cuda_option_help() {

@@ -79,8 +79,7 @@ BenchSummary summarize(const LoadResult& run, const std::vector<BenchRequest>& r
     const RequestResult& r = run.requests[i];
     if (!r.success) {
       r.aborted ? ++s.aborted : ++s.failed;
-      if (!r.aborted && s.errors.size() < 8 &&
-          std::find(s.errors.begin(), s.errors.end(), r.error) == s.errors.end())
+      if (!r.aborted && s.errors.size() < 8 && std::find(s.errors.begin(), s.errors.end(), r.error) == s.errors.end())
         s.errors.push_back(r.error);
       continue;
     }

@@ -73,8 +73,10 @@ void on_json(Transfer& t, const nlohmann::json& j, Clock::time_point now) {
     r.text += choice_text(c, &content);
     if (auto f = c.find("finish_reason"); f != c.end() && f->is_string()) r.finish_reason = f->get<std::string>();
     if (!content) continue;
-    if (r.chunks == 0) r.ttft_s = seconds_between(t.sent, now);
-    else r.itl_s.push_back(seconds_between(t.last_chunk, now));
+    if (r.chunks == 0)
+      r.ttft_s = seconds_between(t.sent, now);
+    else
+      r.itl_s.push_back(seconds_between(t.last_chunk, now));
     t.last_chunk = now;
     ++r.chunks;
   }

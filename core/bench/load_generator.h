@@ -25,29 +25,29 @@ struct BenchRequest {
 
 struct LoadOptions {
   std::string base_url = "http://127.0.0.1:8000";
-  std::string endpoint = "/v1/completions";  // or /v1/chat/completions
-  std::string api_key;                       // sent as "Authorization: Bearer ..." when set
+  std::string endpoint = "/v1/completions";                       // or /v1/chat/completions
+  std::string api_key;                                            // sent as "Authorization: Bearer ..." when set
   double request_rate = std::numeric_limits<double>::infinity();  // requests/s
-  double burstiness = 1.0;   // gamma shape of the inter-arrival times
-  int32_t max_concurrency = 0;  // 0: no cap
-  uint64_t seed = 0;            // arrival times
-  double timeout_s = 600;       // per request
+  double burstiness = 1.0;                                        // gamma shape of the inter-arrival times
+  int32_t max_concurrency = 0;                                    // 0: no cap
+  uint64_t seed = 0;                                              // arrival times
+  double timeout_s = 600;                                         // per request
 };
 
 struct RequestResult {
   bool success = false;
-  bool aborted = false;   // hung up on purpose (BenchRequest::abort_after_*)
+  bool aborted = false;  // hung up on purpose (BenchRequest::abort_after_*)
   int http_status = 0;
   std::string error;
-  double start_s = 0;     // sent, since the run started
-  double ttft_s = 0;      // first content chunk (non-streamed: the whole response)
-  double latency_s = 0;   // last byte
-  std::vector<double> itl_s;  // gaps between content chunks
+  double start_s = 0;                            // sent, since the run started
+  double ttft_s = 0;                             // first content chunk (non-streamed: the whole response)
+  double latency_s = 0;                          // last byte
+  std::vector<double> itl_s;                     // gaps between content chunks
   int64_t prompt_tokens = 0, output_tokens = 0;  // the server's usage (0 when not given)
-  int32_t chunks = 0;      // content chunks received
-  std::string text;        // choice 0's text (streamed deltas joined, or the whole text)
+  int32_t chunks = 0;                            // content chunks received
+  std::string text;                              // choice 0's text (streamed deltas joined, or the whole text)
   std::string finish_reason;
-  std::string retry_after; // the Retry-After header of a 429
+  std::string retry_after;  // the Retry-After header of a 429
 };
 
 struct LoadResult {

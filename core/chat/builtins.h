@@ -36,8 +36,8 @@ class ArgReader {
   bool has(size_t index) const { return slots_[index] != nullptr; }
   Value value_or(size_t index, Value fallback) const;
   bool bool_or(size_t index, bool fallback) const;
-  int64_t int_or(size_t index, int64_t fallback) const;       // TypeError unless an int
-  std::optional<std::string> str_opt(size_t index) const;     // TypeError unless a str (or none → nullopt)
+  int64_t int_or(size_t index, int64_t fallback) const;    // TypeError unless an int
+  std::optional<std::string> str_opt(size_t index) const;  // TypeError unless a str (or none → nullopt)
   std::string str_or(size_t index, std::string fallback) const;
   const std::string& function() const { return function_; }
 

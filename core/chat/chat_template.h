@@ -54,8 +54,8 @@ class TemplateError : public Error {
   };
   TemplateError(Kind kind, const std::string& template_name, uint32_t line, uint32_t column, const std::string& detail);
   Kind kind() const { return kind_; }
-  uint32_t line() const { return line_; }      // 1-based; 0 when unknown
-  uint32_t column() const { return column_; }  // 1-based, in code points
+  uint32_t line() const { return line_; }                // 1-based; 0 when unknown
+  uint32_t column() const { return column_; }            // 1-based, in code points
   const std::string& detail() const { return detail_; }  // the message without the location
 
  private:

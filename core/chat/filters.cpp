@@ -1,8 +1,8 @@
 // jinja2's built-in filters (and transformers' tojson), with jinja2 3.1's semantics.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/chat/builtins.h"
@@ -129,7 +129,8 @@ Value f_dictsort(Interp&, const Value& v, Args& a) {
   ArgReader r("dictsort", a, {"case_sensitive", "by", "reverse"});
   const bool cs = r.bool_or(0, false);
   const std::string by = r.str_or(1, "key");
-  if (by != "key" && by != "value") throw EvalError(EvalErrorKind::Value, "You can only sort by either \"key\" or \"value\"");
+  if (by != "key" && by != "value")
+    throw EvalError(EvalErrorKind::Value, "You can only sort by either \"key\" or \"value\"");
   const bool reverse = r.bool_or(2, false);
   if (!v.is_dict()) throw_type_error("'" + v.type_name() + "' object has no attribute 'items'");
   std::vector<std::pair<Value, Value>> items = v.as_dict().items();
@@ -168,7 +169,8 @@ Value f_first(Interp&, const Value& v, Args& a) {
 
 Value f_last(Interp&, const Value& v, Args& a) {
   ArgReader r("last", a, {});
-  if (v.is_object() && v.as_object().is_iterator()) throw_type_error("'" + v.type_name() + "' object is not reversible");
+  if (v.is_object() && v.as_object().is_iterator())
+    throw_type_error("'" + v.type_name() + "' object is not reversible");
   std::vector<Value> items = iterate(v);
   if (items.empty()) return Value::undefined("No last item, sequence was empty.");
   return items.back();
@@ -266,7 +268,8 @@ Value f_indent(Interp& in, const Value& v, Args& a) {
   if (width.is_string()) {
     indention = width.as_string();
   } else {
-    if (!width.is_int() && !width.is_bool()) throw_type_error("can't multiply sequence by non-int of type '" + width.type_name() + "'");
+    if (!width.is_int() && !width.is_bool())
+      throw_type_error("can't multiply sequence by non-int of type '" + width.type_name() + "'");
     in.check_size(static_cast<size_t>(std::max<int64_t>(width.as_int(), 0)));
     indention.assign(static_cast<size_t>(std::max<int64_t>(width.as_int(), 0)), ' ');
   }
@@ -448,7 +451,7 @@ Value f_reverse(Interp&, const Value& v, Args& a) {
   std::reverse(items.begin(), items.end());
   if (v.is_list()) {
     const std::string type = v.type_name();  // list, tuple, dict_keys, dict_values, dict_items
-    const std::string name = type == "list" ? "list_reverseiterator"
+    const std::string name = type == "list"    ? "list_reverseiterator"
                              : type == "tuple" ? "reversed"
                                                : "dict_reverse" + type.substr(5, type.size() - 6) + "iterator";
     return make_iterator(name, std::move(items));
@@ -614,7 +617,8 @@ Value f_truncate(Interp&, const Value& v, Args& a) {
   ArgReader r("truncate", a, {"length", "killwords", "end", "leeway"});
   const int64_t length = r.int_or(0, 255), leeway = r.int_or(3, 5);
   const std::string end = r.str_or(2, "...");
-  if (length < static_cast<int64_t>(py::cp_length(end))) throw EvalError(EvalErrorKind::Value, "expected length >= " + std::to_string(py::cp_length(end)));
+  if (length < static_cast<int64_t>(py::cp_length(end)))
+    throw EvalError(EvalErrorKind::Value, "expected length >= " + std::to_string(py::cp_length(end)));
   if (!v.is_string()) {  // jinja2 takes len() of the value as it is
     if (py_len(v) <= length + leeway) return v;
     throw_type_error("truncate expects a string, got '" + v.type_name() + "'");

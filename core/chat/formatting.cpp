@@ -162,7 +162,8 @@ std::string format_value(const Value& v, const std::string& spec_text) {
   if (spec_text.empty()) return v.str();
   const Spec s = parse_spec(spec_text);
   if (v.is_string()) {
-    if (s.type && s.type != 's') value_error(std::string("Unknown format code '") + s.type + "' for object of type 'str'");
+    if (s.type && s.type != 's')
+      value_error(std::string("Unknown format code '") + s.type + "' for object of type 'str'");
     std::string body = v.as_string();
     if (s.precision >= 0) {
       const std::u32string cps = py::decode(body);
@@ -324,7 +325,8 @@ std::string percent_convert(char conv, const Value& v, Spec s) {
     case 'x':
     case 'X':
     case 'o':
-      if (!v.is_int() && !v.is_bool()) throw_type_error("%" + c + " format: an integer is required, not " + v.type_name());
+      if (!v.is_int() && !v.is_bool())
+        throw_type_error("%" + c + " format: an integer is required, not " + v.type_name());
       s.type = conv;
       return format_int(v.as_int(), s);
     case 'f':

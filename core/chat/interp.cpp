@@ -254,8 +254,8 @@ void Interp::assign(const Target& t, Value value, const ScopePtr& scope) {
     case Target::Kind::Tuple: {
       std::vector<Value> parts = iterate(value);
       if (parts.size() > t.names.size()) {
-        throw EvalError(EvalErrorKind::Value, "too many values to unpack (expected " +
-                                                  std::to_string(t.names.size()) + ")");
+        throw EvalError(EvalErrorKind::Value,
+                        "too many values to unpack (expected " + std::to_string(t.names.size()) + ")");
       }
       if (parts.size() < t.names.size()) {
         throw EvalError(EvalErrorKind::Value, "not enough values to unpack (expected " +
@@ -343,8 +343,9 @@ Value Interp::invoke_macro(const MacroDef& def, const ScopePtr& closure, CallArg
   }
   for (size_t i = 0; i < def.params.size(); ++i) {
     if (bound[i]) continue;
-    scope->vars[def.params[i]] = def.defaults[i] ? eval(*def.defaults[i], scope)
-                                                 : Value::undefined("parameter '" + def.params[i] + "' was not provided");
+    scope->vars[def.params[i]] = def.defaults[i]
+                                     ? eval(*def.defaults[i], scope)
+                                     : Value::undefined("parameter '" + def.params[i] + "' was not provided");
   }
   scope->vars["varargs"] = Value::list(std::move(varargs), true);
   scope->vars["kwargs"] = Value::dict(std::move(kwargs));

@@ -23,9 +23,7 @@ namespace {
 
 [[noreturn]] void overflow() { throw EvalError(EvalErrorKind::Overflow, "integer result too large"); }
 
-bool both_int(const Value& a, const Value& b) {
-  return (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
-}
+bool both_int(const Value& a, const Value& b) { return (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool()); }
 
 Value repeat(const Value& seq, int64_t times, const Interp& interp) {
   if (times < 0) times = 0;
@@ -234,7 +232,8 @@ Value Interp::eval_inner(const Expr& e, const ScopePtr& scope) {
       const Value v = eval(*e.a, scope);
       if (v.is_undefined()) fail_undefined(v);
       const char* op = e.kind == ExprKind::Neg ? "-" : "+";
-      if (!v.is_number()) throw_type_error(std::string("bad operand type for unary ") + op + ": '" + v.type_name() + "'");
+      if (!v.is_number())
+        throw_type_error(std::string("bad operand type for unary ") + op + ": '" + v.type_name() + "'");
       if (v.is_float()) return Value::number(e.kind == ExprKind::Neg ? -v.as_float() : v.as_float());
       if (e.kind == ExprKind::Pos) return Value::integer(v.as_int());
       if (v.as_int() == INT64_MIN) throw EvalError(EvalErrorKind::Overflow, "integer result too large");
@@ -297,7 +296,8 @@ Value Interp::eval_getitem(const Expr& e, const ScopePtr& scope) {
   // jinja2 compiles slices to plain Python subscription (no sandbox getitem): anything but a
   // sequence raises.
   if (obj.is_dict()) throw_type_error("unhashable type: 'slice'");
-  if (!obj.is_string() && !obj.is_sequence_list()) throw_type_error("'" + obj.type_name() + "' object is not subscriptable");
+  if (!obj.is_string() && !obj.is_sequence_list())
+    throw_type_error("'" + obj.type_name() + "' object is not subscriptable");
   const std::optional<int64_t> start = slice_bound(parts[0]), stop = slice_bound(parts[1]);
   const int64_t step = slice_bound(parts[2]).value_or(1);
   if (step == 0) throw EvalError(EvalErrorKind::Value, "slice step cannot be zero");

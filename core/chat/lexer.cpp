@@ -295,12 +295,12 @@ class Lexer {
       const char* text;
       OpKind op;
     } kOps[] = {
-        {"//", OpKind::FloorDiv}, {"**", OpKind::Pow}, {"==", OpKind::Eq}, {"!=", OpKind::Ne},
-        {">=", OpKind::Ge},       {"<=", OpKind::Le},  {"+", OpKind::Add}, {"-", OpKind::Sub},
-        {"/", OpKind::Div},       {"*", OpKind::Mul},  {"%", OpKind::Mod}, {"~", OpKind::Tilde},
-        {"[", OpKind::LBracket},  {"]", OpKind::RBracket}, {"(", OpKind::LParen}, {")", OpKind::RParen},
-        {"{", OpKind::LBrace},    {"}", OpKind::RBrace},   {">", OpKind::Gt},     {"<", OpKind::Lt},
-        {"=", OpKind::Assign},    {".", OpKind::Dot},      {":", OpKind::Colon},  {"|", OpKind::Pipe},
+        {"//", OpKind::FloorDiv}, {"**", OpKind::Pow},      {"==", OpKind::Eq},    {"!=", OpKind::Ne},
+        {">=", OpKind::Ge},       {"<=", OpKind::Le},       {"+", OpKind::Add},    {"-", OpKind::Sub},
+        {"/", OpKind::Div},       {"*", OpKind::Mul},       {"%", OpKind::Mod},    {"~", OpKind::Tilde},
+        {"[", OpKind::LBracket},  {"]", OpKind::RBracket},  {"(", OpKind::LParen}, {")", OpKind::RParen},
+        {"{", OpKind::LBrace},    {"}", OpKind::RBrace},    {">", OpKind::Gt},     {"<", OpKind::Lt},
+        {"=", OpKind::Assign},    {".", OpKind::Dot},       {":", OpKind::Colon},  {"|", OpKind::Pipe},
         {",", OpKind::Comma},     {";", OpKind::Semicolon},
     };
     for (const auto& o : kOps) {
@@ -416,7 +416,8 @@ class Lexer {
     if (base == 10) {
       if (src_[p] == '0') {  // 0(_?0)*
         e = p + 1;
-        while (e < src_.size() && (src_[e] == '0' || (src_[e] == '_' && e + 1 < src_.size() && src_[e + 1] == '0'))) ++e;
+        while (e < src_.size() && (src_[e] == '0' || (src_[e] == '_' && e + 1 < src_.size() && src_[e + 1] == '0')))
+          ++e;
         digits = "0";
       } else {
         e = scan_digits(p);
@@ -484,7 +485,8 @@ class Lexer {
             if (h < 0) fail("truncated \\" + std::string(1, c) + " escape in string literal", offset);
             cp = cp * 16 + static_cast<char32_t>(h);
           }
-          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail("illegal Unicode character in string literal", offset);
+          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            fail("illegal Unicode character in string literal", offset);
           py::append_utf8(out, cp);
           i += n;
           break;

@@ -13,8 +13,33 @@ namespace inferdesk::chat {
 enum class TokType : uint8_t { Data, VarBegin, VarEnd, BlockBegin, BlockEnd, Name, String, Integer, Float, Op, Eof };
 
 enum class OpKind : uint8_t {
-  None, Add, Sub, Div, FloorDiv, Mul, Pow, Mod, Tilde, LBracket, RBracket, LParen, RParen, LBrace, RBrace,
-  Eq, Ne, Gt, Ge, Lt, Le, Assign, Dot, Colon, Pipe, Comma, Semicolon,
+  None,
+  Add,
+  Sub,
+  Div,
+  FloorDiv,
+  Mul,
+  Pow,
+  Mod,
+  Tilde,
+  LBracket,
+  RBracket,
+  LParen,
+  RParen,
+  LBrace,
+  RBrace,
+  Eq,
+  Ne,
+  Gt,
+  Ge,
+  Lt,
+  Le,
+  Assign,
+  Dot,
+  Colon,
+  Pipe,
+  Comma,
+  Semicolon,
 };
 
 struct Token {

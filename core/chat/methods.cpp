@@ -44,8 +44,7 @@ int64_t ArgReader::int_or(size_t index, int64_t fallback) const {
 std::optional<std::string> ArgReader::str_opt(size_t index) const {
   if (!slots_[index] || slots_[index]->is_none()) return std::nullopt;
   if (!slots_[index]->is_string()) {
-    throw_type_error(function_ + "(): argument '" + names_[index] + "' must be str, not " +
-                     slots_[index]->type_name());
+    throw_type_error(function_ + "(): argument '" + names_[index] + "' must be str, not " + slots_[index]->type_name());
   }
   return slots_[index]->as_string();
 }
@@ -112,12 +111,14 @@ bool contains(const Value& container, const Value& item) {
 
 namespace {
 
-constexpr const char* kStrMethods[] = {
-    "capitalize", "casefold", "center",   "count",      "endswith",  "find",       "format",   "index",
-    "isalnum",    "isalpha",  "isdecimal", "isdigit",   "islower",   "isnumeric",  "isspace",  "istitle",
-    "isupper",    "join",     "ljust",    "lower",      "lstrip",    "partition",  "removeprefix", "removesuffix",
-    "replace",    "rfind",    "rindex",   "rjust",      "rpartition", "rsplit",    "rstrip",   "split",
-    "splitlines", "startswith", "strip",  "swapcase",   "title",     "upper",      "zfill"};
+constexpr const char* kStrMethods[] = {"capitalize", "casefold",  "center",       "count",        "endswith",
+                                       "find",       "format",    "index",        "isalnum",      "isalpha",
+                                       "isdecimal",  "isdigit",   "islower",      "isnumeric",    "isspace",
+                                       "istitle",    "isupper",   "join",         "ljust",        "lower",
+                                       "lstrip",     "partition", "removeprefix", "removesuffix", "replace",
+                                       "rfind",      "rindex",    "rjust",        "rpartition",   "rsplit",
+                                       "rstrip",     "split",     "splitlines",   "startswith",   "strip",
+                                       "swapcase",   "title",     "upper",        "zfill"};
 constexpr const char* kDictMethods[] = {"copy", "get", "items", "keys", "values"};
 constexpr const char* kDictUnsafe[] = {"clear", "pop", "popitem", "setdefault", "update"};
 constexpr const char* kListMethods[] = {"copy", "count", "index"};
@@ -204,7 +205,8 @@ Value get_item(const Value& obj, const Value& key) {
       if (key.is_int() || key.is_bool()) {
         const std::string& s = obj.as_string();
         if (py::is_ascii(s)) {
-          if (auto i = py::norm_index(key.as_int(), s.size())) return Value::string(std::string(1, s[*i]), obj.is_safe());
+          if (auto i = py::norm_index(key.as_int(), s.size()))
+            return Value::string(std::string(1, s[*i]), obj.is_safe());
         } else {
           const std::u32string cps = py::decode(s);
           if (auto i = py::norm_index(key.as_int(), cps.size())) {
@@ -237,7 +239,8 @@ bool affix_test(const Value& self, const ArgReader& r, bool prefix) {
     candidates.push_back(arg->as_string());
   } else if (arg->is_tuple()) {
     for (const Value& v : arg->as_list()) {
-      if (!v.is_string()) throw_type_error("tuple for " + r.function() + " must only contain str, not " + v.type_name());
+      if (!v.is_string())
+        throw_type_error("tuple for " + r.function() + " must only contain str, not " + v.type_name());
       candidates.push_back(v.as_string());
     }
   } else {
@@ -433,7 +436,8 @@ bool str_misc(Interp& interp, const Value& self, std::string_view name, CallArgs
     const std::string a = r.str_or(0, "");
     std::string result = s;
     if (name == "removeprefix" && s.compare(0, a.size(), a) == 0) result = s.substr(a.size());
-    if (name == "removesuffix" && !a.empty() && s.size() >= a.size() && s.compare(s.size() - a.size(), a.size(), a) == 0) {
+    if (name == "removesuffix" && !a.empty() && s.size() >= a.size() &&
+        s.compare(s.size() - a.size(), a.size(), a) == 0) {
       result = s.substr(0, s.size() - a.size());
     }
     *out = str(std::move(result));

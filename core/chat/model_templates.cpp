@@ -95,7 +95,8 @@ ModelChatTemplates load_model_chat_templates(const fs::path& model_dir) {
     read_special_tokens(cfg, out);
   }
   const fs::path special_map = model_dir / "special_tokens_map.json";
-  if ((!out.bos_token || !out.eos_token) && fs::exists(special_map, ec)) read_special_tokens(read_json(special_map), out);
+  if ((!out.bos_token || !out.eos_token) && fs::exists(special_map, ec))
+    read_special_tokens(read_json(special_map), out);
 
   if (fs::exists(jinja, ec)) {
     out.templates = read_chat_template_file(jinja);
@@ -140,8 +141,8 @@ const NamedTemplate& ModelChatTemplates::select(std::optional<std::string_view> 
   };
   if (name) {
     if (const NamedTemplate* t = find(*name)) return *t;
-    throw Error(ErrorCode::NotFound, "no chat template named '" + std::string(*name) + "' (the model has " +
-                                         available() + ")");
+    throw Error(ErrorCode::NotFound,
+                "no chat template named '" + std::string(*name) + "' (the model has " + available() + ")");
   }
   if (has_tools) {
     if (const NamedTemplate* t = find("tool_use")) return *t;

@@ -18,7 +18,8 @@ bool Parser::is_tuple_end(std::initializer_list<std::string_view> extra_end) con
   return false;
 }
 
-ExprPtr Parser::parse_tuple(bool with_condexpr, std::initializer_list<std::string_view> extra_end, bool explicit_parens) {
+ExprPtr Parser::parse_tuple(bool with_condexpr, std::initializer_list<std::string_view> extra_end,
+                            bool explicit_parens) {
   const SrcPos pos = pos_of(cur());
   std::vector<ExprPtr> items;
   bool is_tuple = false;
@@ -461,8 +462,7 @@ ExprPtr Parser::parse_test(ExprPtr node) {
   if (is_op(OpKind::LParen)) {
     e->call = parse_call_args();
   } else if ((t.type == TokType::Name || t.type == TokType::String || t.type == TokType::Integer ||
-              t.type == TokType::Float || is_op(OpKind::LParen) || is_op(OpKind::LBracket) ||
-              is_op(OpKind::LBrace)) &&
+              t.type == TokType::Float || is_op(OpKind::LParen) || is_op(OpKind::LBracket) || is_op(OpKind::LBrace)) &&
              !is_name("else") && !is_name("or") && !is_name("and")) {
     if (is_name("is")) fail("You cannot chain multiple tests with is");
     e->call.args.push_back(parse_postfix(parse_primary()));

@@ -14,8 +14,7 @@ bool has_special_token_text(const Tokenizer& tok, std::string_view text) {
 }
 
 std::vector<int32_t> tokenize_with_plain_parts(const Tokenizer& tok, const std::string& rendered,
-                                               const std::string& skeleton,
-                                               const std::vector<PromptPart>& parts) {
+                                               const std::string& skeleton, const std::vector<PromptPart>& parts) {
   std::vector<std::pair<size_t, const PromptPart*>> spots;  // (position in skeleton, part)
   for (const PromptPart& p : parts) {
     const size_t at = skeleton.find(p.marker);
@@ -26,8 +25,7 @@ std::vector<int32_t> tokenize_with_plain_parts(const Tokenizer& tok, const std::
     if (skeleton.find(p.marker, at + 1) != std::string::npos) return {};
     spots.push_back({at, &p});
   }
-  std::sort(spots.begin(), spots.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int32_t> ids;
   std::string rebuilt;
   auto append = [&](const std::string& text, EncodeOptions how) {

@@ -29,7 +29,6 @@ struct PromptPart {
 // parsed, each part's text with them kept plain. Empty when the template does not place every
 // non-empty text exactly once and unchanged (putting the texts back does not give `rendered`).
 std::vector<int32_t> tokenize_with_plain_parts(const Tokenizer& tok, const std::string& rendered,
-                                               const std::string& skeleton,
-                                               const std::vector<PromptPart>& parts);
+                                               const std::string& skeleton, const std::vector<PromptPart>& parts);
 
 }  // namespace inferdesk::chat

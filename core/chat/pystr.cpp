@@ -89,13 +89,13 @@ bool is_valid_utf8(std::string_view s) {
 
 bool is_space(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
-  return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-         c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+  return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 bool is_linebreak(char32_t c) {
-  return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
-         c == 0x85 || c == 0x2028 || c == 0x2029;
+  return c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E || c == 0x85 ||
+         c == 0x2028 || c == 0x2029;
 }
 
 bool is_printable(char32_t c) {
@@ -114,7 +114,7 @@ bool is_printable(char32_t c) {
 bool is_digit(char32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
   if (c == 0xB2 || c == 0xB3 || c == 0xB9) return true;
-  static constexpr char32_t kZeros[] = {0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6,
+  static constexpr char32_t kZeros[] = {0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6,  0xB66, 0xBE6,
                                         0xC66, 0xCE6, 0xD66, 0xE50, 0xED0, 0xF20, 0x1040, 0xFF10};
   for (char32_t z : kZeros) {
     if (c >= z && c <= z + 9) return true;
@@ -127,8 +127,7 @@ namespace {
 // Code points >= 0x80 that are not letters, digits or numbers (approximation of Python's \w).
 bool non_word_above_ascii(char32_t c) {
   if (c < 0xC0) {
-    return !(c == 0xAA || c == 0xB2 || c == 0xB3 || c == 0xB5 || c == 0xB9 || c == 0xBA ||
-             (c >= 0xBC && c <= 0xBE));
+    return !(c == 0xAA || c == 0xB2 || c == 0xB3 || c == 0xB5 || c == 0xB9 || c == 0xBA || (c >= 0xBC && c <= 0xBE));
   }
   if (c == 0xD7 || c == 0xF7) return true;
   if (c >= 0x2C2 && c <= 0x2C5) return true;
@@ -380,9 +379,7 @@ std::string swapcase(std::string_view s) {
 std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
   // Works on the UTF-8 bytes directly: only the code points at the two ends are decoded.
   const std::u32string set = chars ? decode(*chars) : std::u32string();
-  auto strippable = [&](char32_t c) {
-    return chars ? set.find(c) != std::u32string::npos : is_space(c);
-  };
+  auto strippable = [&](char32_t c) { return chars ? set.find(c) != std::u32string::npos : is_space(c); };
   size_t b = 0, e = s.size();
   if (left) {
     while (b < e) {

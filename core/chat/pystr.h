@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/util/utf8.h"
 #include <vector>
+#include "core/util/utf8.h"
 
 namespace inferdesk::chat::py {
 
@@ -71,8 +71,8 @@ std::vector<size_t> slice_indices(size_t length, std::optional<int64_t> start, s
                                   int64_t step);
 
 // ---- repr / formatting
-std::string float_repr(double v);         // repr(float)
-std::string str_repr(std::string_view s);  // repr(str), quotes included
+std::string float_repr(double v);             // repr(float)
+std::string str_repr(std::string_view s);     // repr(str), quotes included
 std::string html_escape(std::string_view s);  // markupsafe.escape
 
 }  // namespace inferdesk::chat::py

@@ -64,7 +64,8 @@ class IteratorObject : public Object {
 }  // namespace
 
 Value make_iterator(std::string type_name, std::vector<Value> items, std::optional<EvalError> error, size_t error_at) {
-  return Value::object(std::make_shared<IteratorObject>(std::move(type_name), std::move(items), std::move(error), error_at));
+  return Value::object(
+      std::make_shared<IteratorObject>(std::move(type_name), std::move(items), std::move(error), error_at));
 }
 
 // ---------------------------------------------------------------- tests
@@ -146,16 +147,45 @@ bool t_filter(Interp&, const Value& v, Args&) { return v.is_string() && find_fil
 bool t_test(Interp&, const Value& v, Args&) { return v.is_string() && find_test(v.as_string()); }
 
 constexpr TestDef kTests[] = {
-    {"!=", t_ne},          {"<", t_lt},           {"<=", t_le},           {"==", t_eq},
-    {">", t_gt},           {">=", t_ge},          {"boolean", t_boolean}, {"callable", t_callable},
-    {"defined", t_defined}, {"divisibleby", t_divisibleby}, {"eq", t_eq}, {"equalto", t_eq},
-    {"escaped", t_escaped}, {"even", t_even},     {"false", t_false},     {"filter", t_filter},
-    {"float", t_float},    {"ge", t_ge},          {"greaterthan", t_gt},  {"gt", t_gt},
-    {"in", t_in},          {"integer", t_integer}, {"iterable", t_iterable}, {"le", t_le},
-    {"lessthan", t_lt},    {"lower", t_lower},    {"lt", t_lt},           {"mapping", t_mapping},
-    {"ne", t_ne},          {"none", t_none},      {"number", t_number},   {"odd", t_odd},
-    {"sameas", t_sameas},  {"sequence", t_sequence}, {"string", t_string}, {"test", t_test},
-    {"true", t_true},      {"undefined", t_undefined}, {"upper", t_upper},
+    {"!=", t_ne},
+    {"<", t_lt},
+    {"<=", t_le},
+    {"==", t_eq},
+    {">", t_gt},
+    {">=", t_ge},
+    {"boolean", t_boolean},
+    {"callable", t_callable},
+    {"defined", t_defined},
+    {"divisibleby", t_divisibleby},
+    {"eq", t_eq},
+    {"equalto", t_eq},
+    {"escaped", t_escaped},
+    {"even", t_even},
+    {"false", t_false},
+    {"filter", t_filter},
+    {"float", t_float},
+    {"ge", t_ge},
+    {"greaterthan", t_gt},
+    {"gt", t_gt},
+    {"in", t_in},
+    {"integer", t_integer},
+    {"iterable", t_iterable},
+    {"le", t_le},
+    {"lessthan", t_lt},
+    {"lower", t_lower},
+    {"lt", t_lt},
+    {"mapping", t_mapping},
+    {"ne", t_ne},
+    {"none", t_none},
+    {"number", t_number},
+    {"odd", t_odd},
+    {"sameas", t_sameas},
+    {"sequence", t_sequence},
+    {"string", t_string},
+    {"test", t_test},
+    {"true", t_true},
+    {"undefined", t_undefined},
+    {"upper", t_upper},
 };
 
 }  // namespace
@@ -232,7 +262,8 @@ class CyclerObject : public Object, public std::enable_shared_from_this<CyclerOb
 
 Value fn_range(Interp&, CallArgs& a) {
   if (!a.kwargs.empty()) throw_type_error("range() takes no keyword arguments");
-  if (a.args.empty() || a.args.size() > 3) throw_type_error("range expected 1 to 3 arguments, got " + std::to_string(a.args.size()));
+  if (a.args.empty() || a.args.size() > 3)
+    throw_type_error("range expected 1 to 3 arguments, got " + std::to_string(a.args.size()));
   int64_t p[3] = {0, 0, 1};
   for (size_t i = 0; i < a.args.size(); ++i) {
     if (!a.args[i].is_int() && !a.args[i].is_bool()) {
@@ -270,7 +301,8 @@ Value fn_dict(Interp&, CallArgs& a) {
     } else {
       for (const Value& pair : iterate(src)) {
         std::vector<Value> kv = iterate(pair);
-        if (kv.size() != 2) throw EvalError(EvalErrorKind::Value, "dictionary update sequence element has wrong length");
+        if (kv.size() != 2)
+          throw EvalError(EvalErrorKind::Value, "dictionary update sequence element has wrong length");
         d.set(kv[0], kv[1]);
       }
     }

@@ -19,7 +19,9 @@ void Object::repr_into(std::string& out, int, size_t) const { out += "<" + std::
 std::vector<Value> Object::drain() { return {}; }
 std::optional<Value> Object::next_item() { return std::nullopt; }
 
-Value Object::call(Interp&, CallArgs&) { throw_type_error("'" + std::string(type_name()) + "' object is not callable"); }
+Value Object::call(Interp&, CallArgs&) {
+  throw_type_error("'" + std::string(type_name()) + "' object is not callable");
+}
 
 // ---------------------------------------------------------------- Value construction
 
@@ -43,8 +45,8 @@ Value Value::string(std::string s, bool safe) { return Value(Kind::String, std::
 namespace {
 uint32_t nested_depth(uint32_t child_max) {
   if (child_max + 1 > kMaxValueDepth) {
-    throw EvalError(EvalErrorKind::Limit, "lists and dicts nested more than " + std::to_string(kMaxValueDepth) +
-                                              " levels deep");
+    throw EvalError(EvalErrorKind::Limit,
+                    "lists and dicts nested more than " + std::to_string(kMaxValueDepth) + " levels deep");
   }
   return child_max + 1;
 }
@@ -69,14 +71,13 @@ Value Value::dict(std::shared_ptr<const Dict> d) {
   return Value(Kind::Dict, std::move(d), false, depth);
 }
 Value Value::function(std::string name, Function::Fn fn, bool is_macro) {
-  return Value(Kind::Function, std::make_shared<const Function>(Function{std::move(name), std::move(fn), is_macro, {}}));
+  return Value(Kind::Function,
+               std::make_shared<const Function>(Function{std::move(name), std::move(fn), is_macro, {}}));
 }
 Value Value::function(std::shared_ptr<const Function> f) { return Value(Kind::Function, std::move(f)); }
 Value Value::object(std::shared_ptr<Object> obj) { return Value(Kind::Object, std::move(obj)); }
 
-bool Value::is_callable() const {
-  return kind_ == Kind::Function || (kind_ == Kind::Object && as_object().callable());
-}
+bool Value::is_callable() const { return kind_ == Kind::Function || (kind_ == Kind::Object && as_object().callable()); }
 
 int64_t Value::as_int() const {
   if (kind_ == Kind::Bool) return std::get<bool>(data_) ? 1 : 0;
@@ -91,9 +92,7 @@ double Value::as_float() const {
   }
 }
 
-const UndefinedInfo& Value::undefined_info() const {
-  return *std::get<std::shared_ptr<const UndefinedInfo>>(data_);
-}
+const UndefinedInfo& Value::undefined_info() const { return *std::get<std::shared_ptr<const UndefinedInfo>>(data_); }
 
 // ---------------------------------------------------------------- Python protocol
 
@@ -363,8 +362,8 @@ namespace {
 template <typename Json>
 Value convert(const Json& j, uint32_t depth) {
   if (depth > kMaxValueDepth) {
-    throw EvalError(EvalErrorKind::Limit, "the context nests lists and objects more than " +
-                                              std::to_string(kMaxValueDepth) + " levels deep");
+    throw EvalError(EvalErrorKind::Limit,
+                    "the context nests lists and objects more than " + std::to_string(kMaxValueDepth) + " levels deep");
   }
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();

@@ -154,7 +154,7 @@ class Value {
   uint32_t depth() const { return depth_; }
 
   bool as_bool() const { return std::get<bool>(data_); }
-  int64_t as_int() const;  // bool or int
+  int64_t as_int() const;   // bool or int
   double as_float() const;  // bool, int or float
   const std::string& as_string() const { return std::get<std::string>(data_); }
   const List& as_list() const { return *std::get<std::shared_ptr<const List>>(data_); }

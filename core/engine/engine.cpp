@@ -24,8 +24,7 @@ struct Engine::RequestState {
   int32_t num_prompt = 0;
   int32_t cached_prompt = -1;
   RequestState(int64_t i, SamplingParams p, StreamCallback cb, uint64_t seed)
-      : id(i), params(std::move(p)), callback(std::move(cb)), rng(seed), seed(seed),
-        submitted(Clock::now()) {}
+      : id(i), params(std::move(p)), callback(std::move(cb)), rng(seed), seed(seed), submitted(Clock::now()) {}
 };
 
 struct Engine::Inbox {
@@ -44,10 +43,9 @@ Engine::Engine(LoadedModel model, EngineOptions options)
     : model_(std::move(model)), options_(options), inbox_(std::make_unique<Inbox>()) {
   const ModelConfig& c = model_.config;
   if (options_.sample_vocab < 0 || options_.sample_vocab > c.vocab_size)
-    throw Error(ErrorCode::InvalidArgument,
-                "sample_vocab " + std::to_string(options_.sample_vocab) +
-                    " must be between 1 and the model's vocab_size " + std::to_string(c.vocab_size) +
-                    " (0: all of it)");
+    throw Error(ErrorCode::InvalidArgument, "sample_vocab " + std::to_string(options_.sample_vocab) +
+                                                " must be between 1 and the model's vocab_size " +
+                                                std::to_string(c.vocab_size) + " (0: all of it)");
   sample_vocab_ = options_.sample_vocab > 0 ? options_.sample_vocab : static_cast<int32_t>(c.vocab_size);
   sampler_ = Sampler(sample_vocab_);
   KvCacheShape shape;
@@ -58,31 +56,28 @@ Engine::Engine(LoadedModel model, EngineOptions options)
   // Memory plan: weights are loaded; activations for the largest step next; the KV cache gets
   // what is left (of the device's allowed fraction on a GPU; of kv_cache_bytes on the CPU).
   const SchedulerConfig& sc = options_.scheduler;
-  model_.model->reserve(*model_.backend, std::max(sc.max_num_batched_tokens, sc.max_num_seqs),
-                        sc.max_num_seqs);
+  model_.model->reserve(*model_.backend, std::max(sc.max_num_batched_tokens, sc.max_num_seqs), sc.max_num_seqs);
   num_blocks_ = options_.num_kv_blocks;
   const int64_t per_block = model_.backend->kv_block_bytes(shape);
   int64_t budget = options_.kv_cache_bytes > 0 ? options_.kv_cache_bytes : int64_t{1} << 30;
   if (num_blocks_ <= 0) {
     const int64_t device_budget = model_.backend->kv_cache_budget(options_.gpu_memory_utilization);
     if (device_budget != 0)
-      budget = options_.kv_cache_bytes > 0 ? std::min(options_.kv_cache_bytes, device_budget)
-                                           : device_budget;
+      budget = options_.kv_cache_bytes > 0 ? std::min(options_.kv_cache_bytes, device_budget) : device_budget;
     num_blocks_ = static_cast<int32_t>(std::clamp<int64_t>(budget / per_block, 0, 1 << 24));
   }
   if (num_blocks_ < 1)
     throw Error(ErrorCode::OutOfMemory,
                 "no memory is left for the KV cache (" + std::to_string(budget >> 20) +
-                    " MiB available, one block of " + std::to_string(options_.block_size) +
-                    " tokens needs " + std::to_string(per_block >> 10) +
+                    " MiB available, one block of " + std::to_string(options_.block_size) + " tokens needs " +
+                    std::to_string(per_block >> 10) +
                     " KiB): use a smaller model, a shorter context or a higher memory fraction");
   shape.num_blocks = num_blocks_;
   model_.backend->init_kv_cache(shape);
   max_model_len_ = options_.max_model_len > 0
                        ? options_.max_model_len
                        : static_cast<int32_t>(std::min<int64_t>(c.max_position_embeddings, 1 << 24));
-  kv_ = std::make_unique<KvCacheManager>(num_blocks_, options_.block_size,
-                                         options_.enable_prefix_caching);
+  kv_ = std::make_unique<KvCacheManager>(num_blocks_, options_.block_size, options_.enable_prefix_caching);
   scheduler_ = std::make_unique<Scheduler>(options_.scheduler, *kv_);
   tracker_ = std::make_unique<StatsTracker>();
   scratch_ = std::make_unique<SamplerScratch>();
@@ -116,16 +111,15 @@ uint64_t Engine::validate(Request& request) const {
   for (int32_t id : request.prompt_ids)
     if (id < 0 || id >= c.vocab_size)
       throw Error(ErrorCode::InvalidArgument, "prompt token id " + std::to_string(id) +
-                                                  " is outside the vocabulary (0.." +
-                                                  std::to_string(c.vocab_size - 1) + ")");
+                                                  " is outside the vocabulary (0.." + std::to_string(c.vocab_size - 1) +
+                                                  ")");
   const int64_t len = static_cast<int64_t>(request.prompt_ids.size());
   if (len >= max_model_len_)
-    throw Error(ErrorCode::InvalidArgument,
-                "the prompt has " + std::to_string(len) + " tokens but the model's context is " +
-                    std::to_string(max_model_len_) + " tokens");
+    throw Error(ErrorCode::InvalidArgument, "the prompt has " + std::to_string(len) +
+                                                " tokens but the model's context is " + std::to_string(max_model_len_) +
+                                                " tokens");
   // Never generate past the context window.
-  request.params.max_tokens = static_cast<int32_t>(
-      std::min<int64_t>(request.params.max_tokens, max_model_len_ - len));
+  request.params.max_tokens = static_cast<int32_t>(std::min<int64_t>(request.params.max_tokens, max_model_len_ - len));
   return request.params.seed ? *request.params.seed : std::random_device{}();
 }
 
@@ -140,12 +134,10 @@ int64_t Engine::submit(Request request, StreamCallback callback) {
   return id;
 }
 
-std::vector<int64_t> Engine::submit_batch(std::vector<Request> requests,
-                                          std::vector<StreamCallback> callbacks) {
+std::vector<int64_t> Engine::submit_batch(std::vector<Request> requests, std::vector<StreamCallback> callbacks) {
   if (requests.size() != callbacks.size())
-    throw Error(ErrorCode::InvalidArgument, "submit_batch: " + std::to_string(requests.size()) +
-                                                " requests but " + std::to_string(callbacks.size()) +
-                                                " callbacks");
+    throw Error(ErrorCode::InvalidArgument, "submit_batch: " + std::to_string(requests.size()) + " requests but " +
+                                                std::to_string(callbacks.size()) + " callbacks");
   std::vector<uint64_t> seeds;
   seeds.reserve(requests.size());
   for (Request& r : requests) seeds.push_back(validate(r));  // all or nothing
@@ -217,9 +209,7 @@ void Engine::drain_inbox(bool& stop) {
   {
     std::unique_lock lock(mutex_);
     if (!scheduler_->has_unfinished() && !in_flight_)
-      wake_.wait(lock, [&] {
-        return inbox_->stop || !inbox_->submits.empty() || !inbox_->cancels.empty();
-      });
+      wake_.wait(lock, [&] { return inbox_->stop || !inbox_->submits.empty() || !inbox_->cancels.empty(); });
     std::swap(work, *inbox_);
     inbox_->stop = work.stop;
     stats_.total_requests += static_cast<int64_t>(work.submits.size());
@@ -230,8 +220,7 @@ void Engine::drain_inbox(bool& stop) {
     st->num_prompt = static_cast<int32_t>(s.request.prompt_ids.size());
     try {
       scheduler_->add(Sequence(s.id, std::move(s.request.prompt_ids), st->params.max_tokens,
-                               stop_token_set(model_.eos_token_ids, st->params.ignore_eos,
-                                              st->params.stop_token_ids)));
+                               stop_token_set(model_.eos_token_ids, st->params.ignore_eos, st->params.stop_token_ids)));
     } catch (const Error& e) {
       StreamEvent ev;
       ev.request_id = s.id;
@@ -286,8 +275,8 @@ void Engine::flush_events() {
 
 struct Engine::Launched {
   SchedulerOutput out;
-  Tensor logits;                 // read by complete() unless the sampling was launched already
-  std::vector<SampleRow> rows;   // device sampling, one per sampling row
+  Tensor logits;                    // read by complete() unless the sampling was launched already
+  std::vector<SampleRow> rows;      // device sampling, one per sampling row
   std::vector<int64_t> sample_ids;  // request of each sampling row, in row order
   bool sampling_launched = false;
   int64_t prompt_tokens = 0;
@@ -388,8 +377,8 @@ void Engine::complete(Launched& l) {
       const Sequence* seq = scheduler_->find(l.sample_ids[i]);
       RequestState& st = *requests_.at(l.sample_ids[i]);
       const float* lg = host_logits_.data() + i * vocab;
-      SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(),
-                                       seq->output(), st.rng, *scratch_);
+      SampleResult r = sampler_.sample(std::span<const float>(lg, vocab), st.params, seq->prompt(), seq->output(),
+                                       st.rng, *scratch_);
       sampled.push_back(r.token);
       produced.push_back({l.sample_ids[i], GeneratedToken{r.token, r.logprob, std::move(r.top)}});
     }

@@ -24,13 +24,13 @@ namespace inferdesk {
 
 struct EngineOptions {
   int32_t block_size = 16;
-  int32_t num_kv_blocks = 0;          // > 0: exactly this many blocks
+  int32_t num_kv_blocks = 0;  // > 0: exactly this many blocks
   // Otherwise as many blocks as fit in kv_cache_bytes; 0 = automatic: 1 GiB on the CPU, and on a
   // backend that manages device memory whatever is left of gpu_memory_utilization x the device
   // after weights and activations (a non-zero kv_cache_bytes then caps it).
   int64_t kv_cache_bytes = 0;
   double gpu_memory_utilization = 0.90;
-  int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
+  int32_t max_model_len = 0;  // 0: the model's max_position_embeddings
   bool enable_prefix_caching = true;
   // Overlapped decode steps (vLLM's async scheduling): on a backend that samples on the device and
   // can chain steps (Backend::can_chain_steps), a decode step whose sequences all continue is
@@ -90,8 +90,7 @@ class Engine {
   // queues none), then queues them all at once: the engine thread sees them together, so the
   // steps they run in do not depend on how fast the caller submits (reproducible batches, e.g.
   // generate_all). Returns the ids in order. Thread-safe. requests.size() == callbacks.size().
-  std::vector<int64_t> submit_batch(std::vector<Request> requests,
-                                    std::vector<StreamCallback> callbacks);
+  std::vector<int64_t> submit_batch(std::vector<Request> requests, std::vector<StreamCallback> callbacks);
   // Cancels a queued or running request; its callback then gets its final event (Cancelled).
   // Cancelling a request that already finished does nothing. Returns false for an id this engine
   // never issued. Thread-safe, never blocks on a step.
@@ -119,7 +118,7 @@ class Engine {
   bool overlapping() const;
   bool can_chain(const Launched& l) const;
   Launched launch(SchedulerOutput out, std::chrono::steady_clock::time_point t0);
-  void complete(Launched& l);  // samples or collects, applies the tokens, delivers events
+  void complete(Launched& l);                        // samples or collects, applies the tokens, delivers events
   Tensor sampling_view(const Tensor& logits) const;  // the columns the device sampler may pick
   // Forgets the launched steps (a failed step, or stopping): scheduler and backend.
   void drop_launched_steps();
@@ -138,9 +137,9 @@ class Engine {
   std::vector<float> host_logits_;
   std::vector<SampledToken> sampled_tokens_;
   Sampler sampler_;
-  std::unique_ptr<SamplerScratch> scratch_;  // reused across steps (engine thread only)
+  std::unique_ptr<SamplerScratch> scratch_;                    // reused across steps (engine thread only)
   std::chrono::steady_clock::time_point last_slow_refresh_{};  // see publish_stats
-  std::unique_ptr<Launched> in_flight_;  // overlap: the launched step not yet completed
+  std::unique_ptr<Launched> in_flight_;                        // overlap: the launched step not yet completed
 
   // Engine-thread state.
   std::unordered_map<int64_t, std::unique_ptr<RequestState>> requests_;

@@ -16,8 +16,7 @@ ModelInfo inspect_model_folder(const std::filesystem::path& dir) {
   info.params_total = p.total;
   info.params_active = p.active;
   for (const auto& shard : folder.shards())
-    for (const HostTensor& t : shard.tensors())
-      info.dtype_bytes[dtype_name(t.dtype)] += static_cast<int64_t>(t.nbytes);
+    for (const HostTensor& t : shard.tensors()) info.dtype_bytes[dtype_name(t.dtype)] += static_cast<int64_t>(t.nbytes);
   int64_t best = -1;
   for (const auto& [name, bytes] : info.dtype_bytes)
     if (bytes > best) {
@@ -31,13 +30,12 @@ ModelInfo inspect_model_folder(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.is_regular_file(ec)) info.size_on_disk += static_cast<int64_t>(e.file_size(ec));
   info.has_tokenizer = std::filesystem::exists(dir / "tokenizer.json") ||
-                       (std::filesystem::exists(dir / "vocab.json") &&
-                        std::filesystem::exists(dir / "merges.txt"));
+                       (std::filesystem::exists(dir / "vocab.json") && std::filesystem::exists(dir / "merges.txt"));
   return info;
 }
 
-MemoryEstimate estimate_memory(const ModelConfig& c, int64_t weight_bytes, int64_t context_tokens,
-                               DType kv_dtype, int64_t max_batched_tokens) {
+MemoryEstimate estimate_memory(const ModelConfig& c, int64_t weight_bytes, int64_t context_tokens, DType kv_dtype,
+                               int64_t max_batched_tokens) {
   MemoryEstimate m;
   m.weights = weight_bytes;
   m.kv_bytes_per_token = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
@@ -47,11 +45,9 @@ MemoryEstimate estimate_memory(const ModelConfig& c, int64_t weight_bytes, int64
   m.kv_cache = m.kv_bytes_per_token * tokens;
   // Float32 activations of one step (see core/model/decoder.cpp's workspace) + the logits.
   const int64_t T = std::max<int64_t>(max_batched_tokens, 16);
-  const int64_t inter = std::max({c.intermediate_size, c.moe_intermediate_size,
-                                  c.shared_expert_intermediate_size});
+  const int64_t inter = std::max({c.intermediate_size, c.moe_intermediate_size, c.shared_expert_intermediate_size});
   const int64_t per_token = 6 * c.hidden_size + 2 * c.num_attention_heads * c.head_dim +
-                            2 * c.num_key_value_heads * c.head_dim + 3 * inter +
-                            2 * c.num_experts + 2;
+                            2 * c.num_key_value_heads * c.head_dim + 3 * inter + 2 * c.num_experts + 2;
   m.activations = 4 * (T * per_token + std::min<int64_t>(T, 256) * c.vocab_size);
   m.total = m.weights + m.kv_cache + m.activations;
   return m;

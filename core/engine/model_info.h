@@ -17,13 +17,13 @@ struct ModelInfo {
   std::filesystem::path dir;
   ModelConfig config;
   int64_t params_total = 0;
-  int64_t params_active = 0;               // per token; == total for dense models
+  int64_t params_active = 0;                   // per token; == total for dense models
   std::map<std::string, int64_t> dtype_bytes;  // weight bytes per stored dtype ("BF16": ...)
-  std::string dtype;                       // the dtype holding most bytes
-  int64_t weight_bytes = 0;                // as stored
-  int64_t size_on_disk = 0;                // all regular files in the folder
-  int64_t context_length = 0;              // max_position_embeddings
-  bool has_tokenizer = false;              // tokenizer.json or vocab.json + merges.txt
+  std::string dtype;                           // the dtype holding most bytes
+  int64_t weight_bytes = 0;                    // as stored
+  int64_t size_on_disk = 0;                    // all regular files in the folder
+  int64_t context_length = 0;                  // max_position_embeddings
+  bool has_tokenizer = false;                  // tokenizer.json or vocab.json + merges.txt
   int32_t num_shards = 0;
 };
 
@@ -41,8 +41,7 @@ struct MemoryEstimate {
 // Memory to run `config` with `context_tokens` of KV cache in `kv_dtype` (CPU: F32, CUDA: BF16)
 // and steps of up to `max_batched_tokens` tokens; weights counted at `weight_bytes` (what the
 // backend keeps: the file size on CPU, BF16 on CUDA).
-MemoryEstimate estimate_memory(const ModelConfig& config, int64_t weight_bytes,
-                               int64_t context_tokens, DType kv_dtype,
+MemoryEstimate estimate_memory(const ModelConfig& config, int64_t weight_bytes, int64_t context_tokens, DType kv_dtype,
                                int64_t max_batched_tokens = 2048);
 
 }  // namespace inferdesk

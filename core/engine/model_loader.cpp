@@ -18,8 +18,7 @@ namespace {
 
 void add_unique(std::vector<int32_t>& out, int64_t id) {
   if (id < 0) return;
-  if (std::find(out.begin(), out.end(), static_cast<int32_t>(id)) == out.end())
-    out.push_back(static_cast<int32_t>(id));
+  if (std::find(out.begin(), out.end(), static_cast<int32_t>(id)) == out.end()) out.push_back(static_cast<int32_t>(id));
 }
 
 ModelConfig read_config_file(const std::filesystem::path& path) {
@@ -75,8 +74,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
 }
 
 LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
-                             std::unique_ptr<Backend> backend, uint64_t seed,
-                             const LoadProgress& progress) {
+                             std::unique_ptr<Backend> backend, uint64_t seed, const LoadProgress& progress) {
   std::filesystem::path path = shape;
   if (!std::filesystem::exists(path)) path = shapes_dir / (shape + ".json");
   if (!std::filesystem::exists(path)) {
@@ -84,8 +82,8 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(shapes_dir, ec))
       if (e.path().extension() == ".json") names.append(" ").append(e.path().stem().string());
-    throw Error(ErrorCode::NotFound, "unknown model shape '" + shape + "' (built-in:" + names +
-                                         ", looked in " + shapes_dir.string() + ")");
+    throw Error(ErrorCode::NotFound,
+                "unknown model shape '" + shape + "' (built-in:" + names + ", looked in " + shapes_dir.string() + ")");
   }
   LoadedModel m;
   m.config = read_config_file(path);

@@ -32,8 +32,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
 
 // Random BF16 weights of a built-in shape (resources/shapes/<name>.json) or of a config.json path.
 LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
-                             std::unique_ptr<Backend> backend, uint64_t seed = 1,
-                             const LoadProgress& progress = {});
+                             std::unique_ptr<Backend> backend, uint64_t seed = 1, const LoadProgress& progress = {});
 
 // Parameter counts (total, and active per token for MoE) and BF16 weight bytes of a config.
 struct ParamCount {

@@ -11,8 +11,8 @@
 namespace inferdesk {
 
 struct EngineStats {
-  double decode_tokens_per_s = 0;   // generated tokens per second over the last ~2 s
-  double prompt_tokens_per_s = 0;   // prompt tokens computed per second over the last ~2 s
+  double decode_tokens_per_s = 0;  // generated tokens per second over the last ~2 s
+  double prompt_tokens_per_s = 0;  // prompt tokens computed per second over the last ~2 s
   int64_t total_generated_tokens = 0;
   int64_t total_prompt_tokens = 0;
   int64_t total_requests = 0;

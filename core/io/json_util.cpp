@@ -25,8 +25,8 @@ std::string read_file_bounded(const std::filesystem::path& path, size_t max_byte
   if (ec) throw Error(ErrorCode::Io, path.string() + ": cannot read size: " + ec.message());
   if (size > max_bytes) {
     throw Error(ErrorCode::Format, path.string() + ": file is " + std::to_string(size) +
-                                       " bytes, larger than the limit of " +
-                                       std::to_string(max_bytes) + " bytes for this kind of file");
+                                       " bytes, larger than the limit of " + std::to_string(max_bytes) +
+                                       " bytes for this kind of file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::Io, path.string() + ": cannot open: " + std::strerror(errno));
@@ -47,8 +47,7 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
         if (depth + 1 > max_depth) {
-          throw Error(ErrorCode::Format, source + ": JSON nested deeper than " +
-                                             std::to_string(max_depth) + " levels");
+          throw Error(ErrorCode::Format, source + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
         }
         is_object.push_back(event == json::parse_event_t::object_start);
         if (is_object.back()) keys.emplace_back();
@@ -68,8 +67,7 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
           }
         }
         break;
-      case json::parse_event_t::value:
-        break;
+      case json::parse_event_t::value: break;
     }
     return true;
   };

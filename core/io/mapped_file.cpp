@@ -47,17 +47,15 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
   if (out.size_ == 0) return out;  // mmap of length 0 is invalid; an empty file maps to nothing
   void* p = ::mmap(nullptr, out.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
   if (p == MAP_FAILED) {
-    throw Error(ErrorCode::Io, path.string() + ": cannot mmap " + std::to_string(out.size_) +
-                                   " bytes: " + errno_text(errno));
+    throw Error(ErrorCode::Io,
+                path.string() + ": cannot mmap " + std::to_string(out.size_) + " bytes: " + errno_text(errno));
   }
   out.data_ = static_cast<const std::byte*>(p);
   return out;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+    : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {

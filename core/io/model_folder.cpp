@@ -53,8 +53,7 @@ fs::path checked_weight_path(const fs::path& dir, const std::string& name, const
   auto bad = [&](const std::string& why) {
     return Error(ErrorCode::Format, source.string() + ": shard \"" + name + "\" " + why);
   };
-  if (name.empty() || name == "." || name == ".." ||
-      name.find_first_of(std::string("/\\\0", 3)) != std::string::npos) {
+  if (name.empty() || name == "." || name == ".." || name.find_first_of(std::string("/\\\0", 3)) != std::string::npos) {
     throw bad("is not a plain file name inside the model folder (absolute paths, '..' and "
               "sub-folders are refused)");
   }
@@ -62,14 +61,12 @@ fs::path checked_weight_path(const fs::path& dir, const std::string& name, const
   fs::path p = dir / name;
   std::error_code ec;
   if (!fs::exists(p, ec)) {
-    throw Error(ErrorCode::NotFound, source.string() + ": shard \"" + name + "\" is missing (" +
-                                         p.string() + ")");
+    throw Error(ErrorCode::NotFound, source.string() + ": shard \"" + name + "\" is missing (" + p.string() + ")");
   }
   fs::path target = fs::weakly_canonical(p, ec);
   if (ec) throw bad("cannot be resolved: " + ec.message());
   auto roots = allowed_roots(dir);
-  bool inside = std::any_of(roots.begin(), roots.end(),
-                            [&](const fs::path& r) { return is_within(target, r); });
+  bool inside = std::any_of(roots.begin(), roots.end(), [&](const fs::path& r) { return is_within(target, r); });
   if (!inside) throw bad("resolves to " + target.string() + ", outside the model folder");
   return p;
 }
@@ -89,8 +86,8 @@ std::vector<std::string> list_files(const fs::path& dir) {
 }
 
 bool is_pickle_name(const std::string& n) {
-  return ends_with(n, ".bin") || ends_with(n, ".pt") || ends_with(n, ".pth") ||
-         ends_with(n, ".ckpt") || ends_with(n, ".pkl");
+  return ends_with(n, ".bin") || ends_with(n, ".pt") || ends_with(n, ".pth") || ends_with(n, ".ckpt") ||
+         ends_with(n, ".pkl");
 }
 
 std::string join(const std::vector<std::string>& v, size_t max_items) {
@@ -120,15 +117,14 @@ ModelFolder ModelFolder::open(const fs::path& dir) {
     throw Error(ErrorCode::NotFound,
                 config_path.string() + ": not found; a Hugging Face model folder needs config.json");
   }
-  const nlohmann::json config_json = parse_json_lenient(
-      read_file_bounded(config_path, kMaxConfigJsonBytes), config_path.string());
+  const nlohmann::json config_json = parse_json_lenient(read_file_bounded(config_path, kMaxConfigJsonBytes),
+                                                        config_path.string());
   m.config_ = with_file_context(config_path, [&] { return ModelConfig::from_json(config_json); });
   const fs::path gen_path = dir / "generation_config.json";
   if (fs::exists(gen_path, ec)) {
-    const nlohmann::json gen_json = parse_json_lenient(
-        read_file_bounded(gen_path, kMaxConfigJsonBytes), gen_path.string());
-    m.generation_config_ =
-        with_file_context(gen_path, [&] { return GenerationConfig::from_json(gen_json); });
+    const nlohmann::json gen_json = parse_json_lenient(read_file_bounded(gen_path, kMaxConfigJsonBytes),
+                                                       gen_path.string());
+    m.generation_config_ = with_file_context(gen_path, [&] { return GenerationConfig::from_json(gen_json); });
     m.has_generation_config_ = true;
   }
 
@@ -152,22 +148,20 @@ ModelFolder ModelFolder::open(const fs::path& dir) {
     return m;
   }
   if (st.size() > 1) {
-    throw Error(ErrorCode::Format,
-                dir.string() + ": found " + std::to_string(st.size()) + " .safetensors files (" +
-                    join(st, 4) + ") but no model.safetensors.index.json saying which tensor is "
-                    "in which file");
+    throw Error(ErrorCode::Format, dir.string() + ": found " + std::to_string(st.size()) + " .safetensors files (" +
+                                       join(st, 4) +
+                                       ") but no model.safetensors.index.json saying which tensor is "
+                                       "in which file");
   }
   if (!pickles.empty()) {
-    throw Error(ErrorCode::Unsupported,
-                dir.string() + ": only PyTorch pickle checkpoints found (" + join(pickles, 4) +
-                    "). Pickle files are refused because loading them can run arbitrary code. "
-                    "Convert the model to safetensors, e.g. in Python with transformers: "
-                    "AutoModelForCausalLM.from_pretrained(dir).save_pretrained(out_dir, "
-                    "safe_serialization=True)");
+    throw Error(ErrorCode::Unsupported, dir.string() + ": only PyTorch pickle checkpoints found (" + join(pickles, 4) +
+                                            "). Pickle files are refused because loading them can run arbitrary code. "
+                                            "Convert the model to safetensors, e.g. in Python with transformers: "
+                                            "AutoModelForCausalLM.from_pretrained(dir).save_pretrained(out_dir, "
+                                            "safe_serialization=True)");
   }
-  throw Error(ErrorCode::NotFound,
-              dir.string() + ": no weights found (expected model.safetensors or "
-                             "model.safetensors.index.json with its shards)");
+  throw Error(ErrorCode::NotFound, dir.string() + ": no weights found (expected model.safetensors or "
+                                                  "model.safetensors.index.json with its shards)");
 }
 
 void ModelFolder::add_shard(SafetensorsFile file) {
@@ -176,8 +170,7 @@ void ModelFolder::add_shard(SafetensorsFile file) {
   for (uint32_t i = 0; i < tensors.size(); ++i) {
     auto [it, inserted] = by_name_.emplace(tensors[i].name, Location{shard, i});
     if (!inserted) {
-      throw Error(ErrorCode::Format, file.path().string() + ": tensor \"" + tensors[i].name +
-                                         "\" also appears in " +
+      throw Error(ErrorCode::Format, file.path().string() + ": tensor \"" + tensors[i].name + "\" also appears in " +
                                          shards_[it->second.shard].path().string());
     }
   }
@@ -197,16 +190,14 @@ void ModelFolder::load_indexed(const fs::path& index_file) {
   std::map<std::string, std::set<std::string>> by_shard;  // shard -> tensor names
   for (const auto& [tensor, shard] : wm->items()) {
     if (!shard.is_string()) {
-      throw Error(ErrorCode::Format,
-                  src + ": weight_map entry for \"" + tensor + "\" is not a file name string");
+      throw Error(ErrorCode::Format, src + ": weight_map entry for \"" + tensor + "\" is not a file name string");
     }
     by_shard[shard.get<std::string>()].insert(tensor);
   }
   if (by_shard.empty()) throw Error(ErrorCode::Format, src + ": \"weight_map\" is empty");
   if (by_shard.size() > kMaxShards) {
     throw Error(ErrorCode::Format, src + ": names " + std::to_string(by_shard.size()) +
-                                       " shards, more than the limit of " +
-                                       std::to_string(kMaxShards));
+                                       " shards, more than the limit of " + std::to_string(kMaxShards));
   }
   for (const auto& [shard_name, names] : by_shard) {
     SafetensorsFile file = SafetensorsFile::open(checked_weight_path(dir_, shard_name, index_file));
@@ -215,17 +206,16 @@ void ModelFolder::load_indexed(const fs::path& index_file) {
       if (!names.count(t.name)) {
         auto other = wm->find(t.name);
         std::string where = other == wm->end() ? "does not list it"
-                                               : "lists it under \"" +
-                                                     other->get<std::string>() + "\"";
-        throw Error(ErrorCode::Format, file.path().string() + " holds tensor \"" + t.name +
-                                           "\" but " + src + " " + where);
+                                               : "lists it under \"" + other->get<std::string>() + "\"";
+        throw Error(ErrorCode::Format,
+                    file.path().string() + " holds tensor \"" + t.name + "\" but " + src + " " + where);
       }
       present.insert(t.name);
     }
     for (const auto& n : names) {
       if (!present.count(n)) {
-        throw Error(ErrorCode::Format, src + ": says tensor \"" + n + "\" is in \"" + shard_name +
-                                           "\", but that file has no such tensor");
+        throw Error(ErrorCode::Format,
+                    src + ": says tensor \"" + n + "\" is in \"" + shard_name + "\", but that file has no such tensor");
       }
     }
     add_shard(std::move(file));
@@ -242,19 +232,17 @@ const HostTensor* ModelFolder::find(std::string_view name) const {
   return loc ? &shards_[loc->shard].tensors()[loc->index] : nullptr;
 }
 
-const HostTensor& ModelFolder::get(std::string_view name,
-                                   const std::vector<int64_t>& expected_shape) const {
+const HostTensor& ModelFolder::get(std::string_view name, const std::vector<int64_t>& expected_shape) const {
   const Location* loc = locate(name);
   if (!loc) {
-    throw Error(ErrorCode::NotFound, dir_.string() + ": tensor \"" + std::string(name) +
-                                         "\" not found in the model's weights");
+    throw Error(ErrorCode::NotFound,
+                dir_.string() + ": tensor \"" + std::string(name) + "\" not found in the model's weights");
   }
   const SafetensorsFile& shard = shards_[loc->shard];
   const HostTensor& t = shard.tensors()[loc->index];
   if (t.shape != expected_shape) {
-    throw Error(ErrorCode::Format, shard.path().string() + ": tensor \"" + t.name +
-                                       "\" has shape " + shape_to_string(t.shape) +
-                                       ", expected " + shape_to_string(expected_shape) +
+    throw Error(ErrorCode::Format, shard.path().string() + ": tensor \"" + t.name + "\" has shape " +
+                                       shape_to_string(t.shape) + ", expected " + shape_to_string(expected_shape) +
                                        " from config.json");
   }
   return t;
@@ -279,8 +267,8 @@ int64_t ModelFolder::weight_bytes() const {
 fs::path ModelFolder::file_of(std::string_view name) const {
   const Location* loc = locate(name);
   if (!loc) {
-    throw Error(ErrorCode::NotFound, dir_.string() + ": tensor \"" + std::string(name) +
-                                         "\" not found in the model's weights");
+    throw Error(ErrorCode::NotFound,
+                dir_.string() + ": tensor \"" + std::string(name) + "\" not found in the model's weights");
   }
   return shards_[loc->shard].path();
 }

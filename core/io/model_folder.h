@@ -20,8 +20,8 @@
 namespace inferdesk {
 
 // Size limits for the small JSON files of a model folder.
-inline constexpr size_t kMaxConfigJsonBytes = 4u << 20;   // config.json, generation_config.json
-inline constexpr size_t kMaxIndexJsonBytes = 64u << 20;   // model.safetensors.index.json
+inline constexpr size_t kMaxConfigJsonBytes = 4u << 20;  // config.json, generation_config.json
+inline constexpr size_t kMaxIndexJsonBytes = 64u << 20;  // model.safetensors.index.json
 
 class ModelFolder {
  public:

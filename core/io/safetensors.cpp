@@ -15,9 +15,9 @@ namespace {
 using nlohmann::json;
 
 // Dtypes the safetensors format defines but this engine does not compute with.
-constexpr std::array<std::string_view, 14> kKnownUnsupportedDtypes = {
-    "F64", "I8", "I16", "U16", "U32", "U64", "BOOL", "F8_E4M3", "F8_E5M2", "F8_E8M0",
-    "F4", "F6_E2M3", "F6_E3M2", "C64"};
+constexpr std::array<std::string_view, 14> kKnownUnsupportedDtypes = {"F64", "I8",      "I16",     "U16",     "U32",
+                                                                      "U64", "BOOL",    "F8_E4M3", "F8_E5M2", "F8_E8M0",
+                                                                      "F4",  "F6_E2M3", "F6_E3M2", "C64"};
 
 struct Entry {
   HostTensor tensor;
@@ -25,8 +25,7 @@ struct Entry {
   uint64_t end = 0;
 };
 
-[[noreturn]] void fail(ErrorCode code, const std::string& source, const std::string& name,
-                       const std::string& reason) {
+[[noreturn]] void fail(ErrorCode code, const std::string& source, const std::string& name, const std::string& reason) {
   throw Error(code, source + ": tensor \"" + name + "\": " + reason);
 }
 
@@ -67,8 +66,7 @@ uint64_t parse_entry_shape(const json& obj, const std::string& source, const std
   }
   if (it->size() > kSafetensorsMaxRank) {
     fail(ErrorCode::Format, source, name,
-         "rank " + std::to_string(it->size()) + " exceeds the limit of " +
-             std::to_string(kSafetensorsMaxRank));
+         "rank " + std::to_string(it->size()) + " exceeds the limit of " + std::to_string(kSafetensorsMaxRank));
   }
   uint64_t numel = 1;
   for (const auto& d : *it) {
@@ -84,8 +82,8 @@ uint64_t parse_entry_shape(const json& obj, const std::string& source, const std
   return numel;
 }
 
-Entry parse_entry(const std::string& name, const json& obj, const std::byte* data,
-                  uint64_t data_size, const std::string& source) {
+Entry parse_entry(const std::string& name, const json& obj, const std::byte* data, uint64_t data_size,
+                  const std::string& source) {
   if (!obj.is_object()) fail(ErrorCode::Format, source, name, "entry is not a JSON object");
   Entry e;
   e.tensor.name = name;
@@ -128,8 +126,7 @@ std::map<std::string, std::string> parse_metadata(const json& v, const std::stri
   std::map<std::string, std::string> out;
   for (const auto& [k, val] : v.items()) {
     if (!val.is_string()) {
-      throw Error(ErrorCode::Format,
-                  source + ": \"__metadata__\" value for \"" + k + "\" is not a string");
+      throw Error(ErrorCode::Format, source + ": \"__metadata__\" value for \"" + k + "\" is not a string");
     }
     out.emplace(k, val.get<std::string>());
   }
@@ -138,36 +135,35 @@ std::map<std::string, std::string> parse_metadata(const json& v, const std::stri
 
 // The tensors must tile [0, data_size) exactly: no gap, no overlap, nothing after the last one.
 void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::string& source) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
   uint64_t pos = 0;
   const std::string* prev = nullptr;
   for (const Entry& e : entries) {
     if (e.begin < pos) {
       fail(ErrorCode::Format, source, e.tensor.name,
-           "data [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-               ") overlaps tensor \"" + *prev + "\" (which ends at " + std::to_string(pos) + ")");
+           "data [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") overlaps tensor \"" + *prev +
+               "\" (which ends at " + std::to_string(pos) + ")");
     }
     if (e.begin > pos) {
       fail(ErrorCode::Format, source, e.tensor.name,
-           "gap in the data section: bytes [" + std::to_string(pos) + ", " +
-               std::to_string(e.begin) + ") belong to no tensor");
+           "gap in the data section: bytes [" + std::to_string(pos) + ", " + std::to_string(e.begin) +
+               ") belong to no tensor");
     }
     pos = e.end;
     prev = &e.tensor.name;
   }
   if (pos != data_size) {
     throw Error(ErrorCode::Format, source + ": data section is " + std::to_string(data_size) +
-                                       " bytes but the tensors cover only " +
-                                       std::to_string(pos) + " (trailing bytes)");
+                                       " bytes but the tensors cover only " + std::to_string(pos) +
+                                       " (trailing bytes)");
   }
 }
 
 }  // namespace
 
-SafetensorsHeader parse_safetensors_header(std::string_view header_json, const std::byte* data,
-                                           uint64_t data_size, const std::string& source) {
+SafetensorsHeader parse_safetensors_header(std::string_view header_json, const std::byte* data, uint64_t data_size,
+                                           const std::string& source) {
   // Valid headers nest three deep (root -> entry -> shape); allow one spare level.
   json root = parse_json_strict(header_json, source + " (header)", 4);
   if (!root.is_object()) {
@@ -202,14 +198,13 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(base[i]);
   if (header_len > kSafetensorsMaxHeaderBytes) {
-    throw Error(ErrorCode::Format, source + ": header length " + std::to_string(header_len) +
-                                       " exceeds the limit of " +
+    throw Error(ErrorCode::Format, source + ": header length " + std::to_string(header_len) + " exceeds the limit of " +
                                        std::to_string(kSafetensorsMaxHeaderBytes) + " bytes");
   }
   if (header_len > size - 8) {
     throw Error(ErrorCode::Format, source + ": header length " + std::to_string(header_len) +
-                                       " is larger than the rest of the file (" +
-                                       std::to_string(size - 8) + " bytes; truncated file?)");
+                                       " is larger than the rest of the file (" + std::to_string(size - 8) +
+                                       " bytes; truncated file?)");
   }
   std::string_view header(reinterpret_cast<const char*>(base + 8), static_cast<size_t>(header_len));
   const uint64_t data_size = size - 8 - header_len;

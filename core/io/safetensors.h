@@ -32,8 +32,8 @@ struct SafetensorsHeader {
   std::vector<HostTensor> tensors;
   std::map<std::string, std::string> metadata;
 };
-SafetensorsHeader parse_safetensors_header(std::string_view header_json, const std::byte* data,
-                                           uint64_t data_size, const std::string& source);
+SafetensorsHeader parse_safetensors_header(std::string_view header_json, const std::byte* data, uint64_t data_size,
+                                           const std::string& source);
 
 class SafetensorsFile {
  public:

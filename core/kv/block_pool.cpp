@@ -30,26 +30,22 @@ BlockHash hash_block_tokens(BlockHash parent, std::span<const TokenId> tokens) {
   return h;
 }
 
-BlockPool::BlockPool(int32_t num_blocks, bool enable_prefix_caching)
-    : prefix_caching_(enable_prefix_caching) {
+BlockPool::BlockPool(int32_t num_blocks, bool enable_prefix_caching) : prefix_caching_(enable_prefix_caching) {
   if (num_blocks < 1 || num_blocks > kMaxBlocks) {
-    throw Error(ErrorCode::InvalidArgument,
-                "KV cache: number of blocks must be in [1, " + std::to_string(kMaxBlocks) +
-                    "], got " + std::to_string(num_blocks));
+    throw Error(ErrorCode::InvalidArgument, "KV cache: number of blocks must be in [1, " + std::to_string(kMaxBlocks) +
+                                                "], got " + std::to_string(num_blocks));
   }
   blocks_.resize(static_cast<size_t>(num_blocks));
   sentinel_.prev = sentinel_.next = sentinel_id();
   for (BlockId i = 0; i < num_blocks; ++i) queue_push_back(i);
 }
 
-double BlockPool::usage() const {
-  return 1.0 - static_cast<double>(num_free_) / static_cast<double>(num_blocks());
-}
+double BlockPool::usage() const { return 1.0 - static_cast<double>(num_free_) / static_cast<double>(num_blocks()); }
 
 void BlockPool::check_id(BlockId block) const {
   if (block < 0 || block >= num_blocks()) {
-    throw Error(ErrorCode::Internal, "KV cache: block id " + std::to_string(block) +
-                                         " out of range [0, " + std::to_string(num_blocks()) + ")");
+    throw Error(ErrorCode::Internal, "KV cache: block id " + std::to_string(block) + " out of range [0, " +
+                                         std::to_string(num_blocks()) + ")");
   }
 }
 
@@ -85,8 +81,8 @@ void BlockPool::evict(BlockId block) {
 
 std::vector<BlockId> BlockPool::allocate(int32_t n) {
   if (n < 0 || n > num_free_) {
-    throw Error(ErrorCode::OutOfMemory, "KV cache: cannot allocate " + std::to_string(n) +
-                                            " blocks, " + std::to_string(num_free_) + " free");
+    throw Error(ErrorCode::OutOfMemory,
+                "KV cache: cannot allocate " + std::to_string(n) + " blocks, " + std::to_string(num_free_) + " free");
   }
   std::vector<BlockId> out;
   out.reserve(static_cast<size_t>(n));
@@ -120,14 +116,12 @@ void BlockPool::free(std::span<const BlockId> blocks) {
   }
 }
 
-BlockLink BlockPool::cache_block(BlockId block, BlockHash hash, BlockLink parent,
-                                 std::span<const TokenId> tokens) {
+BlockLink BlockPool::cache_block(BlockId block, BlockHash hash, BlockLink parent, std::span<const TokenId> tokens) {
   check_id(block);
   Block& b = blocks_[block];
   if (!prefix_caching_ || b.cached) return link(block);
   if (b.ref_count <= 0) {
-    throw Error(ErrorCode::Internal,
-                "KV cache: caching block " + std::to_string(block) + " that nobody holds");
+    throw Error(ErrorCode::Internal, "KV cache: caching block " + std::to_string(block) + " that nobody holds");
   }
   auto it = cached_.find(hash);
   if (it != cached_.end()) {
@@ -151,8 +145,7 @@ BlockLink BlockPool::cache_block(BlockId block, BlockHash hash, BlockLink parent
   return link(block);
 }
 
-std::optional<BlockId> BlockPool::lookup(BlockHash hash, BlockLink parent,
-                                         std::span<const TokenId> tokens) const {
+std::optional<BlockId> BlockPool::lookup(BlockHash hash, BlockLink parent, std::span<const TokenId> tokens) const {
   if (!prefix_caching_) return std::nullopt;
   auto it = cached_.find(hash);
   if (it == cached_.end()) return std::nullopt;

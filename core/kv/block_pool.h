@@ -34,7 +34,7 @@ using TokenId = int32_t;
 // Identifies one incarnation of a block: the block id plus its allocation generation. A link
 // whose generation no longer matches the block's current one refers to evicted contents.
 struct BlockLink {
-  BlockId block = -1;      // -1: no parent (the first block of a sequence)
+  BlockId block = -1;  // -1: no parent (the first block of a sequence)
   uint64_t generation = 0;
   bool operator==(const BlockLink&) const = default;
 };
@@ -72,12 +72,10 @@ class BlockPool {
   // Returns the link later blocks of the same sequence should use as their parent: the block's
   // own link, or the link of an identical block already cached under the same hash (then `block`
   // stays uncached). On a true hash collision `block` stays uncached and its own link is returned.
-  BlockLink cache_block(BlockId block, BlockHash hash, BlockLink parent,
-                        std::span<const TokenId> tokens);
+  BlockLink cache_block(BlockId block, BlockHash hash, BlockLink parent, std::span<const TokenId> tokens);
   // The cached block whose hash, tokens and parent link (checked against the parent's current
   // generation) all match, or nullopt.
-  std::optional<BlockId> lookup(BlockHash hash, BlockLink parent,
-                                std::span<const TokenId> tokens) const;
+  std::optional<BlockId> lookup(BlockHash hash, BlockLink parent, std::span<const TokenId> tokens) const;
 
   // Inspection (tests, stats).
   int32_t ref_count(BlockId block) const;

@@ -11,10 +11,9 @@ namespace {
 
 int32_t checked_block_size(int32_t block_size) {
   if (block_size < 1 || block_size > KvCacheManager::kMaxBlockSize) {
-    throw Error(ErrorCode::InvalidArgument,
-                "KV cache: block size must be in [1, " +
-                    std::to_string(KvCacheManager::kMaxBlockSize) + "], got " +
-                    std::to_string(block_size));
+    throw Error(ErrorCode::InvalidArgument, "KV cache: block size must be in [1, " +
+                                                std::to_string(KvCacheManager::kMaxBlockSize) + "], got " +
+                                                std::to_string(block_size));
   }
   return block_size;
 }
@@ -36,8 +35,7 @@ PrefixHit KvCacheManager::find_cached_prefix(std::span<const TokenId> tokens) co
   // Never serve the last token: at most (n - 1) tokens, rounded down to full blocks.
   const size_t max_blocks = (tokens.size() - 1) / static_cast<size_t>(block_size_);
   for (size_t i = 0; i < max_blocks; ++i) {
-    auto slice = tokens.subspan(i * static_cast<size_t>(block_size_),
-                                static_cast<size_t>(block_size_));
+    auto slice = tokens.subspan(i * static_cast<size_t>(block_size_), static_cast<size_t>(block_size_));
     BlockHash h = hash_block_tokens(hit.last_hash, slice);
     std::optional<BlockId> b = pool_.lookup(h, hit.last_link, slice);
     if (!b) break;
@@ -54,34 +52,30 @@ bool KvCacheManager::allocate_slots(SeqId seq, int32_t num_tokens, const PrefixH
   auto it = seqs_.find(seq);
   const bool is_new = it == seqs_.end();
   if (num_tokens < 0) {
-    throw Error(ErrorCode::InvalidArgument,
-                "KV cache: negative token count " + std::to_string(num_tokens));
+    throw Error(ErrorCode::InvalidArgument, "KV cache: negative token count " + std::to_string(num_tokens));
   }
   if (hit && !is_new) {
-    throw Error(ErrorCode::InvalidArgument, "KV cache: prefix hit given for sequence " +
-                                                std::to_string(seq) + " that already has blocks");
+    throw Error(ErrorCode::InvalidArgument,
+                "KV cache: prefix hit given for sequence " + std::to_string(seq) + " that already has blocks");
   }
   const size_t hit_blocks = hit ? hit->blocks.size() : 0;
   if (hit) {
     if (num_tokens < hit->num_tokens) {
-      throw Error(ErrorCode::InvalidArgument, "KV cache: allocation of " +
-                                                  std::to_string(num_tokens) +
-                                                  " tokens is shorter than its prefix hit");
+      throw Error(ErrorCode::InvalidArgument,
+                  "KV cache: allocation of " + std::to_string(num_tokens) + " tokens is shorter than its prefix hit");
     }
-    if (hit->generations.size() != hit_blocks ||
-        hit->num_tokens != static_cast<int32_t>(hit_blocks) * block_size_) {
+    if (hit->generations.size() != hit_blocks || hit->num_tokens != static_cast<int32_t>(hit_blocks) * block_size_) {
       throw Error(ErrorCode::InvalidArgument, "KV cache: malformed prefix hit");
     }
     for (size_t i = 0; i < hit_blocks; ++i) {
       BlockLink l = pool_.link(hit->blocks[i]);
       if (l.generation != hit->generations[i] || !pool_.block_hash(l.block)) {
-        throw Error(ErrorCode::Internal, "KV cache: stale prefix hit (block " +
-                                             std::to_string(l.block) + " was evicted)");
+        throw Error(ErrorCode::Internal,
+                    "KV cache: stale prefix hit (block " + std::to_string(l.block) + " was evicted)");
       }
     }
   }
-  const int64_t have = is_new ? static_cast<int64_t>(hit_blocks)
-                              : static_cast<int64_t>(it->second.table.size());
+  const int64_t have = is_new ? static_cast<int64_t>(hit_blocks) : static_cast<int64_t>(it->second.table.size());
   const int64_t need = std::max<int64_t>(0, blocks_for(num_tokens) - have);
   int64_t hit_free = 0;
   for (size_t i = 0; i < hit_blocks; ++i) hit_free += pool_.ref_count(hit->blocks[i]) == 0;
@@ -104,24 +98,21 @@ bool KvCacheManager::allocate_slots(SeqId seq, int32_t num_tokens, const PrefixH
   return true;
 }
 
-void KvCacheManager::cache_full_blocks(SeqId seq, std::span<const TokenId> tokens,
-                                       int32_t num_computed) {
+void KvCacheManager::cache_full_blocks(SeqId seq, std::span<const TokenId> tokens, int32_t num_computed) {
   if (!pool_.prefix_caching()) return;
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) {
-    throw Error(ErrorCode::Internal, "KV cache: caching blocks of unknown sequence " +
-                                         std::to_string(seq));
+    throw Error(ErrorCode::Internal, "KV cache: caching blocks of unknown sequence " + std::to_string(seq));
   }
   if (num_computed < 0 || static_cast<size_t>(num_computed) > tokens.size()) {
-    throw Error(ErrorCode::InvalidArgument,
-                "KV cache: " + std::to_string(num_computed) + " computed tokens but only " +
-                    std::to_string(tokens.size()) + " tokens given");
+    throw Error(ErrorCode::InvalidArgument, "KV cache: " + std::to_string(num_computed) + " computed tokens but only " +
+                                                std::to_string(tokens.size()) + " tokens given");
   }
   SeqState& s = it->second;
   const int32_t full = num_computed / block_size_;
   if (static_cast<size_t>(full) > s.table.size()) {
-    throw Error(ErrorCode::Internal, "KV cache: sequence " + std::to_string(seq) +
-                                         " computed tokens beyond its block table");
+    throw Error(ErrorCode::Internal,
+                "KV cache: sequence " + std::to_string(seq) + " computed tokens beyond its block table");
   }
   for (int32_t i = s.num_cached_blocks; i < full; ++i) {
     auto slice = tokens.subspan(static_cast<size_t>(i) * static_cast<size_t>(block_size_),
@@ -151,14 +142,13 @@ std::span<const BlockId> KvCacheManager::block_table(SeqId seq) const {
 int64_t KvCacheManager::slot(SeqId seq, int32_t pos) const {
   std::span<const BlockId> table = block_table(seq);
   if (pos < 0 || static_cast<size_t>(pos / block_size_) >= table.size()) {
-    throw Error(ErrorCode::Internal, "KV cache: position " + std::to_string(pos) +
-                                         " of sequence " + std::to_string(seq) + " has no slot");
+    throw Error(ErrorCode::Internal,
+                "KV cache: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) + " has no slot");
   }
   return slot_of(table, block_size_, pos);
 }
 
-void KvCacheManager::append_slots(SeqId seq, int32_t start, int32_t count,
-                                  std::vector<int64_t>& out) const {
+void KvCacheManager::append_slots(SeqId seq, int32_t start, int32_t count, std::vector<int64_t>& out) const {
   if (count <= 0) return;
   slot(seq, start);
   slot(seq, start + count - 1);  // both ends checked: the range is covered

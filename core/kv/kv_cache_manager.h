@@ -39,8 +39,8 @@ struct PrefixHit {
 
 struct KvCacheStats {
   int32_t blocks_total = 0;
-  int32_t blocks_used = 0;       // referenced by at least one sequence
-  int32_t blocks_cached = 0;     // registered in the prefix cache (used or free)
+  int32_t blocks_used = 0;          // referenced by at least one sequence
+  int32_t blocks_cached = 0;        // registered in the prefix cache (used or free)
   int64_t prefix_query_tokens = 0;  // tokens of sequences admitted with a lookup
   int64_t prefix_hit_tokens = 0;    // of those, tokens served from the cache
   double usage() const { return blocks_total ? double(blocks_used) / blocks_total : 0.0; }
@@ -112,8 +112,7 @@ class KvCacheManager {
 
 // Global slot of position pos in a block table (no bounds check on the table: caller's job).
 inline int64_t slot_of(std::span<const BlockId> table, int32_t block_size, int32_t pos) {
-  return static_cast<int64_t>(table[static_cast<size_t>(pos / block_size)]) * block_size +
-         pos % block_size;
+  return static_cast<int64_t>(table[static_cast<size_t>(pos / block_size)]) * block_size + pos % block_size;
 }
 
 }  // namespace inferdesk

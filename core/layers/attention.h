@@ -12,11 +12,11 @@
 namespace inferdesk {
 
 struct AttentionWeights {
-  Buffer norm;                      // input_layernorm
-  Buffer q, k, v, o;                // projections (q, k, v empty when stacked into qkv)
-  Buffer q_bias, k_bias, v_bias;    // empty when the model has none
-  Buffer qkv, qkv_bias;             // q, k, v stacked (backends that want fused weights)
-  Buffer q_norm, k_norm;            // per-head RMSNorm (qwen3); empty otherwise
+  Buffer norm;                    // input_layernorm
+  Buffer q, k, v, o;              // projections (q, k, v empty when stacked into qkv)
+  Buffer q_bias, k_bias, v_bias;  // empty when the model has none
+  Buffer qkv, qkv_bias;           // q, k, v stacked (backends that want fused weights)
+  Buffer q_norm, k_norm;          // per-head RMSNorm (qwen3); empty otherwise
 };
 
 struct AttentionShape {
@@ -30,7 +30,6 @@ struct AttentionShape {
 // Rows [0, T) of acts.h hold the layer's normalised input. Afterwards acts.x += o(attention) and
 // acts.h = rms_norm(acts.x) * next_norm (the layer's post-attention norm).
 void attention_block(Backend& b, int32_t layer, const AttentionWeights& a, const AttentionShape& s,
-                     const RopeConfig& rope, const Tensor& next_norm,
-                     const ActivationBuffers& acts, int64_t T);
+                     const RopeConfig& rope, const Tensor& next_norm, const ActivationBuffers& acts, int64_t T);
 
 }  // namespace inferdesk

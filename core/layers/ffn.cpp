@@ -9,14 +9,14 @@ void finish_moe(MoeWeights& moe) {
       moe.views.push_back({e.gate.tensor(), e.up.tensor(), e.down.tensor()});
     } else {  // stacked: gate and up are the two row halves of one weight
       const int64_t inter = e.inter();
-      moe.views.push_back({e.gate_up.tensor().row_slice(0, inter),
-                           e.gate_up.tensor().row_slice(inter, inter), e.down.tensor()});
+      moe.views.push_back(
+          {e.gate_up.tensor().row_slice(0, inter), e.gate_up.tensor().row_slice(inter, inter), e.down.tensor()});
     }
   }
 }
 
-bool dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out,
-               const Tensor* next_norm, float eps, const ActivationBuffers& acts) {
+bool dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out, const Tensor* next_norm, float eps,
+               const ActivationBuffers& acts) {
   const int64_t T = h.rows, I = f.inter();
   Tensor act = acts.act.tensor().row_slice(0, T).col_slice(0, I);
   if (!f.gate_up.empty()) {
@@ -30,16 +30,16 @@ bool dense_ffn(Backend& b, const DenseFfnWeights& f, const Tensor& h, Tensor out
     b.silu_mul(gate, up, act);
   }
   if (next_norm) {
-    b.linear_add_rms_norm(act, f.down.tensor(), out, acts.x.tensor().row_slice(0, T), *next_norm,
-                          eps, acts.h.tensor().row_slice(0, T));
+    b.linear_add_rms_norm(act, f.down.tensor(), out, acts.x.tensor().row_slice(0, T), *next_norm, eps,
+                          acts.h.tensor().row_slice(0, T));
     return true;
   }
   b.linear(act, f.down.tensor(), nullptr, out);
   return false;
 }
 
-void moe_ffn(Backend& b, int32_t layer, const MoeWeights& m, const MoeRouting& routing,
-             const Tensor& h, Tensor out, const ActivationBuffers& acts) {
+void moe_ffn(Backend& b, int32_t layer, const MoeWeights& m, const MoeRouting& routing, const Tensor& h, Tensor out,
+             const ActivationBuffers& acts) {
   const int64_t T = h.rows;
   Tensor router = acts.router.tensor().row_slice(0, T);
   Tensor ids = acts.ids.tensor().row_slice(0, T), wts = acts.wts.tensor().row_slice(0, T);

@@ -44,8 +44,7 @@ RopeConfig make_rope_config(int64_t head_dim, double rope_theta, const RopeScali
   } else if (scaling.type == "linear") {
     for (float& f : rope.inv_freq) f /= static_cast<float>(scaling.factor);
   } else if (!scaling.type.empty() && scaling.type != "default") {
-    throw Error(ErrorCode::Unsupported,
-                "rope_scaling type '" + scaling.type + "' is not supported");
+    throw Error(ErrorCode::Unsupported, "rope_scaling type '" + scaling.type + "' is not supported");
   }
   return rope;
 }

@@ -69,8 +69,8 @@ std::string opt_string(const json& j, const char* key) {
 
 void check_range(const char* key, int64_t v, int64_t lo, int64_t hi) {
   if (v < lo || v > hi) {
-    bad(key, "value " + std::to_string(v) + " is outside the supported range [" +
-                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    bad(key, "value " + std::to_string(v) + " is outside the supported range [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]");
   }
 }
 
@@ -108,8 +108,7 @@ const Architecture& find_family(const json& j) {
   const auto& type = v->get_ref<const std::string&>();
   if (const Architecture* a = find_architecture(type)) return *a;
   throw Error(ErrorCode::Unsupported, "field \"model_type\": \"" + type +
-                                          "\" is not supported (supported: " +
-                                          supported_model_types_list() + ")");
+                                          "\" is not supported (supported: " + supported_model_types_list() + ")");
 }
 
 // ---- sections ------------------------------------------------------------------------------
@@ -146,15 +145,14 @@ void parse_sizes(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   } else {
     if (c.hidden_size % c.num_attention_heads != 0) {
       bad("hidden_size", "hidden_size (" + std::to_string(c.hidden_size) +
-                             ") is not divisible by num_attention_heads (" +
-                             std::to_string(c.num_attention_heads) + ") and no head_dim is given");
+                             ") is not divisible by num_attention_heads (" + std::to_string(c.num_attention_heads) +
+                             ") and no head_dim is given");
     }
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
   check_range("head_dim", c.head_dim, 2, 1024);
   if (c.head_dim % 2 != 0) bad("head_dim", "must be even for rotary embeddings");
-  c.max_position_embeddings =
-      opt_int(j, "max_position_embeddings").value_or(d.max_position_embeddings);
+  c.max_position_embeddings = opt_int(j, "max_position_embeddings").value_or(d.max_position_embeddings);
   check_range("max_position_embeddings", c.max_position_embeddings, 1, int64_t{1} << 27);
 }
 
@@ -185,11 +183,9 @@ void parse_misc(const json& j, const ConfigDefaults& d, ModelConfig& c) {
     case BiasRule::Never: c.attention_bias = false; break;
   }
   c.qk_norm = d.qk_norm;
-  c.eos_token_ids = j.contains("eos_token_id") ? token_id_list(j, "eos_token_id")
-                                               : std::vector<int64_t>{};
+  c.eos_token_ids = j.contains("eos_token_id") ? token_id_list(j, "eos_token_id") : std::vector<int64_t>{};
   if (!j.contains("eos_token_id") && d.eos_token_id >= 0) c.eos_token_ids = {d.eos_token_id};
-  c.bos_token_id =
-      j.contains("bos_token_id") ? optional_token_id(j, "bos_token_id") : d.bos_token_id;
+  c.bos_token_id = j.contains("bos_token_id") ? optional_token_id(j, "bos_token_id") : d.bos_token_id;
 }
 
 double required_rope_double(const json& r, const char* key, const std::string& type) {
@@ -206,8 +202,7 @@ void parse_rope(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   if (scaling && !scaling->is_object()) bad("rope_scaling", "must be an object or null");
   if (params && !params->contains("rope_type") && !params->contains("rope_theta") &&
       (params->contains("full_attention") || params->contains("sliding_attention"))) {
-    throw Error(ErrorCode::Unsupported,
-                "field \"rope_parameters\": per-layer-type rope parameters are not supported");
+    throw Error(ErrorCode::Unsupported, "field \"rope_parameters\": per-layer-type rope parameters are not supported");
   }
   std::optional<double> theta = params ? opt_double(*params, "rope_theta") : std::nullopt;
   if (!theta) theta = opt_double(j, "rope_theta");
@@ -226,9 +221,8 @@ void parse_rope(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   }
   if (type == "linear") return;
   if (type != "llama3") {
-    throw Error(ErrorCode::Unsupported,
-                "field \"rope_scaling\": rope type \"" + type +
-                    "\" is not supported (supported: default, linear, llama3)");
+    throw Error(ErrorCode::Unsupported, "field \"rope_scaling\": rope type \"" + type +
+                                            "\" is not supported (supported: default, linear, llama3)");
   }
   RopeScaling& r = c.rope_scaling;
   r.low_freq_factor = required_rope_double(*scaling, "low_freq_factor", type);
@@ -257,8 +251,7 @@ void parse_sliding(const json& j, const ConfigDefaults& d, ModelConfig& c) {
   const int64_t n = c.num_hidden_layers;
   int64_t window = 0;
   if (d.sliding != SlidingRule::None) {
-    window = j.contains("sliding_window") ? opt_int(j, "sliding_window").value_or(0)
-                                          : d.sliding_window;
+    window = j.contains("sliding_window") ? opt_int(j, "sliding_window").value_or(0) : d.sliding_window;
     check_range("sliding_window", window, 0, int64_t{1} << 27);
     bool qwen_rule = d.sliding != SlidingRule::EveryLayer;
     if (qwen_rule && !opt_bool(j, "use_sliding_window", false)) window = 0;
@@ -273,8 +266,7 @@ void parse_sliding(const json& j, const ConfigDefaults& d, ModelConfig& c) {
       if (t == "sliding_attention") {
         c.layer_sliding_window[static_cast<size_t>(i)] = window;
       } else if (t != "full_attention") {
-        throw Error(ErrorCode::Unsupported, "field \"layer_types\": entry " + std::to_string(i) +
-                                                " is " + t.dump() +
+        throw Error(ErrorCode::Unsupported, "field \"layer_types\": entry " + std::to_string(i) + " is " + t.dump() +
                                                 " (supported: full_attention, sliding_attention)");
       }
     }
@@ -298,8 +290,8 @@ void parse_moe(const json& j, const ConfigDefaults& d, ModelConfig& c) {
     c.moe_intermediate_size = opt_int(j, "moe_intermediate_size").value_or(d.moe_intermediate_size);
     c.norm_topk_prob = opt_bool(j, "norm_topk_prob", false);
     if (d.shared_expert) {
-      c.shared_expert_intermediate_size =
-          opt_int(j, "shared_expert_intermediate_size").value_or(d.shared_expert_intermediate_size);
+      c.shared_expert_intermediate_size = opt_int(j, "shared_expert_intermediate_size")
+                                              .value_or(d.shared_expert_intermediate_size);
       check_range("shared_expert_intermediate_size", c.shared_expert_intermediate_size, 0, 1 << 20);
     }
     c.decoder_sparse_step = opt_int(j, "decoder_sparse_step").value_or(1);
@@ -313,16 +305,15 @@ void parse_moe(const json& j, const ConfigDefaults& d, ModelConfig& c) {
         c.mlp_only_layers.push_back(i);
       }
       std::sort(c.mlp_only_layers.begin(), c.mlp_only_layers.end());
-      c.mlp_only_layers.erase(std::unique(c.mlp_only_layers.begin(), c.mlp_only_layers.end()),
-                              c.mlp_only_layers.end());
+      c.mlp_only_layers.erase(std::unique(c.mlp_only_layers.begin(), c.mlp_only_layers.end()), c.mlp_only_layers.end());
     }
   }
   const char* experts_key = d.moe == MoeLayout::Mixtral ? "num_local_experts" : "num_experts";
   check_range(experts_key, c.num_experts, 1, 4096);
   c.num_experts_per_tok = opt_int(j, "num_experts_per_tok").value_or(d.num_experts_per_tok);
   check_range("num_experts_per_tok", c.num_experts_per_tok, 1, c.num_experts);
-  check_range(d.moe == MoeLayout::Mixtral ? "intermediate_size" : "moe_intermediate_size",
-              c.moe_intermediate_size, 1, 1 << 20);
+  check_range(d.moe == MoeLayout::Mixtral ? "intermediate_size" : "moe_intermediate_size", c.moe_intermediate_size, 1,
+              1 << 20);
 }
 
 }  // namespace

@@ -40,8 +40,8 @@ struct ModelConfig {
   // Mixture of experts (num_experts == 0: dense model).
   int64_t num_experts = 0;
   int64_t num_experts_per_tok = 0;
-  int64_t moe_intermediate_size = 0;             // expert width
-  int64_t shared_expert_intermediate_size = 0;   // qwen2_moe shared expert width (0: none)
+  int64_t moe_intermediate_size = 0;            // expert width
+  int64_t shared_expert_intermediate_size = 0;  // qwen2_moe shared expert width (0: none)
   bool norm_topk_prob = false;
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;

@@ -37,8 +37,8 @@ AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std
   return a;
 }
 
-DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hidden, int64_t inter,
-                               const char* gate, const char* up, const char* down) {
+DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hidden, int64_t inter, const char* gate,
+                               const char* up, const char* down) {
   DenseFfnWeights f;
   f.gate = w.matrix(p + "." + gate + ".weight", inter, hidden);
   f.up = w.matrix(p + "." + up + ".weight", inter, hidden);
@@ -46,12 +46,11 @@ DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hi
   return f;
 }
 
-DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t hidden,
-                                int64_t inter, const char* gate, const char* up, const char* down) {
+DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t hidden, int64_t inter, const char* gate,
+                                const char* up, const char* down) {
   if (!w.stacks_weights()) return load_dense_ffn(w, p, hidden, inter, gate, up, down);
   DenseFfnWeights f;
-  f.gate_up = w.stacked_matrix({p + "." + gate + ".weight", p + "." + up + ".weight"},
-                               {inter, inter}, hidden);
+  f.gate_up = w.stacked_matrix({p + "." + gate + ".weight", p + "." + up + ".weight"}, {inter, inter}, hidden);
   f.down = w.matrix(p + "." + down + ".weight", hidden, inter);
   return f;
 }
@@ -66,8 +65,8 @@ void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeig
     out.lm_head = out.embed;
 }
 
-std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c,
-                                     const AttentionNames& names, const FfnLoader& ffn) {
+std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c, const AttentionNames& names,
+                                     const FfnLoader& ffn) {
   DecoderWeights d;
   load_embeddings_and_head(w, c, d);
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
@@ -86,18 +85,17 @@ void load_dense_mlp(WeightLoader& w, const ModelConfig& c, int64_t, const std::s
   out.dense = load_swiglu_mlp(w, prefix + ".mlp", c.hidden_size, c.intermediate_size);
 }
 
-void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
-                       const std::string& prefix, DecoderLayerWeights& out) {
+void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer, const std::string& prefix,
+                       DecoderLayerWeights& out) {
   out.is_moe = c.is_moe_layer(layer);
   if (!out.is_moe) return load_dense_mlp(w, c, layer, prefix, out);
   const std::string m = prefix + ".mlp";
   out.moe.router = w.matrix(m + ".gate.weight", c.num_experts, c.hidden_size);
   for (int64_t e = 0; e < c.num_experts; ++e)
-    out.moe.experts.push_back(load_swiglu_mlp(w, m + ".experts." + std::to_string(e),
-                                              c.hidden_size, c.moe_intermediate_size));
+    out.moe.experts.push_back(
+        load_swiglu_mlp(w, m + ".experts." + std::to_string(e), c.hidden_size, c.moe_intermediate_size));
   if (c.shared_expert_intermediate_size > 0) {
-    out.moe.shared =
-        load_swiglu_mlp(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
+    out.moe.shared = load_swiglu_mlp(w, m + ".shared_expert", c.hidden_size, c.shared_expert_intermediate_size);
     out.moe.shared_gate = w.matrix(m + ".shared_expert_gate.weight", 1, c.hidden_size);
   }
   finish_moe(out.moe);
@@ -148,14 +146,12 @@ class DecoderModel : public Model {
     return AttentionShape{.num_heads = static_cast<int32_t>(config_.num_attention_heads),
                           .num_kv_heads = static_cast<int32_t>(config_.num_key_value_heads),
                           .head_dim = static_cast<int32_t>(config_.head_dim),
-                          .sliding_window =
-                              static_cast<int32_t>(windows.empty() ? 0 : windows[layer]),
+                          .sliding_window = static_cast<int32_t>(windows.empty() ? 0 : windows[layer]),
                           .eps = eps()};
   }
 
   MoeRouting routing() const {
-    return MoeRouting{.top_k = static_cast<int32_t>(config_.num_experts_per_tok),
-                      .normalize = config_.norm_topk_prob};
+    return MoeRouting{.top_k = static_cast<int32_t>(config_.num_experts_per_tok), .normalize = config_.norm_topk_prob};
   }
 
   void run_layers(Backend& b, int64_t T, int64_t R) {
@@ -174,8 +170,7 @@ class DecoderModel : public Model {
         b.add_rms_norm(x, ffn_out, L.attn.norm.tensor(), eps(), h);
       const auto layer = static_cast<int32_t>(i);
       // Ends with x += o, h = ffn_norm(x).
-      attention_block(b, layer, L.attn, attention_shape(layer), rope_, L.ffn_norm.tensor(),
-                      ws_, T);
+      attention_block(b, layer, L.attn, attention_shape(layer), rope_, L.ffn_norm.tensor(), ws_, T);
       const Tensor* next_norm = i + 1 < w_.layers.size() ? &w_.layers[i + 1].attn.norm.tensor() : nullptr;
       h_ready = false;
       if (L.is_moe)

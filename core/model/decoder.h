@@ -42,33 +42,33 @@ struct AttentionNames {
 AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std::string& layer_prefix,
                                 const AttentionNames& names);
 // Separate gate/up/down.
-DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64_t hidden,
-                               int64_t inter, const char* gate = "gate_proj",
-                               const char* up = "up_proj", const char* down = "down_proj");
+DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& prefix, int64_t hidden, int64_t inter,
+                               const char* gate = "gate_proj", const char* up = "up_proj",
+                               const char* down = "down_proj");
 // `prefix`.{gate,up,down}_proj with gate and up stacked when the backend wants fused weights
 // (dense MLPs, shared experts and each routed expert alike).
-DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& prefix, int64_t hidden,
-                                int64_t inter, const char* gate = "gate_proj",
-                                const char* up = "up_proj", const char* down = "down_proj");
+DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& prefix, int64_t hidden, int64_t inter,
+                                const char* gate = "gate_proj", const char* up = "up_proj",
+                                const char* down = "down_proj");
 // Embedding, final norm and lm_head (tied or not) under the standard "model." names.
 void load_embeddings_and_head(WeightLoader& w, const ModelConfig& c, DecoderWeights& out);
 
 std::unique_ptr<Model> make_decoder_model(const ModelConfig& config, DecoderWeights weights);
 
 // Fills the FFN part of layer `layer` (tensor names under `prefix` = "model.layers.N").
-using FfnLoader = std::function<void(WeightLoader& w, const ModelConfig& c, int64_t layer,
-                                     const std::string& prefix, DecoderLayerWeights& out)>;
+using FfnLoader = std::function<void(WeightLoader& w, const ModelConfig& c, int64_t layer, const std::string& prefix,
+                                     DecoderLayerWeights& out)>;
 
 // The whole decoder: embeddings and head, then per layer input norm + attention (`names`),
 // post-attention norm, and the FFN that `ffn` loads.
-std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c,
-                                     const AttentionNames& names, const FfnLoader& ffn);
+std::unique_ptr<Model> build_decoder(WeightLoader& w, const ModelConfig& c, const AttentionNames& names,
+                                     const FfnLoader& ffn);
 
 // Stock FFN loaders: `mlp.{gate,up,down}_proj` (dense), and the Qwen-MoE layout
 // (`mlp.gate`, `mlp.experts.N.*`, optional `mlp.shared_expert*`; dense on non-MoE layers).
 void load_dense_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer, const std::string& prefix,
                     DecoderLayerWeights& out);
-void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer,
-                       const std::string& prefix, DecoderLayerWeights& out);
+void load_qwen_moe_mlp(WeightLoader& w, const ModelConfig& c, int64_t layer, const std::string& prefix,
+                       DecoderLayerWeights& out);
 
 }  // namespace inferdesk

@@ -9,8 +9,7 @@ namespace inferdesk {
 namespace {
 
 std::unique_ptr<Model> load_llama(const ModelConfig& c, WeightLoader& w) {
-  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = false},
-                       load_dense_mlp);
+  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = false}, load_dense_mlp);
 }
 
 }  // namespace

@@ -8,21 +8,19 @@ namespace inferdesk {
 
 namespace {
 
-void load_block_sparse_moe(WeightLoader& w, const ModelConfig& c, int64_t,
-                           const std::string& prefix, DecoderLayerWeights& out) {
+void load_block_sparse_moe(WeightLoader& w, const ModelConfig& c, int64_t, const std::string& prefix,
+                           DecoderLayerWeights& out) {
   out.is_moe = true;
   const std::string m = prefix + ".block_sparse_moe";
   out.moe.router = w.matrix(m + ".gate.weight", c.num_experts, c.hidden_size);
   for (int64_t e = 0; e < c.num_experts; ++e)
-    out.moe.experts.push_back(load_swiglu_mlp(w, m + ".experts." + std::to_string(e),
-                                              c.hidden_size, c.moe_intermediate_size, "w1", "w3",
-                                              "w2"));
+    out.moe.experts.push_back(load_swiglu_mlp(w, m + ".experts." + std::to_string(e), c.hidden_size,
+                                              c.moe_intermediate_size, "w1", "w3", "w2"));
   finish_moe(out.moe);
 }
 
 std::unique_ptr<Model> load_mixtral(const ModelConfig& c, WeightLoader& w) {
-  return build_decoder(w, c, AttentionNames{.bias = false, .qk_norm = false},
-                       load_block_sparse_moe);
+  return build_decoder(w, c, AttentionNames{.bias = false, .qk_norm = false}, load_block_sparse_moe);
 }
 
 }  // namespace

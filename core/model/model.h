@@ -27,8 +27,8 @@ class Model {
 
 // Build the model for config.model_type from `weights`. Unknown model_type → Unsupported naming
 // the supported ones; a missing or mis-shaped tensor → NotFound / Format naming it.
-std::unique_ptr<Model> load_model(const ModelConfig& config, WeightSource& weights,
-                                  Backend& backend, const LoadProgress& progress = {});
+std::unique_ptr<Model> load_model(const ModelConfig& config, WeightSource& weights, Backend& backend,
+                                  const LoadProgress& progress = {});
 
 std::vector<std::string> supported_model_types();
 

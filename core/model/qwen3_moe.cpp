@@ -8,8 +8,7 @@ namespace inferdesk {
 namespace {
 
 std::unique_ptr<Model> load_qwen3_moe(const ModelConfig& c, WeightLoader& w) {
-  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = true},
-                       load_qwen_moe_mlp);
+  return build_decoder(w, c, AttentionNames{.bias = c.attention_bias, .qk_norm = true}, load_qwen_moe_mlp);
 }
 
 }  // namespace

@@ -33,8 +33,7 @@ const Architecture* find_architecture(std::string_view model_type) {
 
 std::string supported_model_types_list() {
   std::string list;
-  for (const Architecture* a : kRegistry)
-    list += (list.empty() ? "" : ", ") + std::string(a->model_type);
+  for (const Architecture* a : kRegistry) list += (list.empty() ? "" : ", ") + std::string(a->model_type);
   return list;
 }
 
@@ -44,13 +43,12 @@ std::vector<std::string> supported_model_types() {
   return out;
 }
 
-std::unique_ptr<Model> load_model(const ModelConfig& config, WeightSource& weights,
-                                  Backend& backend, const LoadProgress& progress) {
+std::unique_ptr<Model> load_model(const ModelConfig& config, WeightSource& weights, Backend& backend,
+                                  const LoadProgress& progress) {
   const Architecture* arch = find_architecture(config.model_type);
   if (!arch) {
     throw Error(ErrorCode::Unsupported, "model_type '" + config.model_type +
-                                            "' is not supported (supported: " +
-                                            supported_model_types_list() + ")");
+                                            "' is not supported (supported: " + supported_model_types_list() + ")");
   }
   WeightLoader loader(weights, backend, progress);
   std::unique_ptr<Model> model = arch->load(config, loader);

@@ -21,18 +21,15 @@ class DummyWeights : public WeightSource {
   // Every tensor but a tied shape's lm_head: such a model reuses its embedding, as the published
   // checkpoint does (a separate head would take memory the real model does not, and load more
   // bytes than total_bytes counts).
-  bool has(const std::string& name) const override {
-    return !(tied_ && name == "lm_head.weight");
-  }
-  Buffer load(Backend& backend, const std::string& name,
-              const std::vector<int64_t>& shape) override {
+  bool has(const std::string& name) const override { return !(tied_ && name == "lm_head.weight"); }
+  Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) override {
     auto [rows, cols] = weight_rows_cols(shape);
     Buffer b = backend.alloc(DType::BF16, rows, cols);
     fill(backend, b.tensor(), name);
     return b;
   }
-  Buffer load_stacked(Backend& backend, const std::vector<std::string>& names,
-                      const std::vector<int64_t>& rows, int64_t cols) override {
+  Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                      int64_t cols) override {
     int64_t total = 0;
     for (int64_t r : rows) total += r;
     if (cols == 0) {  // vectors: one row
@@ -80,24 +77,21 @@ std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape) 
   throw Error(ErrorCode::Internal, "weights are 1-D or 2-D");
 }
 
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint,
-                                                 bool tied_embeddings) {
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings) {
   return std::make_unique<DummyWeights>(seed, total_bytes_hint, tied_embeddings);
 }
 
 WeightLoader::WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress)
     : source_(source), backend_(backend), progress_(std::move(progress)) {}
 
-Buffer WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) {
-  return load(name, {rows, cols});
-}
+Buffer WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) { return load(name, {rows, cols}); }
 
 Buffer WeightLoader::vector(const std::string& name, int64_t n) { return load(name, {n}); }
 
 Buffer WeightLoader::load(const std::string& name, const std::vector<int64_t>& shape) {
   if (!source_.has(name))
-    throw Error(ErrorCode::NotFound, "the checkpoint has no tensor '" + name + "' (expected shape " +
-                                         shape_str(shape) + ")");
+    throw Error(ErrorCode::NotFound,
+                "the checkpoint has no tensor '" + name + "' (expected shape " + shape_str(shape) + ")");
   Buffer b = source_.load(backend_, name, shape);
   advance(source_.nbytes(name, shape));
   return b;
@@ -109,28 +103,24 @@ void WeightLoader::advance(int64_t bytes) {
     throw Error(ErrorCode::Cancelled, "model loading was cancelled");
 }
 
-Buffer WeightLoader::stacked_matrix(const std::vector<std::string>& names,
-                                    const std::vector<int64_t>& rows, int64_t cols) {
+Buffer WeightLoader::stacked_matrix(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                                    int64_t cols) {
   return stacked(names, rows, cols);
 }
 
-Buffer WeightLoader::stacked_vector(const std::vector<std::string>& names,
-                                    const std::vector<int64_t>& n) {
+Buffer WeightLoader::stacked_vector(const std::vector<std::string>& names, const std::vector<int64_t>& n) {
   return stacked(names, n, 0);
 }
 
-Buffer WeightLoader::stacked(const std::vector<std::string>& names,
-                             const std::vector<int64_t>& rows, int64_t cols) {
+Buffer WeightLoader::stacked(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) {
   for (size_t i = 0; i < names.size(); ++i)
     if (!source_.has(names[i]))
       throw Error(ErrorCode::NotFound,
                   "the checkpoint has no tensor '" + names[i] + "' (expected shape " +
-                      shape_str(cols > 0 ? std::vector<int64_t>{rows[i], cols}
-                                         : std::vector<int64_t>{rows[i]}) + ")");
+                      shape_str(cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]}) + ")");
   Buffer b = source_.load_stacked(backend_, names, rows, cols);
   for (size_t i = 0; i < names.size(); ++i)
-    advance(source_.nbytes(names[i], cols > 0 ? std::vector<int64_t>{rows[i], cols}
-                                              : std::vector<int64_t>{rows[i]}));
+    advance(source_.nbytes(names[i], cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]}));
   return b;
 }
 

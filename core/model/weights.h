@@ -23,15 +23,14 @@ class WeightSource {
   virtual ~WeightSource() = default;
   virtual bool has(const std::string& name) const = 0;
   // Load `name`, which must have exactly `shape` (1-D or 2-D), as a [rows, cols] backend tensor.
-  virtual Buffer load(Backend& backend, const std::string& name,
-                      const std::vector<int64_t>& shape) = 0;
+  virtual Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) = 0;
   // Bytes `name` takes in the source, and of all weights (for progress).
   virtual int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const = 0;
   virtual int64_t total_bytes() const = 0;
   // Tensors `names` (each [rows[i], cols], or 1-D [rows[i]] when cols == 0: then concatenated into
   // one row) stacked into one backend weight by Backend::load_weight_rows.
-  virtual Buffer load_stacked(Backend& backend, const std::vector<std::string>& names,
-                              const std::vector<int64_t>& rows, int64_t cols) = 0;
+  virtual Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                              int64_t cols) = 0;
 };
 
 // The [rows, cols] of a backend tensor holding a weight of `shape` (1-D: one row; 2-D as is).
@@ -40,8 +39,7 @@ std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape);
 
 // Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked,
 // except lm_head.weight when the embeddings are tied (the model then reuses the embedding).
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint,
-                                                 bool tied_embeddings);
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings);
 
 // What an architecture file uses while loading: a source, a backend and progress reporting.
 class WeightLoader {
@@ -53,15 +51,13 @@ class WeightLoader {
   // Whether the backend wants stacked q/k/v and gate/up weights (Backend::wants_fused_weights).
   bool stacks_weights() const { return backend_.wants_fused_weights(); }
   // Matrices names[i] of [rows[i], cols] stacked by rows into one weight.
-  Buffer stacked_matrix(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
-                        int64_t cols);
+  Buffer stacked_matrix(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols);
   // Vectors names[i] of [n[i]] concatenated into one [1, sum n] weight.
   Buffer stacked_vector(const std::vector<std::string>& names, const std::vector<int64_t>& n);
 
  private:
   Buffer load(const std::string& name, const std::vector<int64_t>& shape);
-  Buffer stacked(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
-                 int64_t cols);
+  Buffer stacked(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols);
   void advance(int64_t bytes);
   WeightSource& source_;
   Backend& backend_;

@@ -144,8 +144,7 @@ void zero_where_less(std::span<const float> v, float threshold, std::span<float>
 }
 
 INFERDESK_VECTOR_CLONES
-double sum_within(std::span<const float> v, std::span<const float> w, float mx, float scale,
-                  float limit) {
+double sum_within(std::span<const float> v, std::span<const float> w, float mx, float scale, float limit) {
   double total = 0.0;
   for (size_t b = 0; b < v.size(); b += kBlock) {
     const size_t e = std::min(v.size(), b + kBlock);
@@ -163,8 +162,7 @@ double sum_within(std::span<const float> v, std::span<const float> w, float mx, 
 }
 
 INFERDESK_VECTOR_CLONES
-void zero_outside(std::span<const float> v, std::span<float> w, float mx, float scale,
-                  float limit) {
+void zero_outside(std::span<const float> v, std::span<float> w, float mx, float scale, float limit) {
   const float* a = v.data();
   float* p = w.data();
   const size_t n = w.size();

@@ -33,11 +33,9 @@ void zero_where_less(std::span<const float> v, float threshold, std::span<float>
 // Band predicate used by top-p: token i is "within band `limit`" when
 // (mx - v[i]) * scale < limit (monotone in v[i], nested in limit).
 // Sum of w[i] over tokens within the band.
-double sum_within(std::span<const float> v, std::span<const float> w, float mx, float scale,
-                  float limit);
+double sum_within(std::span<const float> v, std::span<const float> w, float mx, float scale, float limit);
 // w[i] = 0 for tokens outside the band.
-void zero_outside(std::span<const float> v, std::span<float> w, float mx, float scale,
-                  float limit);
+void zero_outside(std::span<const float> v, std::span<float> w, float mx, float scale, float limit);
 
 // Number of w[i] > 0.
 size_t count_positive(std::span<const float> w);

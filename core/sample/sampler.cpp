@@ -14,9 +14,8 @@ namespace {
 void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what) {
   for (int32_t id : ids) {
     if (id < 0 || static_cast<size_t>(id) >= vocab) {
-      throw Error(ErrorCode::InvalidArgument,
-                  std::string(what) + " token id " + std::to_string(id) +
-                      " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+      throw Error(ErrorCode::InvalidArgument, std::string(what) + " token id " + std::to_string(id) +
+                                                  " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
     }
   }
 }
@@ -24,9 +23,7 @@ void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what) {
 // Higher value first, then lower id.
 struct ByValueDesc {
   std::span<const float> v;
-  bool operator()(int32_t a, int32_t b) const {
-    return v[a] > v[b] || (v[a] == v[b] && a < b);
-  }
+  bool operator()(int32_t a, int32_t b) const { return v[a] > v[b] || (v[a] == v[b] && a < b); }
 };
 
 // The top-k threshold: the k-th largest value among tokens still in play (w > 0), or -inf when
@@ -53,8 +50,8 @@ void cut_sorted(const std::vector<int32_t>& ids, std::span<float> w, double cum,
 // band before it are kept, tokens outside the band are dropped, and only the boundary slice is
 // sorted. O(V log 256) vectorised work plus a sort of one slice.
 void top_p_by_bands(std::span<const float> v, std::span<float> w, float mx, double target) {
-  constexpr float kScale = 8.0f;   // bands per nat
-  constexpr int kBands = 256;      // the last band holds everything
+  constexpr float kScale = 8.0f;  // bands per nat
+  constexpr int kBands = 256;     // the last band holds everything
   auto limit_of = [](int b) { return b >= kBands - 1 ? INFINITY : static_cast<float>(b + 1); };
   int lo = 0, hi = kBands - 1;  // smallest band b with sum_within(limit_of(b)) >= target
   while (lo < hi) {
@@ -99,7 +96,7 @@ void filtered_weights(std::span<float> v, const SamplingParams& p, std::vector<f
   weights.resize(v.size());
   std::span<float> w(weights);
   const float mx = max_value(v);
-  exp_shifted(v, mx, w);  // the best token has weight 1
+  exp_shifted(v, mx, w);                       // the best token has weight 1
   if (p.min_p > 0.0f) zero_below(w, p.min_p);  // below min_p times the best probability
   const bool top_k_on = p.top_k > 0 && static_cast<size_t>(p.top_k) < v.size();
   if (top_k_on) zero_where_less(v, top_k_threshold(v, w, static_cast<size_t>(p.top_k)), w);
@@ -108,8 +105,7 @@ void filtered_weights(std::span<float> v, const SamplingParams& p, std::vector<f
 
 // Rejects rows the sampler cannot use; returns logsumexp of the raw candidate logits. Token ids
 // are checked against the whole row (`vocab`): ids of a padded vocabulary are valid inputs.
-double checked_log_normalizer(std::span<const float> logits, size_t vocab,
-                              std::span<const int32_t> prompt_ids,
+double checked_log_normalizer(std::span<const float> logits, size_t vocab, std::span<const int32_t> prompt_ids,
                               std::span<const int32_t> output_ids) {
   if (logits.empty()) throw Error(ErrorCode::InvalidArgument, "sample: empty logits row");
   if (has_nan(logits)) throw Error(ErrorCode::Internal, "sample: logits contain NaN");
@@ -124,8 +120,8 @@ double checked_log_normalizer(std::span<const float> logits, size_t vocab,
 
 // Penalties over the candidate row `logits`; ids at or beyond its end (valid ids of a padded
 // vocabulary that are never sampled) are skipped. The caller has checked the ids.
-void penalise_candidates(std::span<float> logits, const SamplingParams& params,
-                         std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) {
+void penalise_candidates(std::span<float> logits, const SamplingParams& params, std::span<const int32_t> prompt_ids,
+                         std::span<const int32_t> output_ids) {
   const auto inside = [&](int32_t id) { return static_cast<size_t>(id) < logits.size(); };
   if (params.repetition_penalty != 1.0f) {
     // Each distinct token of prompt + output once: O(n log n) in the ids, not O(V).
@@ -157,8 +153,8 @@ void penalise_candidates(std::span<float> logits, const SamplingParams& params,
 
 }  // namespace
 
-void apply_penalties(std::span<float> logits, const SamplingParams& params,
-                     std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) {
+void apply_penalties(std::span<float> logits, const SamplingParams& params, std::span<const int32_t> prompt_ids,
+                     std::span<const int32_t> output_ids) {
   check_ids(prompt_ids, logits.size(), "prompt");
   check_ids(output_ids, logits.size(), "output");
   penalise_candidates(logits, params, prompt_ids, output_ids);
@@ -186,7 +182,7 @@ std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, double log
       }
     }
     if (heap.size() == n && !(logits[i] > heap.front().logprob)) continue;  // cheap reject
-    TokenLogprob t{static_cast<int32_t>(i), logits[i]};  // raw logit for now
+    TokenLogprob t{static_cast<int32_t>(i), logits[i]};                     // raw logit for now
     if (heap.size() < n) {
       heap.push_back(t);
       std::push_heap(heap.begin(), heap.end(), better);
@@ -208,8 +204,7 @@ std::span<const float> Sampler::candidates(std::span<const float> logits) const 
 }
 
 SampleResult Sampler::sample(std::span<const float> row, const SamplingParams& params,
-                             std::span<const int32_t> prompt_ids,
-                             std::span<const int32_t> output_ids, SamplerRng& rng,
+                             std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids, SamplerRng& rng,
                              SamplerScratch& scratch) const {
   // Masking ids beyond the limit as -inf is the same as sampling from the first ids only.
   const std::span<const float> logits = candidates(row);
@@ -233,8 +228,7 @@ SampleResult Sampler::sample(std::span<const float> row, const SamplingParams& p
   return r;
 }
 
-std::vector<float> Sampler::distribution(std::span<const float> row,
-                                         const SamplingParams& params,
+std::vector<float> Sampler::distribution(std::span<const float> row, const SamplingParams& params,
                                          std::span<const int32_t> prompt_ids,
                                          std::span<const int32_t> output_ids) const {
   const std::span<const float> logits = candidates(row);

@@ -29,8 +29,8 @@ struct SampleResult {
 
 // Applies repetition, frequency and presence penalties in place (vLLM's order and formulas).
 // Throws Error(InvalidArgument) when a token id is outside [0, logits.size()).
-void apply_penalties(std::span<float> logits, const SamplingParams& params,
-                     std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids);
+void apply_penalties(std::span<float> logits, const SamplingParams& params, std::span<const int32_t> prompt_ids,
+                     std::span<const int32_t> output_ids);
 
 // The k highest raw log-probabilities, best first, ties by lower id. `log_z` is logsumexp(logits).
 std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, double log_z, int32_t k);
@@ -54,13 +54,11 @@ class Sampler {
 
   // Throws Error: InvalidArgument for an empty row or out-of-range ids, Internal when the logits
   // contain NaN or are all -inf (a backend bug). Params are assumed validated.
-  SampleResult sample(std::span<const float> logits, const SamplingParams& params,
-                      std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids,
-                      SamplerRng& rng, SamplerScratch& scratch) const;
+  SampleResult sample(std::span<const float> logits, const SamplingParams& params, std::span<const int32_t> prompt_ids,
+                      std::span<const int32_t> output_ids, SamplerRng& rng, SamplerScratch& scratch) const;
   // Same, with buffers allocated for this call only.
-  SampleResult sample(std::span<const float> logits, const SamplingParams& params,
-                      std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids,
-                      SamplerRng& rng) const {
+  SampleResult sample(std::span<const float> logits, const SamplingParams& params, std::span<const int32_t> prompt_ids,
+                      std::span<const int32_t> output_ids, SamplerRng& rng) const {
     SamplerScratch scratch;
     return sample(logits, params, prompt_ids, output_ids, rng, scratch);
   }
@@ -68,8 +66,7 @@ class Sampler {
   // penalties, temperature, min_p, top-k and top-p applied; one entry per logit (0 beyond the
   // vocabulary limit). For tests and for showing users what their settings do.
   std::vector<float> distribution(std::span<const float> logits, const SamplingParams& params,
-                                  std::span<const int32_t> prompt_ids,
-                                  std::span<const int32_t> output_ids) const;
+                                  std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids) const;
 
  private:
   // The ids that may be sampled: the row, or its first vocab_limit_ entries.

@@ -13,14 +13,11 @@ std::vector<TokenId> stop_token_set(std::span<const TokenId> eos_token_ids, bool
 }
 
 FinishReason finish_reason(const Sequence& s, TokenId token) {
-  if (std::ranges::find(s.stop_token_ids, token) != s.stop_token_ids.end())
-    return FinishReason::Stop;
+  if (std::ranges::find(s.stop_token_ids, token) != s.stop_token_ids.end()) return FinishReason::Stop;
   if (reaches_length(s)) return FinishReason::Length;
   return FinishReason::None;
 }
 
-bool reaches_length(const Sequence& s, int32_t more) {
-  return s.num_output_tokens() + more >= s.max_tokens;
-}
+bool reaches_length(const Sequence& s, int32_t more) { return s.num_output_tokens() + more >= s.max_tokens; }
 
 }  // namespace inferdesk

@@ -11,29 +11,23 @@ namespace inferdesk {
 namespace {
 
 void check_config(const SchedulerConfig& c) {
-  auto bad = [](const std::string& what) {
-    throw Error(ErrorCode::InvalidArgument, "scheduler config: " + what);
-  };
+  auto bad = [](const std::string& what) { throw Error(ErrorCode::InvalidArgument, "scheduler config: " + what); };
   if (c.max_num_seqs < 1) bad("max_num_seqs must be >= 1, got " + std::to_string(c.max_num_seqs));
   if (c.max_num_batched_tokens < 1) {
     bad("max_num_batched_tokens must be >= 1, got " + std::to_string(c.max_num_batched_tokens));
   }
   if (c.long_prefill_token_threshold < 0) {
-    bad("long_prefill_token_threshold must be >= 0, got " +
-        std::to_string(c.long_prefill_token_threshold));
+    bad("long_prefill_token_threshold must be >= 0, got " + std::to_string(c.long_prefill_token_threshold));
   }
 }
 
 }  // namespace
 
-Scheduler::Scheduler(SchedulerConfig config, KvCacheManager& kv) : config_(config), kv_(kv) {
-  check_config(config_);
-}
+Scheduler::Scheduler(SchedulerConfig config, KvCacheManager& kv) : config_(config), kv_(kv) { check_config(config_); }
 
 void Scheduler::add(Sequence seq) {
   if (seqs_.contains(seq.id)) {
-    throw Error(ErrorCode::InvalidArgument,
-                "scheduler: sequence id " + std::to_string(seq.id) + " is already in use");
+    throw Error(ErrorCode::InvalidArgument, "scheduler: sequence id " + std::to_string(seq.id) + " is already in use");
   }
   seq.status = SeqStatus::Waiting;
   seq.finish_reason = FinishReason::None;
@@ -72,16 +66,13 @@ std::optional<std::string> Scheduler::never_fits(const Sequence& s, int32_t unca
   if (need > kv_.num_blocks()) {
     std::string what = s.num_output_tokens() == 0
                            ? "prompt of " + std::to_string(s.num_tokens()) + " tokens"
-                           : "sequence of " + std::to_string(s.num_tokens()) +
-                                 " tokens (prompt + generated)";
-    return what + " needs " + std::to_string(need) + " blocks but the cache has " +
-           std::to_string(kv_.num_blocks()) + " (block size " +
-           std::to_string(kv_.block_size()) + ")";
+                           : "sequence of " + std::to_string(s.num_tokens()) + " tokens (prompt + generated)";
+    return what + " needs " + std::to_string(need) + " blocks but the cache has " + std::to_string(kv_.num_blocks()) +
+           " (block size " + std::to_string(kv_.block_size()) + ")";
   }
   if (!config_.enable_chunked_prefill && uncached > config_.max_num_batched_tokens) {
     return std::to_string(uncached) + " tokens to prefill exceed max_num_batched_tokens " +
-           std::to_string(config_.max_num_batched_tokens) +
-           " and chunked prefill is off";
+           std::to_string(config_.max_num_batched_tokens) + " and chunked prefill is off";
   }
   return std::nullopt;
 }
@@ -157,8 +148,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
 }
 
 void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
-  while (!waiting_.empty() && budget > 0 &&
-         static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const SeqId id = waiting_.front();
     Sequence& s = seqs_.at(id);
     PrefixHit hit = kv_.find_cached_prefix(s.tokens);
@@ -181,8 +171,8 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
 
 SchedulerOutput Scheduler::schedule() {
   if (!pending_steps_.empty()) {
-    throw Error(ErrorCode::Internal, "scheduler: schedule() called before update() of step " +
-                                         std::to_string(pending_steps_.front()));
+    throw Error(ErrorCode::Internal,
+                "scheduler: schedule() called before update() of step " + std::to_string(pending_steps_.front()));
   }
   SchedulerOutput out;
   out.step = ++step_;
@@ -194,9 +184,8 @@ SchedulerOutput Scheduler::schedule() {
   if (out.preempted.empty()) schedule_waiting(out, budget);
   if (out.rows.empty() && has_unfinished()) {
     out.stalled = true;
-    out.stall_reason = "no sequence could be scheduled: " + std::to_string(waiting_.size()) +
-                       " waiting, " + std::to_string(running_.size()) + " running, " +
-                       std::to_string(kv_.num_free_blocks()) + " of " +
+    out.stall_reason = "no sequence could be scheduled: " + std::to_string(waiting_.size()) + " waiting, " +
+                       std::to_string(running_.size()) + " running, " + std::to_string(kv_.num_free_blocks()) + " of " +
                        std::to_string(kv_.num_blocks()) + " KV blocks free";
   }
   record_step(out);
@@ -213,16 +202,14 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
   // An empty step is never pending (as in update()); there is nothing to follow up on either.
   if (prev.rows.empty()) return std::nullopt;
   if (pending_steps_.size() != 1 || pending_steps_.front() != prev.step) {
-    throw Error(ErrorCode::Internal,
-                "scheduler: schedule_ahead() for step " + std::to_string(prev.step) +
-                    " which is not the only pending step");
+    throw Error(ErrorCode::Internal, "scheduler: schedule_ahead() for step " + std::to_string(prev.step) +
+                                         " which is not the only pending step");
   }
   // Anything other than "one more token for each of the same sequences" needs the full
   // schedule(), which can only run once prev's results are in.
   // (pending_failed_: a request that can never run gets its error from the next schedule(), not
   // after however many steps a chain would run.)
-  if (!waiting_.empty() || !pending_failed_.empty() || !prev.preempted.empty() ||
-      !prev.finished.empty())
+  if (!waiting_.empty() || !pending_failed_.empty() || !prev.preempted.empty() || !prev.finished.empty())
     return std::nullopt;
   for (const ScheduledSeq& row : prev.rows) {
     if (row.count != 1 || !row.sample) return std::nullopt;
@@ -264,20 +251,19 @@ std::optional<SchedulerOutput> Scheduler::schedule_ahead(const SchedulerOutput& 
 
 void Scheduler::abort_steps() { pending_steps_.clear(); }
 
-std::vector<FinishedSeq> Scheduler::update(const SchedulerOutput& out,
-                                           std::span<const TokenId> sampled) {
+std::vector<FinishedSeq> Scheduler::update(const SchedulerOutput& out, std::span<const TokenId> sampled) {
   std::vector<FinishedSeq> finished;
   if (out.rows.empty()) return finished;
   // Steps complete in launch order; an ahead step's rows start where the previous step's end,
   // so applying them out of order would skip every row.
   if (pending_steps_.empty() || out.step != pending_steps_.front()) {
-    throw Error(ErrorCode::Internal, "scheduler: update() for step " + std::to_string(out.step) +
-                                         " which is not the oldest pending step");
+    throw Error(ErrorCode::Internal,
+                "scheduler: update() for step " + std::to_string(out.step) + " which is not the oldest pending step");
   }
   if (static_cast<int32_t>(sampled.size()) != out.num_samples()) {
-    throw Error(ErrorCode::InvalidArgument,
-                "scheduler: update() got " + std::to_string(sampled.size()) +
-                    " sampled tokens for " + std::to_string(out.num_samples()) + " sampling rows");
+    throw Error(ErrorCode::InvalidArgument, "scheduler: update() got " + std::to_string(sampled.size()) +
+                                                " sampled tokens for " + std::to_string(out.num_samples()) +
+                                                " sampling rows");
   }
   pending_steps_.pop_front();
   size_t k = 0;
@@ -285,15 +271,13 @@ std::vector<FinishedSeq> Scheduler::update(const SchedulerOutput& out,
     const TokenId token = row.sample ? sampled[k++] : -1;
     auto it = seqs_.find(row.id);
     // Cancelled or finished since schedule() / schedule_ahead(): nothing to apply.
-    if (it == seqs_.end() || it->second.status != SeqStatus::Running ||
-        it->second.num_computed_tokens != row.start) {
+    if (it == seqs_.end() || it->second.status != SeqStatus::Running || it->second.num_computed_tokens != row.start) {
       continue;
     }
     Sequence& s = it->second;
     if (row.sample && token < 0) {
-      throw Error(ErrorCode::InvalidArgument, "scheduler: negative sampled token " +
-                                                  std::to_string(token) + " for sequence " +
-                                                  std::to_string(s.id));
+      throw Error(ErrorCode::InvalidArgument, "scheduler: negative sampled token " + std::to_string(token) +
+                                                  " for sequence " + std::to_string(s.id));
     }
     s.num_computed_tokens += row.count;
     if (row.sample) s.tokens.push_back(token);

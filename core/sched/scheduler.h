@@ -132,7 +132,7 @@ class Scheduler {
   KvCacheManager& kv_;
   std::unordered_map<SeqId, Sequence> seqs_;
   std::deque<SeqId> waiting_;
-  std::vector<SeqId> running_;             // admission order
+  std::vector<SeqId> running_;               // admission order
   std::vector<FinishedSeq> pending_failed_;  // failed in add(), reported by the next schedule()
   uint64_t next_arrival_ = 0;
   uint64_t step_ = 0;

@@ -16,11 +16,11 @@ inline constexpr TokenId kPendingToken = -1;
 // One scheduled sequence. Its `count` tokens occupy positions [start, start + count).
 struct ScheduledSeq {
   SeqId id = 0;
-  std::vector<TokenId> tokens;  // tokens to feed this step (prompt and/or generated tokens);
-                                // {kPendingToken} in a step from schedule_ahead()
-  int32_t start = 0;            // num_computed_tokens before this step = position of tokens[0]
-  int32_t count = 0;            // tokens.size()
-  bool sample = false;          // this step computes all known tokens: sample from its last row
+  std::vector<TokenId> tokens;       // tokens to feed this step (prompt and/or generated tokens);
+                                     // {kPendingToken} in a step from schedule_ahead()
+  int32_t start = 0;                 // num_computed_tokens before this step = position of tokens[0]
+  int32_t count = 0;                 // tokens.size()
+  bool sample = false;               // this step computes all known tokens: sample from its last row
   std::vector<BlockId> block_table;  // after allocation; covers positions < start + count
 };
 
@@ -31,11 +31,11 @@ struct FinishedSeq {
 };
 
 struct SchedulerOutput {
-  uint64_t step = 0;     // matches the scheduler's step counter; update() checks it
+  uint64_t step = 0;  // matches the scheduler's step counter; update() checks it
   int32_t block_size = 0;
   std::vector<ScheduledSeq> rows;
-  int32_t num_batched_tokens = 0;  // sum of rows' counts
-  std::vector<SeqId> preempted;    // lost their blocks this step, back at the front of waiting
+  int32_t num_batched_tokens = 0;     // sum of rows' counts
+  std::vector<SeqId> preempted;       // lost their blocks this step, back at the front of waiting
   std::vector<FinishedSeq> finished;  // finished by the scheduler itself (errors)
   // True when sequences are pending but nothing could be scheduled; stall_reason says why.
   bool stalled = false;

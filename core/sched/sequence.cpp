@@ -27,8 +27,7 @@ const char* to_string(FinishReason reason) {
   return "unknown";
 }
 
-Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_tokens,
-                   std::vector<TokenId> stop_tokens)
+Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_tokens, std::vector<TokenId> stop_tokens)
     : id(seq_id),
       tokens(std::move(prompt)),
       num_prompt_tokens(0),
@@ -37,8 +36,8 @@ Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_to
   const std::string who = "sequence " + std::to_string(id) + ": ";
   if (tokens.empty()) throw Error(ErrorCode::InvalidArgument, who + "empty prompt");
   if (tokens.size() > static_cast<size_t>(kMaxTokens)) {
-    throw Error(ErrorCode::InvalidArgument, who + "prompt of " + std::to_string(tokens.size()) +
-                                                " tokens exceeds " + std::to_string(kMaxTokens));
+    throw Error(ErrorCode::InvalidArgument,
+                who + "prompt of " + std::to_string(tokens.size()) + " tokens exceeds " + std::to_string(kMaxTokens));
   }
   for (TokenId t : tokens) {
     if (t < 0) {
@@ -46,9 +45,8 @@ Sequence::Sequence(SeqId seq_id, std::vector<TokenId> prompt, int32_t max_new_to
     }
   }
   if (max_tokens < 1 || max_tokens > kMaxTokens) {
-    throw Error(ErrorCode::InvalidArgument,
-                who + "max_tokens must be in [1, " + std::to_string(kMaxTokens) + "], got " +
-                    std::to_string(max_tokens));
+    throw Error(ErrorCode::InvalidArgument, who + "max_tokens must be in [1, " + std::to_string(kMaxTokens) +
+                                                "], got " + std::to_string(max_tokens));
   }
   num_prompt_tokens = static_cast<int32_t>(tokens.size());
 }

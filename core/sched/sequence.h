@@ -30,20 +30,19 @@ const char* to_string(FinishReason reason);
 struct Sequence {
   // Throws Error(InvalidArgument) on an empty prompt, a negative token id, max_tokens < 1 or a
   // prompt longer than kMaxTokens.
-  Sequence(SeqId id, std::vector<TokenId> prompt, int32_t max_tokens,
-           std::vector<TokenId> stop_token_ids = {});
+  Sequence(SeqId id, std::vector<TokenId> prompt, int32_t max_tokens, std::vector<TokenId> stop_token_ids = {});
 
   static constexpr int32_t kMaxTokens = 1 << 28;
 
   SeqId id;
   std::vector<TokenId> tokens;  // prompt, then generated tokens
   int32_t num_prompt_tokens;
-  int32_t max_tokens;           // generated tokens allowed
+  int32_t max_tokens;                   // generated tokens allowed
   std::vector<TokenId> stop_token_ids;  // generating one finishes it (finish_policy.h)
   int32_t num_computed_tokens = 0;
   SeqStatus status = SeqStatus::Waiting;
   FinishReason finish_reason = FinishReason::None;
-  uint64_t arrival = 0;         // admission order, set by Scheduler::add
+  uint64_t arrival = 0;  // admission order, set by Scheduler::add
   int32_t num_preemptions = 0;
 
   int32_t num_tokens() const { return static_cast<int32_t>(tokens.size()); }

@@ -34,8 +34,6 @@ class ApiError : public std::runtime_error {
 const char* error_type(int status);
 // {"error": {"message": .., "type": .., "param": ..|null, "code": status}}
 Json error_object(int status, const std::string& message, const std::string& param = {});
-inline Json error_object(const ApiError& e) {
-  return error_object(e.status(), e.what(), e.param());
-}
+inline Json error_object(const ApiError& e) { return error_object(e.status(), e.what(), e.param()); }
 
 }  // namespace inferdesk::server

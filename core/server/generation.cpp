@@ -89,8 +89,8 @@ Generation::Update Generation::apply(int32_t index, const StreamEvent& ev) {
     count(c, t, u);
     // A stop token or EOS ends the text before it (vLLM detokenizes it only when asked to
     // include the stop string in the output).
-    const bool stop_token = ev.finished && i + 1 == ev.tokens.size() &&
-                            ev.reason == FinishReason::Stop && !request_.include_stop_str;
+    const bool stop_token = ev.finished && i + 1 == ev.tokens.size() && ev.reason == FinishReason::Stop &&
+                            !request_.include_stop_str;
     if (stop_token) continue;
     StopMatcher::Piece p = c.matcher.push(decode(c, t.id));
     u.delta.text += p.text;

@@ -6,8 +6,8 @@
 
 namespace inferdesk::server {
 
-GenerationJob::GenerationJob(std::shared_ptr<Server::Context> ctx, GenerationRequest request,
-                             ResponseMeta meta, Clock::time_point received)
+GenerationJob::GenerationJob(std::shared_ptr<Server::Context> ctx, GenerationRequest request, ResponseMeta meta,
+                             Clock::time_point received)
     : ctx_(std::move(ctx)),
       request_(std::move(request)),
       meta_(std::move(meta)),
@@ -123,8 +123,10 @@ void GenerationJob::on_event(int32_t index, const StreamEvent& ev) {
   if (!ev.tokens.empty()) {
     ctx_->metrics.count_generated(static_cast<int64_t>(ev.tokens.size()));
     const double since = std::chrono::duration<double>(now - last_token_[i].value_or(received_)).count();
-    if (last_token_[i]) ctx_->metrics.observe_inter_token(since);
-    else ctx_->metrics.observe_ttft(since);
+    if (last_token_[i])
+      ctx_->metrics.observe_inter_token(since);
+    else
+      ctx_->metrics.observe_ttft(since);
     last_token_[i] = now;
   }
   Generation::Update u = generation_.apply(index, ev);

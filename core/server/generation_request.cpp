@@ -20,9 +20,8 @@ void refuse_unsupported(const JsonFields& f) {
     return v && !(v->is_array() && v->empty()) && !(v->is_object() && v->empty()) &&
            !(v->is_string() && v->get_ref<const std::string&>().empty());
   };
-  for (const char* key : {"logit_bias", "bad_words", "allowed_token_ids", "guided_json",
-                          "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
-                          "suffix"})
+  for (const char* key : {"logit_bias", "bad_words", "allowed_token_ids", "guided_json", "guided_regex",
+                          "guided_choice", "guided_grammar", "structured_outputs", "suffix"})
     if (nonempty(key)) bad_request(std::string(key) + " is not supported by this server", key);
   if (f.boolean("use_beam_search").value_or(false))
     bad_request("beam search is not supported by this server", "use_beam_search");
@@ -33,13 +32,11 @@ void refuse_unsupported(const JsonFields& f) {
   if (const Json* rf = f.object("response_format")) {
     const auto type = rf->find("type");
     if (type == rf->end() || !type->is_string() || type->get_ref<const std::string&>() != "text")
-      bad_request("response_format other than {\"type\": \"text\"} is not supported",
-                  "response_format");
+      bad_request("response_format other than {\"type\": \"text\"} is not supported", "response_format");
   }
 }
 
-void parse_sampling(const JsonFields& f, const ServedModel& m, const RequestLimits& limits,
-                    GenerationRequest& r) {
+void parse_sampling(const JsonFields& f, const ServedModel& m, const RequestLimits& limits, GenerationRequest& r) {
   SamplingParams& p = r.params;
   const GenerationDefaults& d = m.defaults;
   p.temperature = static_cast<float>(f.number("temperature", 0, FLT_MAX).value_or(d.temperature.value_or(1.0f)));
@@ -51,14 +48,12 @@ void parse_sampling(const JsonFields& f, const ServedModel& m, const RequestLimi
   p.frequency_penalty = static_cast<float>(f.number("frequency_penalty", -2, 2).value_or(0));
   p.repetition_penalty = static_cast<float>(
       f.number("repetition_penalty", 0, FLT_MAX).value_or(d.repetition_penalty.value_or(1.0f)));
-  if (!(p.repetition_penalty > 0))
-    bad_request("repetition_penalty must be > 0", "repetition_penalty");
+  if (!(p.repetition_penalty > 0)) bad_request("repetition_penalty must be > 0", "repetition_penalty");
   p.seed = f.seed("seed");
   p.ignore_eos = f.boolean("ignore_eos").value_or(false);
   p.stop_token_ids = f.int_list("stop_token_ids", limits.max_stop_strings, 0, INT32_MAX)
                          .value_or(std::vector<int32_t>{});
-  r.stop = f.strings("stop", limits.max_stop_strings, limits.max_stop_bytes)
-               .value_or(std::vector<std::string>{});
+  r.stop = f.strings("stop", limits.max_stop_strings, limits.max_stop_bytes).value_or(std::vector<std::string>{});
   r.n = static_cast<int32_t>(f.integer("n", 1, limits.max_choices).value_or(1));
   r.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
   r.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
@@ -75,8 +70,8 @@ void parse_sampling(const JsonFields& f, const ServedModel& m, const RequestLimi
 
 // The max_tokens of one prompt: the request's, else the model's default, else the rest of the
 // context; a request that cannot fit is refused as vLLM refuses it.
-int32_t resolve_max_tokens(std::optional<int64_t> requested, const std::string& param,
-                           const ServedModel& m, size_t prompt_len, const char* prompt_param) {
+int32_t resolve_max_tokens(std::optional<int64_t> requested, const std::string& param, const ServedModel& m,
+                           size_t prompt_len, const char* prompt_param) {
   const int64_t ctx = m.max_model_len;
   const int64_t len = static_cast<int64_t>(prompt_len);
   if (len >= ctx)
@@ -89,8 +84,7 @@ int32_t resolve_max_tokens(std::optional<int64_t> requested, const std::string& 
       bad_request("'" + param + "' is too large: " + std::to_string(*requested) +
                       ". This model's maximum context length is " + std::to_string(ctx) +
                       " tokens and your request has " + std::to_string(len) + " input tokens (" +
-                      std::to_string(*requested) + " > " + std::to_string(ctx) + " - " +
-                      std::to_string(len) + ").",
+                      std::to_string(*requested) + " > " + std::to_string(ctx) + " - " + std::to_string(len) + ").",
                   param);
     return static_cast<int32_t>(*requested);
   }
@@ -124,10 +118,8 @@ Json message_content(const Json& content) {
   for (const Json& part : content) {
     const auto type = part.is_object() ? part.find("type") : part.end();
     const auto t = part.is_object() ? part.find("text") : part.end();
-    if (type == part.end() || !type->is_string() || *type != "text" || t == part.end() ||
-        !t->is_string())
-      bad_request("only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
-                  "messages");
+    if (type == part.end() || !type->is_string() || *type != "text" || t == part.end() || !t->is_string())
+      bad_request("only text content parts ({\"type\": \"text\", \"text\": ...}) are supported", "messages");
     if (!first) text += "\n";
     text += t->get_ref<const std::string&>();
     first = false;
@@ -157,13 +149,11 @@ std::string render_chat(const JsonFields& f, const ServedModel& m, const Json& m
   if (tools && !tools->is_array()) bad_request("tools must be a list", "tools");
   if (const Json* choice = f.raw("tool_choice"))
     if (!(choice->is_string() && *choice == "none"))
-      bad_request("tool calling is not supported by this server (tool_choice must be \"none\")",
-                  "tool_choice");
+      bad_request("tool calling is not supported by this server (tool_choice must be \"none\")", "tool_choice");
   const bool add_generation = f.boolean("add_generation_prompt").value_or(true);
   const bool continue_final = f.boolean("continue_final_message").value_or(false);
   if (add_generation && continue_final && f.raw("add_generation_prompt"))
-    bad_request("continue_final_message and add_generation_prompt cannot both be true",
-                "continue_final_message");
+    bad_request("continue_final_message and add_generation_prompt cannot both be true", "continue_final_message");
   Json kwargs = Json::object();
   if (const Json* k = f.object("chat_template_kwargs")) kwargs = *k;
   const bool has_tools = tools && !tools->empty();
@@ -178,14 +168,14 @@ std::string render_chat(const JsonFields& f, const ServedModel& m, const Json& m
     tpl = &*own;
   } else {
     tpl = m.chat_template(has_tools);
-    if (!tpl) bad_request("this model has no usable chat template (" + m.template_problem +
-                          "); use /v1/completions or pass chat_template");
+    if (!tpl)
+      bad_request("this model has no usable chat template (" + m.template_problem +
+                  "); use /v1/completions or pass chat_template");
   }
   std::string rendered;
   try {
-    rendered = chat::apply_chat_template(*tpl, messages, has_tools ? *tools : Json(),
-                                         add_generation && !continue_final, m.bos_token,
-                                         m.eos_token, kwargs);
+    rendered = chat::apply_chat_template(*tpl, messages, has_tools ? *tools : Json(), add_generation && !continue_final,
+                                         m.bos_token, m.eos_token, kwargs);
   } catch (const Error& e) {
     bad_request(std::string("the chat template failed: ") + e.what(), "messages");
   }
@@ -205,13 +195,11 @@ std::string render_chat(const JsonFields& f, const ServedModel& m, const Json& m
 void parse_logprobs_chat(const JsonFields& f, GenerationRequest& r) {
   r.logprobs = f.boolean("logprobs").value_or(false);
   r.top_logprobs = static_cast<int32_t>(f.integer("top_logprobs", 0, SamplingParams::kMaxLogprobs).value_or(0));
-  if (r.top_logprobs > 0 && !r.logprobs)
-    bad_request("top_logprobs needs logprobs set to true", "top_logprobs");
+  if (r.top_logprobs > 0 && !r.logprobs) bad_request("top_logprobs needs logprobs set to true", "top_logprobs");
 }
 
 // prompt: "text" | ["text", ...] | [id, ...] | [[id, ...], ...]
-std::vector<PromptInput> completion_prompts(const JsonFields& f, const ServedModel& m,
-                                            const RequestLimits& limits) {
+std::vector<PromptInput> completion_prompts(const JsonFields& f, const ServedModel& m, const RequestLimits& limits) {
   const Json* p = f.raw("prompt");
   if (!p) bad_request("prompt is required", "prompt");
   const bool add_special = f.boolean("add_special_tokens").value_or(true);
@@ -242,9 +230,13 @@ std::vector<PromptInput> completion_prompts(const JsonFields& f, const ServedMod
       from_ids(*p);
     } else {
       for (const Json& e : *p) {
-        if (e.is_string()) from_text(e);
-        else if (e.is_array()) from_ids(e);
-        else bad_request("prompt must be a string, a list of strings, a list of token ids or a list of those lists", "prompt");
+        if (e.is_string())
+          from_text(e);
+        else if (e.is_array())
+          from_ids(e);
+        else
+          bad_request("prompt must be a string, a list of strings, a list of token ids or a list of those lists",
+                      "prompt");
       }
     }
   } else {
@@ -278,8 +270,7 @@ void finish_prompts(GenerationRequest& r, const ServedModel& m, std::optional<in
 void check_model_name(const Json& body, const ServedModel& model) {
   const JsonFields f(body);
   const auto name = f.string("model", 4096);
-  if (name && !model.accepts(*name))
-    throw ApiError(404, "The model `" + *name + "` does not exist.", "model");
+  if (name && !model.accepts(*name)) throw ApiError(404, "The model `" + *name + "` does not exist.", "model");
 }
 
 PromptInput chat_prompt(const Json& body, const ServedModel& m) {
@@ -293,8 +284,7 @@ PromptInput chat_prompt(const Json& body, const ServedModel& m) {
   return in;
 }
 
-GenerationRequest parse_chat_request(const Json& body, const ServedModel& m,
-                                     const RequestLimits& limits) {
+GenerationRequest parse_chat_request(const Json& body, const ServedModel& m, const RequestLimits& limits) {
   const JsonFields f(body);
   check_model_name(body, m);
   GenerationRequest r;
@@ -313,8 +303,7 @@ GenerationRequest parse_chat_request(const Json& body, const ServedModel& m,
   return r;
 }
 
-GenerationRequest parse_completion_request(const Json& body, const ServedModel& m,
-                                           const RequestLimits& limits) {
+GenerationRequest parse_completion_request(const Json& body, const ServedModel& m, const RequestLimits& limits) {
   const JsonFields f(body);
   check_model_name(body, m);
   GenerationRequest r;
@@ -326,7 +315,8 @@ GenerationRequest parse_completion_request(const Json& body, const ServedModel& 
   }
   r.echo = f.boolean("echo").value_or(false);
   if (r.echo && r.logprobs)
-    bad_request("echo together with logprobs needs prompt log-probabilities, which this server does not compute", "echo");
+    bad_request("echo together with logprobs needs prompt log-probabilities, which this server does not compute",
+                "echo");
   if (auto best_of = f.integer("best_of", 1, INT32_MAX); best_of && *best_of != r.n)
     bad_request("best_of must equal n (best_of > n is not supported)", "best_of");
   const std::optional<int64_t> max_tokens = f.integer("max_tokens", 1, INT32_MAX);

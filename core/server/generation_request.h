@@ -46,17 +46,15 @@ struct GenerationRequest {
 };
 
 struct RequestLimits {
-  int32_t max_choices = 256;        // prompts x n of one request
+  int32_t max_choices = 256;  // prompts x n of one request
   size_t max_stop_strings = 64;
-  size_t max_stop_bytes = 1024;     // per stop string
-  size_t max_prompt_items = 1024;   // prompts of one completions request
+  size_t max_stop_bytes = 1024;    // per stop string
+  size_t max_prompt_items = 1024;  // prompts of one completions request
 };
 
 // Throw ApiError: 400 for a malformed field, 404 when `model` names another model.
-GenerationRequest parse_chat_request(const Json& body, const ServedModel& model,
-                                     const RequestLimits& limits);
-GenerationRequest parse_completion_request(const Json& body, const ServedModel& model,
-                                           const RequestLimits& limits);
+GenerationRequest parse_chat_request(const Json& body, const ServedModel& model, const RequestLimits& limits);
+GenerationRequest parse_completion_request(const Json& body, const ServedModel& model, const RequestLimits& limits);
 
 // The prompt of a chat-shaped body (messages, add_generation_prompt, continue_final_message,
 // chat_template(_kwargs), tools, add_special_tokens): rendered and tokenized. /tokenize uses it.

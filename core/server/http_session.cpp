@@ -82,11 +82,10 @@ void Session::on_header(beast::error_code ec) {
   if (beast::iequals(parser_->get()[http::field::expect], "100-continue") && !parser_->is_done()) {
     // Clients such as curl wait for this before sending a larger body.
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    asio::async_write(stream_, asio::buffer(kContinue),
-                      [self = shared_from_this()](beast::error_code e, size_t) {
-                        if (e) return self->close();
-                        self->read_body();
-                      });
+    asio::async_write(stream_, asio::buffer(kContinue), [self = shared_from_this()](beast::error_code e, size_t) {
+      if (e) return self->close();
+      self->read_body();
+    });
     return;
   }
   read_body();
@@ -119,8 +118,8 @@ void Session::on_body(beast::error_code ec) {
 void Session::on_read_error(beast::error_code ec) {
   // The peer left, went quiet past the deadline, or the server closed it: nothing to answer.
   if (closed_ || ec == http::error::end_of_stream || ec == beast::error::timeout ||
-      ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-      ec == asio::error::eof || ec == http::error::partial_message)
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset || ec == asio::error::eof ||
+      ec == http::error::partial_message)
     return close();
   keep_alive_ = false;
   received_ = Clock::now();
@@ -128,8 +127,8 @@ void Session::on_read_error(beast::error_code ec) {
   path_.clear();
   phase_ = Phase::Answering;
   if (ec == http::error::body_limit)
-    return reply(error_response(ApiError(413, "the request body is larger than " +
-                                                  std::to_string(ctx_.options.max_body_bytes) + " bytes")));
+    return reply(error_response(
+        ApiError(413, "the request body is larger than " + std::to_string(ctx_.options.max_body_bytes) + " bytes")));
   if (ec == http::error::header_limit)
     return reply(error_response(ApiError(431, "the request headers are larger than " +
                                                   std::to_string(ctx_.options.max_header_bytes) + " bytes")));
@@ -152,8 +151,8 @@ void Session::dispatch(const Request& req) {
   if (p == "/v1/completions" && post) return handle_generation(Endpoint::Completion, parse_body(req.body()));
   if (p == "/tokenize" && post) return reply(tokenize_response(ctx_, parse_body(req.body())));
   if (p == "/detokenize" && post) return reply(detokenize_response(ctx_, parse_body(req.body())));
-  for (const char* known : {"/health", "/metrics", "/v1/models", "/v1/chat/completions",
-                            "/v1/completions", "/tokenize", "/detokenize"})
+  for (const char* known :
+       {"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"})
     if (p == known) throw ApiError(405, "method " + method_ + " is not allowed on " + p);
   throw ApiError(404, "Not Found: " + p);
 }
@@ -165,16 +164,16 @@ void Session::handle_generation(Endpoint endpoint, const Json& body) {
   log_.stream = r.stream;
   const int64_t k = r.num_choices();
   if (!ctx_.admission.try_acquire(k)) {
-    SimpleResponse busy = error_response(ApiError(
-        429, "the server is at capacity (" + std::to_string(ctx_.admission.limit()) +
-                 " requests admitted): retry later"));
+    SimpleResponse busy = error_response(ApiError(429, "the server is at capacity (" +
+                                                           std::to_string(ctx_.admission.limit()) +
+                                                           " requests admitted): retry later"));
     busy.headers.push_back({"Retry-After", std::to_string(ctx_.options.retry_after_s)});
     return reply(std::move(busy));
   }
-  ResponseMeta meta{ctx_.new_id(endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-"),
-                    std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch()).count(),
-                    m.name()};
+  ResponseMeta meta{
+      ctx_.new_id(endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-"),
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
+      m.name()};
   auto job = std::make_shared<GenerationJob>(ctx_.shared_from_this(), std::move(r), std::move(meta), received_);
   std::weak_ptr<Session> weak = weak_from_this();
   job->submit(stream_.get_executor(), [weak] {
@@ -192,7 +191,7 @@ void Session::reply(SimpleResponse r) {
   phase_ = Phase::Answering;
   status_ = r.status;
   res_ = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status),
-                                                              version_ ? version_ : 11);
+                                                             version_ ? version_ : 11);
   res_->set(http::field::server, kServerName);
   res_->set(http::field::content_type, r.content_type);
   for (auto& [k, v] : r.headers) res_->set(k, v);

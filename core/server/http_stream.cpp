@@ -46,8 +46,7 @@ void Session::on_job_progress() {
   const GenerationRequest& req = job_->request();
   std::vector<ChoiceDelta> deltas = job_->take_outbox();
   if (!streaming_) {
-    if (job_->failure_status())
-      return reply(error_response(ApiError(job_->failure_status(), job_->failure_message())));
+    if (job_->failure_status()) return reply(error_response(ApiError(job_->failure_status(), job_->failure_message())));
     if (!job_->done()) return;
     log_.prompt_tokens = job_->usage().prompt_tokens;
     log_.completion_tokens = job_->usage().completion_tokens;
@@ -116,10 +115,9 @@ void Session::watch_client() {
 }
 
 void Session::arm_watch() {
-  stream_.socket().async_wait(tcp::socket::wait_read,
-                              [self = shared_from_this(), w = watch_](beast::error_code ec) {
-                                self->on_client_readable(ec, w);
-                              });
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), w = watch_](beast::error_code ec) {
+    self->on_client_readable(ec, w);
+  });
 }
 
 void Session::on_client_readable(beast::error_code ec, uint64_t watch) {

@@ -72,8 +72,8 @@ std::optional<int64_t> JsonFields::integer(const char* key, int64_t lo, int64_t 
   if (!v->is_number()) bad_request(std::string(key) + " must be an integer", key);
   const auto i = json_integer(*v, lo, hi);
   if (!i)
-    bad_request(std::string(key) + " must be an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got " + v->dump(),
+    bad_request(std::string(key) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "], got " + v->dump(),
                 key);
   return i;
 }
@@ -104,8 +104,7 @@ std::optional<std::string> JsonFields::string(const char* key, size_t max_bytes)
   return s;
 }
 
-std::optional<std::vector<std::string>> JsonFields::strings(const char* key, size_t max_items,
-                                                            size_t max_bytes) const {
+std::optional<std::vector<std::string>> JsonFields::strings(const char* key, size_t max_items, size_t max_bytes) const {
   const Json* v = raw(key);
   if (!v) return std::nullopt;
   std::vector<std::string> out;
@@ -113,9 +112,7 @@ std::optional<std::vector<std::string>> JsonFields::strings(const char* key, siz
     if (!s.is_string()) bad_request(std::string(key) + " must be a string or a list of strings", key);
     const auto& str = s.get_ref<const std::string&>();
     if (str.size() > max_bytes)
-      bad_request(std::string(key) + " has a string longer than " + std::to_string(max_bytes) +
-                      " bytes",
-                  key);
+      bad_request(std::string(key) + " has a string longer than " + std::to_string(max_bytes) + " bytes", key);
     out.push_back(str);
   };
   if (v->is_array()) {
@@ -128,8 +125,8 @@ std::optional<std::vector<std::string>> JsonFields::strings(const char* key, siz
   return out;
 }
 
-std::optional<std::vector<int32_t>> JsonFields::int_list(const char* key, size_t max_items,
-                                                         int64_t lo, int64_t hi) const {
+std::optional<std::vector<int32_t>> JsonFields::int_list(const char* key, size_t max_items, int64_t lo,
+                                                         int64_t hi) const {
   const Json* v = raw(key);
   if (!v) return std::nullopt;
   if (!v->is_array()) bad_request(std::string(key) + " must be a list of integers", key);
@@ -140,8 +137,8 @@ std::optional<std::vector<int32_t>> JsonFields::int_list(const char* key, size_t
   for (const auto& e : *v) {
     const auto i = json_integer(e, lo, hi);
     if (!i)
-      bad_request(std::string(key) + " must hold integers in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "], got " + e.dump(),
+      bad_request(std::string(key) + " must hold integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                      "], got " + e.dump(),
                   key);
     out.push_back(static_cast<int32_t>(*i));
   }

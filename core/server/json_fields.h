@@ -27,11 +27,9 @@ class JsonFields {
   std::optional<bool> boolean(const char* key) const;
   std::optional<std::string> string(const char* key, size_t max_bytes) const;
   // A string or a list of strings (OpenAI's `stop`), each at most max_bytes, at most max_items.
-  std::optional<std::vector<std::string>> strings(const char* key, size_t max_items,
-                                                  size_t max_bytes) const;
+  std::optional<std::vector<std::string>> strings(const char* key, size_t max_items, size_t max_bytes) const;
   // A list of integers in [lo, hi], at most max_items.
-  std::optional<std::vector<int32_t>> int_list(const char* key, size_t max_items, int64_t lo,
-                                               int64_t hi) const;
+  std::optional<std::vector<int32_t>> int_list(const char* key, size_t max_items, int64_t lo, int64_t hi) const;
   // The raw value (nullptr when absent or null).
   const Json* raw(const char* key) const;
   const Json* object(const char* key) const;  // must be an object when present

@@ -74,12 +74,12 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
 }
 
 ServerMetrics::ServerMetrics()
-    : ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-             10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}),
-      tpot_({0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-             10.0, 20.0, 40.0, 80.0}),
-      e2e_({0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
-            120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}),
+    : ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25,  0.5,   0.75,
+             1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}),
+      tpot_(
+          {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}),
+      e2e_({0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+            30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}),
       prompt_len_(buckets_1_2_5(1 << 20)),
       generation_len_(buckets_1_2_5(1 << 20)),
       cancel_steps_({0, 1, 2, 4, 8, 16, 64}) {}
@@ -109,8 +109,8 @@ void ServerMetrics::count_http(int status) {
   http_.push_back({status, 1});
 }
 
-std::string ServerMetrics::render(const std::string& model_name, const EngineStats* st,
-                                  int64_t open_connections, int64_t admitted) const {
+std::string ServerMetrics::render(const std::string& model_name, const EngineStats* st, int64_t open_connections,
+                                  int64_t admitted) const {
   // Label values escape \, " and newlines as the text format requires.
   std::string name;
   for (char c : model_name) {
@@ -124,9 +124,8 @@ std::string ServerMetrics::render(const std::string& model_name, const EngineSta
   const std::string labels = "model_name=\"" + name + "\",engine=\"0\"";
   std::string out;
   out.reserve(8192);
-  const double usage = st && st->kv_blocks_total > 0
-                           ? static_cast<double>(st->kv_blocks_used) / st->kv_blocks_total
-                           : 0.0;
+  const double usage = st && st->kv_blocks_total > 0 ? static_cast<double>(st->kv_blocks_used) / st->kv_blocks_total
+                                                     : 0.0;
   head(out, "vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
   sample(out, "vllm:num_requests_running", labels, st ? st->running : 0);
   head(out, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
@@ -144,8 +143,8 @@ std::string ServerMetrics::render(const std::string& model_name, const EngineSta
   sample(out, "vllm:generation_tokens_total", labels, static_cast<double>(generation_tokens_.load()));
   head(out, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
   for (size_t i = 0; i < 3; ++i)
-    sample(out, "vllm:request_success_total",
-           labels + ",finished_reason=\"" + kReasons[i] + "\"", static_cast<double>(success_[i].load()));
+    sample(out, "vllm:request_success_total", labels + ",finished_reason=\"" + kReasons[i] + "\"",
+           static_cast<double>(success_[i].load()));
   head(out, "vllm:request_prompt_tokens", "histogram", "Number of prefill tokens processed.");
   prompt_len_.render(out, "vllm:request_prompt_tokens", labels);
   head(out, "vllm:request_generation_tokens", "histogram", "Number of generation tokens processed.");

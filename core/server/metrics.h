@@ -53,8 +53,8 @@ class ServerMetrics {
   void observe_cancel_steps(uint64_t steps) { cancel_steps_.observe(static_cast<double>(steps)); }
 
   // The whole exposition text. stats: the engine's snapshot (null when no engine: gauges 0).
-  std::string render(const std::string& model_name, const EngineStats* stats,
-                     int64_t open_connections, int64_t admitted) const;
+  std::string render(const std::string& model_name, const EngineStats* stats, int64_t open_connections,
+                     int64_t admitted) const;
 
   uint64_t finished(const std::string& reason) const;
 

@@ -40,8 +40,10 @@ Json chat_logprobs(const std::vector<OutputToken>& tokens, int32_t top, const To
       const std::string s = token_text(tok, t.token.top[i].id);
       alts.push_back({{"token", s}, {"logprob", finite_logprob(t.token.top[i].logprob)}, {"bytes", bytes_of(s)}});
     }
-    content.push_back({{"token", text}, {"logprob", finite_logprob(t.token.logprob)},
-                       {"bytes", bytes_of(text)}, {"top_logprobs", std::move(alts)}});
+    content.push_back({{"token", text},
+                       {"logprob", finite_logprob(t.token.logprob)},
+                       {"bytes", bytes_of(text)},
+                       {"top_logprobs", std::move(alts)}});
   }
   return {{"content", std::move(content)}};
 }
@@ -66,12 +68,13 @@ Json completion_logprobs(const std::vector<OutputToken>& tokens, int32_t top, co
     d.emplace(text, finite_logprob(t.token.logprob));
     tops.push_back(std::move(d));
   }
-  return {{"text_offset", std::move(offsets)}, {"token_logprobs", std::move(lps)},
-          {"tokens", std::move(texts)}, {"top_logprobs", std::move(tops)}};
+  return {{"text_offset", std::move(offsets)},
+          {"token_logprobs", std::move(lps)},
+          {"tokens", std::move(texts)},
+          {"top_logprobs", std::move(tops)}};
 }
 
-Json logprobs_of(const GenerationRequest& req, const std::vector<OutputToken>& tokens,
-                 const Tokenizer* tok) {
+Json logprobs_of(const GenerationRequest& req, const std::vector<OutputToken>& tokens, const Tokenizer* tok) {
   if (!req.logprobs) return nullptr;
   return req.endpoint == Endpoint::Chat ? chat_logprobs(tokens, req.top_logprobs, tok)
                                         : completion_logprobs(tokens, req.top_logprobs, tok);
@@ -83,9 +86,7 @@ Json token_ids_of(const std::vector<OutputToken>& tokens) {
   return ids;
 }
 
-Json finish_value(const std::string& reason) {
-  return reason.empty() ? Json(nullptr) : Json(reason);
-}
+Json finish_value(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
 
 Json header(const ResponseMeta& meta, const char* object) {
   return {{"id", meta.id}, {"object", object}, {"created", meta.created}, {"model", meta.model}};
@@ -115,8 +116,8 @@ Json chat_role_chunk(const ResponseMeta& meta, int32_t index) {
   return j;
 }
 
-Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d,
-                  const Tokenizer* tok, const std::optional<Usage>& usage, bool first_of_choice) {
+Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d, const Tokenizer* tok,
+                  const std::optional<Usage>& usage, bool first_of_choice) {
   Json choice = {{"index", d.index}};
   if (req.endpoint == Endpoint::Chat) {
     Json delta = Json::object();
@@ -137,9 +138,8 @@ Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const 
   return j;
 }
 
-std::string stream_chunk_text(const ResponseMeta& meta, const GenerationRequest& req,
-                              const ChoiceDelta& d, const Tokenizer* tok,
-                              const std::optional<Usage>& usage, bool first_of_choice) {
+std::string stream_chunk_text(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d,
+                              const Tokenizer* tok, const std::optional<Usage>& usage, bool first_of_choice) {
   if (req.logprobs) return dump(stream_chunk(meta, req, d, tok, usage, first_of_choice));
   const bool chat = req.endpoint == Endpoint::Chat;
   std::string out;
@@ -185,8 +185,7 @@ Json usage_chunk(const ResponseMeta& meta, const GenerationRequest& req, const U
   return j;
 }
 
-Json full_response(const ResponseMeta& meta, const GenerationRequest& req, const Generation& g,
-                   const Tokenizer* tok) {
+Json full_response(const ResponseMeta& meta, const GenerationRequest& req, const Generation& g, const Tokenizer* tok) {
   const bool chat = req.endpoint == Endpoint::Chat;
   Json j = header(meta, chat ? "chat.completion" : "text_completion");
   Json choices = Json::array();

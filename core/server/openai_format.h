@@ -28,18 +28,16 @@ Json usage_json(const Usage& u);
 
 // Streaming chunks.
 Json chat_role_chunk(const ResponseMeta& meta, int32_t index);
-Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d,
-                  const Tokenizer* tok, const std::optional<Usage>& usage, bool first_of_choice);
+Json stream_chunk(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d, const Tokenizer* tok,
+                  const std::optional<Usage>& usage, bool first_of_choice);
 Json usage_chunk(const ResponseMeta& meta, const GenerationRequest& req, const Usage& u);
 // dump(stream_chunk(...)), byte for byte, written directly when there are no logprobs: the one
 // thing the server does per token and per stream, so it skips building a JSON tree.
-std::string stream_chunk_text(const ResponseMeta& meta, const GenerationRequest& req,
-                              const ChoiceDelta& d, const Tokenizer* tok,
-                              const std::optional<Usage>& usage, bool first_of_choice);
+std::string stream_chunk_text(const ResponseMeta& meta, const GenerationRequest& req, const ChoiceDelta& d,
+                              const Tokenizer* tok, const std::optional<Usage>& usage, bool first_of_choice);
 
 // The whole response of a finished generation (stream: false).
-Json full_response(const ResponseMeta& meta, const GenerationRequest& req, const Generation& g,
-                   const Tokenizer* tok);
+Json full_response(const ResponseMeta& meta, const GenerationRequest& req, const Generation& g, const Tokenizer* tok);
 
 // JSON text with invalid UTF-8 replaced (never throws on odd bytes).
 std::string dump(const Json& j);

@@ -30,8 +30,7 @@ GenerationDefaults defaults_of(const LoadedModel& m) {
   if (g.min_p >= 0) d.min_p = static_cast<float>(g.min_p);
   if (g.repetition_penalty >= 0) d.repetition_penalty = static_cast<float>(g.repetition_penalty);
   if (g.top_k >= 0) d.top_k = static_cast<int32_t>(std::min<int64_t>(g.top_k, INT32_MAX));
-  if (g.max_new_tokens > 0)
-    d.max_tokens = static_cast<int32_t>(std::min<int64_t>(g.max_new_tokens, INT32_MAX));
+  if (g.max_new_tokens > 0) d.max_tokens = static_cast<int32_t>(std::min<int64_t>(g.max_new_tokens, INT32_MAX));
   return d;
 }
 
@@ -64,10 +63,8 @@ std::optional<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir) 
   }
 }
 
-ServedModel make_served_model(const std::shared_ptr<Engine>& engine,
-                              const std::filesystem::path& model_dir,
-                              std::vector<std::string> names,
-                              std::optional<Tokenizer> tokenizer) {
+ServedModel make_served_model(const std::shared_ptr<Engine>& engine, const std::filesystem::path& model_dir,
+                              std::vector<std::string> names, std::optional<Tokenizer> tokenizer) {
   if (!engine) throw Error(ErrorCode::InvalidArgument, "make_served_model: no engine");
   ServedModel m;
   m.engine = engine;
@@ -75,8 +72,7 @@ ServedModel make_served_model(const std::shared_ptr<Engine>& engine,
   m.vocab_size = static_cast<int32_t>(engine->model_config().vocab_size);
   m.defaults = defaults_of(engine->model());
   m.root = model_dir.empty() ? engine->model().name : model_dir.string();
-  m.created = std::chrono::duration_cast<std::chrono::seconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
+  m.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                   .count();
   m.names = std::move(names);
   m.names.erase(std::remove(m.names.begin(), m.names.end(), std::string()), m.names.end());

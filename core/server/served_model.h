@@ -31,7 +31,7 @@ struct ServedModel {
   std::weak_ptr<Engine> engine;
   std::optional<Tokenizer> tokenizer;
   std::map<std::string, chat::ChatTemplate, std::less<>> templates;  // by name, parsed
-  std::string template_problem;  // why there is no usable template ("" when there is)
+  std::string template_problem;                     // why there is no usable template ("" when there is)
   std::optional<std::string> bos_token, eos_token;  // the template's bos_token / eos_token
   GenerationDefaults defaults;
   int32_t max_model_len = 0;
@@ -55,9 +55,7 @@ std::optional<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
 // template that is missing or fails to load leaves that part out (the reason is kept), it does
 // not fail the server. `tokenizer`: the folder's, when the caller already read it (to size
 // EngineOptions::sample_vocab before the engine started).
-ServedModel make_served_model(const std::shared_ptr<Engine>& engine,
-                              const std::filesystem::path& model_dir,
-                              std::vector<std::string> names,
-                              std::optional<Tokenizer> tokenizer = std::nullopt);
+ServedModel make_served_model(const std::shared_ptr<Engine>& engine, const std::filesystem::path& model_dir,
+                              std::vector<std::string> names, std::optional<Tokenizer> tokenizer = std::nullopt);
 
 }  // namespace inferdesk::server

@@ -102,8 +102,7 @@ tcp::endpoint resolve(asio::io_context& ioc, const std::string& host, uint16_t p
   if (!ec) return {addr, port};
   tcp::resolver resolver(ioc);
   const auto results = resolver.resolve(host, std::to_string(port), ec);
-  if (ec || results.empty())
-    throw Error(ErrorCode::Io, "cannot resolve host '" + host + "': " + ec.message());
+  if (ec || results.empty()) throw Error(ErrorCode::Io, "cannot resolve host '" + host + "': " + ec.message());
   return *results.begin();
 }
 
@@ -140,9 +139,8 @@ void on_accept(const std::shared_ptr<Server::Context>& ctx, boost::system::error
 }
 
 void do_accept(const std::shared_ptr<Server::Context>& ctx) {
-  ctx->acceptor.async_accept(asio::make_strand(ctx->ioc), [ctx](boost::system::error_code ec, tcp::socket s) {
-    on_accept(ctx, ec, std::move(s));
-  });
+  ctx->acceptor.async_accept(asio::make_strand(ctx->ioc),
+                             [ctx](boost::system::error_code ec, tcp::socket s) { on_accept(ctx, ec, std::move(s)); });
 }
 
 }  // namespace
@@ -150,8 +148,7 @@ void do_accept(const std::shared_ptr<Server::Context>& ctx) {
 Server::Server(ServedModel model, ServerOptions options)
     : ctx_(std::make_shared<Context>(std::move(model), std::move(options))) {
   const ServerOptions& o = ctx_->options;
-  if (o.io_threads < 1 || o.io_threads > 256)
-    throw Error(ErrorCode::InvalidArgument, "io_threads must be in [1, 256]");
+  if (o.io_threads < 1 || o.io_threads > 256) throw Error(ErrorCode::InvalidArgument, "io_threads must be in [1, 256]");
   if (o.max_admitted < 1) throw Error(ErrorCode::InvalidArgument, "max_admitted must be >= 1");
   if (ctx_->model.names.empty()) throw Error(ErrorCode::InvalidArgument, "the served model has no name");
   const tcp::endpoint ep = resolve(ctx_->ioc, o.host, o.port);
@@ -161,8 +158,7 @@ Server::Server(ServedModel model, ServerOptions options)
   if (!ec) a.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) a.bind(ep, ec);
   if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw Error(ErrorCode::Io, "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+  if (ec) throw Error(ErrorCode::Io, "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
   ctx_->bound_port = a.local_endpoint().port();
 }
 
@@ -173,8 +169,7 @@ void Server::start() {
   if (ctx_->started || ctx_->stopped) return;
   ctx_->started = true;
   do_accept(ctx_);
-  for (int i = 0; i < ctx_->options.io_threads; ++i)
-    ctx_->threads.emplace_back([ctx = ctx_.get()] { ctx->ioc.run(); });
+  for (int i = 0; i < ctx_->options.io_threads; ++i) ctx_->threads.emplace_back([ctx = ctx_.get()] { ctx->ioc.run(); });
 }
 
 namespace {

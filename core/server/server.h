@@ -48,7 +48,7 @@ struct ServerOptions {
   // To receive one whole request, headers and body (also how long an idle keep-alive
   // connection stays open).
   std::chrono::milliseconds request_timeout{30000};
-  std::chrono::milliseconds write_timeout{30000};  // one write to a client
+  std::chrono::milliseconds write_timeout{30000};     // one write to a client
   size_t max_pending_stream_bytes = size_t{8} << 20;  // a client that reads slower is dropped
   int max_connections = 4096;
   // Engine requests (choices) admitted at once, running and waiting; beyond it 429.

@@ -55,7 +55,6 @@ struct Server::Context : std::enable_shared_from_this<Server::Context> {
   std::atomic<bool> draining{false};
   uint16_t bound_port = 0;
 
-
   // Engine requests whose final event has not arrived: the io_context must outlive them.
   void engine_requests_started(int64_t k);
   void engine_requests_finished(int64_t k);

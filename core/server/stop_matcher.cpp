@@ -4,8 +4,7 @@
 
 namespace inferdesk::server {
 
-StopMatcher::StopMatcher(std::vector<std::string> stops, bool include_stop)
-    : include_stop_(include_stop) {
+StopMatcher::StopMatcher(std::vector<std::string> stops, bool include_stop) : include_stop_(include_stop) {
   for (auto& s : stops) {
     if (s.empty()) continue;
     Automaton a;

@@ -16,12 +16,9 @@ using detail::Statement;
 constexpr const char* kChatColumns =
     "chats.id, title, system_prompt, sampling_json, model_id, current_leaf, chats.created_at, "
     "updated_at, (SELECT MAX(lm.created_at) FROM messages AS lm WHERE lm.chat_id = chats.id)";
-constexpr const char* kMessageColumns =
-    "id, chat_id, parent_id, role, content, status, stats_json, created_at";
+constexpr const char* kMessageColumns = "id, chat_id, parent_id, role, content, status, stats_json, created_at";
 
-std::string sql(const char* head, const char* columns, const char* tail) {
-  return std::string(head) + columns + tail;
-}
+std::string sql(const char* head, const char* columns, const char* tail) { return std::string(head) + columns + tail; }
 
 Chat read_chat(const Statement& s) {
   Chat c;
@@ -46,8 +43,7 @@ Message read_message(const Statement& s) {
     m.role = parse_role(s.text(3));
     m.status = parse_message_status(s.text(5));
   } catch (const Error& e) {  // the file holds something we never write
-    throw Error(ErrorCode::Format, "message " + std::to_string(m.id) + " in the database: " +
-                                       e.what());
+    throw Error(ErrorCode::Format, "message " + std::to_string(m.id) + " in the database: " + e.what());
   }
   m.content = s.text(4);
   m.stats_json = s.text(6);
@@ -68,8 +64,8 @@ std::vector<Chat> read_chats(Statement& s) {
 }
 
 [[noreturn]] void unknown(const char* what, std::int64_t id) {
-  throw Error(ErrorCode::InvalidArgument, std::string("no ") + what + " with id " +
-                                              std::to_string(id) + " in the database");
+  throw Error(ErrorCode::InvalidArgument,
+              std::string("no ") + what + " with id " + std::to_string(id) + " in the database");
 }
 
 // `text` as a LIKE pattern matching it anywhere, with \ as the escape character.
@@ -111,8 +107,8 @@ Role parse_role(std::string_view text) {
 }
 
 MessageStatus parse_message_status(std::string_view text) {
-  for (MessageStatus st : {MessageStatus::Complete, MessageStatus::Streaming,
-                           MessageStatus::Stopped, MessageStatus::Error})
+  for (MessageStatus st :
+       {MessageStatus::Complete, MessageStatus::Streaming, MessageStatus::Stopped, MessageStatus::Error})
     if (text == to_string(st)) return st;
   throw Error(ErrorCode::InvalidArgument, "unknown message status '" + std::string(text) + "'");
 }
@@ -120,8 +116,7 @@ MessageStatus parse_message_status(std::string_view text) {
 // ---- chats ----
 
 std::int64_t ChatStore::create_chat(std::string_view title, std::string_view system_prompt,
-                                    std::string_view sampling_json,
-                                    std::optional<std::int64_t> model_id) {
+                                    std::string_view sampling_json, std::optional<std::int64_t> model_id) {
   Database::Transaction tx(db_, "saving a new chat");
   if (model_id) ModelRegistry(db_).get(*model_id);  // throws for an unknown model
   const auto now = db_.now_ms();
@@ -143,18 +138,16 @@ void ChatStore::require_chat(std::int64_t chat_id) const {
 }
 
 void ChatStore::touch_chat(std::int64_t chat_id) {
-  if (detail::write_one(db_, "saving a chat", "UPDATE chats SET updated_at = ?2 WHERE id = ?1",
-                        chat_id, db_.now_ms()) == 0)
+  if (detail::write_one(db_, "saving a chat", "UPDATE chats SET updated_at = ?2 WHERE id = ?1", chat_id,
+                        db_.now_ms()) == 0)
     unknown("chat", chat_id);
 }
 
 namespace {
 // UPDATE chats SET <column> = ?2, updated_at = ?3 WHERE id = ?1, in its own transaction.
-void update_chat_column(Database& db, std::int64_t chat_id, const char* column,
-                        std::string_view value) {
+void update_chat_column(Database& db, std::int64_t chat_id, const char* column, std::string_view value) {
   const auto text = sql("UPDATE chats SET ", column, " = ?2, updated_at = ?3 WHERE id = ?1");
-  if (detail::write_one(db, std::string("saving a chat's ") + column, text.c_str(), chat_id, value,
-                        db.now_ms()) == 0)
+  if (detail::write_one(db, std::string("saving a chat's ") + column, text.c_str(), chat_id, value, db.now_ms()) == 0)
     unknown("chat", chat_id);
 }
 }  // namespace
@@ -173,9 +166,8 @@ void ChatStore::set_sampling_json(std::int64_t chat_id, std::string_view samplin
 
 void ChatStore::set_chat_model(std::int64_t chat_id, std::optional<std::int64_t> model_id) {
   if (model_id) ModelRegistry(db_).get(*model_id);  // throws for an unknown model
-  if (detail::write_one(db_, "saving a chat's model",
-                        "UPDATE chats SET model_id = ?2, updated_at = ?3 WHERE id = ?1", chat_id,
-                        model_id, db_.now_ms()) == 0)
+  if (detail::write_one(db_, "saving a chat's model", "UPDATE chats SET model_id = ?2, updated_at = ?3 WHERE id = ?1",
+                        chat_id, model_id, db_.now_ms()) == 0)
     unknown("chat", chat_id);
 }
 
@@ -185,15 +177,13 @@ void ChatStore::delete_chat(std::int64_t chat_id) {
 }
 
 Chat ChatStore::get_chat(std::int64_t chat_id) const {
-  Statement s(db_, sql("SELECT ", kChatColumns, " FROM chats WHERE chats.id = ?1").c_str(),
-              "reading a chat");
+  Statement s(db_, sql("SELECT ", kChatColumns, " FROM chats WHERE chats.id = ?1").c_str(), "reading a chat");
   if (!s.bind(1, chat_id).step()) unknown("chat", chat_id);
   return read_chat(s);
 }
 
 std::vector<Chat> ChatStore::list_chats() const {
-  Statement s(db_,
-              sql("SELECT ", kChatColumns, " FROM chats ORDER BY updated_at DESC, chats.id DESC").c_str(),
+  Statement s(db_, sql("SELECT ", kChatColumns, " FROM chats ORDER BY updated_at DESC, chats.id DESC").c_str(),
               "listing chats");
   return read_chats(s);
 }
@@ -202,8 +192,8 @@ std::vector<Chat> ChatStore::search_chats(std::string_view text) const {
   // SQLite refuses LIKE patterns over 50000 bytes; nobody types a search that long.
   constexpr std::size_t kMaxSearch = 10000;
   if (text.size() > kMaxSearch)
-    throw Error(ErrorCode::InvalidArgument, "searching chats: the search text is longer than " +
-                                                std::to_string(kMaxSearch) + " bytes");
+    throw Error(ErrorCode::InvalidArgument,
+                "searching chats: the search text is longer than " + std::to_string(kMaxSearch) + " bytes");
   Statement s(db_,
               sql("SELECT ", kChatColumns,
                   " FROM chats WHERE chats.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM "
@@ -217,14 +207,13 @@ std::vector<Chat> ChatStore::search_chats(std::string_view text) const {
 
 // ---- messages ----
 
-std::int64_t ChatStore::add_message(std::int64_t chat_id, std::int64_t parent_id, Role role,
-                                    std::string_view content, MessageStatus status) {
+std::int64_t ChatStore::add_message(std::int64_t chat_id, std::int64_t parent_id, Role role, std::string_view content,
+                                    MessageStatus status) {
   Database::Transaction tx(db_, "saving a message");
   require_chat(chat_id);
   if (parent_id != 0 && get_message(parent_id).chat_id != chat_id)
-    throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(parent_id) +
-                                                " belongs to another chat than " +
-                                                std::to_string(chat_id));
+    throw Error(ErrorCode::InvalidArgument,
+                "message " + std::to_string(parent_id) + " belongs to another chat than " + std::to_string(chat_id));
   const auto now = db_.now_ms();
   Statement s(db_,
               "INSERT INTO messages(chat_id, parent_id, role, content, status, created_at) "
@@ -239,30 +228,25 @@ std::int64_t ChatStore::add_message(std::int64_t chat_id, std::int64_t parent_id
   if (!s.step()) throw Error(ErrorCode::Internal, "saving a message: no id returned");
   const auto id = s.int64(0);
   s.run();
-  Statement leaf(db_, "UPDATE chats SET current_leaf = ?2, updated_at = ?3 WHERE id = ?1",
-                 "saving a message");
+  Statement leaf(db_, "UPDATE chats SET current_leaf = ?2, updated_at = ?3 WHERE id = ?1", "saving a message");
   leaf.bind(1, chat_id).bind(2, id).bind(3, now).run();
   tx.commit();
   return id;
 }
 
 void ChatStore::append_to_message(std::int64_t message_id, std::string_view text) {
-  if (detail::write_one(
-          db_, "saving a streamed reply",
-          "UPDATE messages SET content = content || ?2 WHERE id = ?1 AND status = 'streaming'",
-          message_id, text) == 0) {
+  if (detail::write_one(db_, "saving a streamed reply",
+                        "UPDATE messages SET content = content || ?2 WHERE id = ?1 AND status = 'streaming'",
+                        message_id, text) == 0) {
     const auto m = get_message(message_id);  // throws for an unknown id
-    throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(m.id) + " is " +
-                                                to_string(m.status) +
+    throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(m.id) + " is " + to_string(m.status) +
                                                 ", not streaming: nothing can be appended");
   }
 }
 
-void ChatStore::finish_message(std::int64_t message_id, MessageStatus status,
-                               std::string_view stats_json) {
+void ChatStore::finish_message(std::int64_t message_id, MessageStatus status, std::string_view stats_json) {
   Database::Transaction tx(db_, "saving a reply's end");
-  if (detail::write_one(db_, "saving a reply's end",
-                        "UPDATE messages SET status = ?2, stats_json = ?3 WHERE id = ?1",
+  if (detail::write_one(db_, "saving a reply's end", "UPDATE messages SET status = ?2, stats_json = ?3 WHERE id = ?1",
                         message_id, std::string_view(to_string(status)), stats_json) == 0)
     unknown("message", message_id);
   touch_chat(get_message(message_id).chat_id);
@@ -271,8 +255,8 @@ void ChatStore::finish_message(std::int64_t message_id, MessageStatus status,
 
 void ChatStore::set_message_content(std::int64_t message_id, std::string_view content) {
   Database::Transaction tx(db_, "saving a message");
-  if (detail::write_one(db_, "saving a message", "UPDATE messages SET content = ?2 WHERE id = ?1",
-                        message_id, content) == 0)
+  if (detail::write_one(db_, "saving a message", "UPDATE messages SET content = ?2 WHERE id = ?1", message_id,
+                        content) == 0)
     unknown("message", message_id);
   touch_chat(get_message(message_id).chat_id);
   tx.commit();
@@ -288,17 +272,15 @@ void ChatStore::set_current_leaf(std::int64_t chat_id, std::int64_t leaf_id) {
   Database::Transaction tx(db_, "saving the chosen branch");
   require_chat(chat_id);
   if (leaf_id != 0 && get_message(leaf_id).chat_id != chat_id)
-    throw Error(ErrorCode::InvalidArgument, "message " + std::to_string(leaf_id) +
-                                                " is not in chat " + std::to_string(chat_id));
-  detail::write_one(db_, "saving the chosen branch",
-                    "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id,
+    throw Error(ErrorCode::InvalidArgument,
+                "message " + std::to_string(leaf_id) + " is not in chat " + std::to_string(chat_id));
+  detail::write_one(db_, "saving the chosen branch", "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id,
                     leaf_id == 0 ? std::nullopt : std::optional<std::int64_t>(leaf_id));
   tx.commit();
 }
 
 Message ChatStore::get_message(std::int64_t message_id) const {
-  Statement s(db_, sql("SELECT ", kMessageColumns, " FROM messages WHERE id = ?1").c_str(),
-              "reading a message");
+  Statement s(db_, sql("SELECT ", kMessageColumns, " FROM messages WHERE id = ?1").c_str(), "reading a message");
   if (!s.bind(1, message_id).step()) unknown("message", message_id);
   return read_message(s);
 }
@@ -334,9 +316,7 @@ std::vector<Message> ChatStore::path_to(std::int64_t leaf_id) const {
 std::vector<Message> ChatStore::children(std::int64_t parent_id) const {
   get_message(parent_id);  // throws for an unknown id
   Statement s(db_,
-              sql("SELECT ", kMessageColumns,
-                  " FROM messages WHERE parent_id = ?1 ORDER BY created_at, id")
-                  .c_str(),
+              sql("SELECT ", kMessageColumns, " FROM messages WHERE parent_id = ?1 ORDER BY created_at, id").c_str(),
               "reading messages");
   s.bind(1, parent_id);
   return read_messages(s);
@@ -382,9 +362,7 @@ std::int64_t ChatStore::latest_leaf_under(std::int64_t message_id) const {
 
 std::vector<Message> ChatStore::all_messages(std::int64_t chat_id) const {
   require_chat(chat_id);
-  Statement s(db_,
-              sql("SELECT ", kMessageColumns, " FROM messages WHERE chat_id = ?1 ORDER BY id")
-                  .c_str(),
+  Statement s(db_, sql("SELECT ", kMessageColumns, " FROM messages WHERE chat_id = ?1 ORDER BY id").c_str(),
               "reading messages");
   s.bind(1, chat_id);
   return read_messages(s);
@@ -411,15 +389,14 @@ std::int64_t ChatStore::insert_chat(const Chat& chat, const std::vector<Message>
               kWhat);
   for (const Message& msg : messages) {
     if (new_id.count(msg.id))
-      throw Error(ErrorCode::InvalidArgument, "importing a chat: message id " +
-                                                  std::to_string(msg.id) + " appears twice");
+      throw Error(ErrorCode::InvalidArgument,
+                  "importing a chat: message id " + std::to_string(msg.id) + " appears twice");
     std::optional<std::int64_t> parent;
     if (msg.parent_id != 0) {
       const auto it = new_id.find(msg.parent_id);
       if (it == new_id.end())
-        throw Error(ErrorCode::InvalidArgument,
-                    "importing a chat: message " + std::to_string(msg.id) + " has parent " +
-                        std::to_string(msg.parent_id) + ", which does not come before it");
+        throw Error(ErrorCode::InvalidArgument, "importing a chat: message " + std::to_string(msg.id) + " has parent " +
+                                                    std::to_string(msg.parent_id) + ", which does not come before it");
       parent = it->second;
     }
     m.reset();
@@ -434,10 +411,8 @@ std::int64_t ChatStore::insert_chat(const Chat& chat, const std::vector<Message>
     const auto it = new_id.find(chat.current_leaf);
     if (it == new_id.end())
       throw Error(ErrorCode::InvalidArgument, "importing a chat: the current message " +
-                                                  std::to_string(chat.current_leaf) +
-                                                  " is not one of its messages");
-    detail::write_one(db_, kWhat, "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id,
-                      it->second);
+                                                  std::to_string(chat.current_leaf) + " is not one of its messages");
+    detail::write_one(db_, kWhat, "UPDATE chats SET current_leaf = ?2 WHERE id = ?1", chat_id, it->second);
   }
   tx.commit();
   return chat_id;

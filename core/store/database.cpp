@@ -31,13 +31,11 @@ const char* io_hint(int rc) {
   switch (rc & 0xff) {
     case SQLITE_FULL: return "The disk is full: free some space and try again.";
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return "Another program (or another InferDesk window) is writing to it: try again.";
+    case SQLITE_LOCKED: return "Another program (or another InferDesk window) is writing to it: try again.";
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_CANTOPEN:
-    case SQLITE_AUTH:
-      return "Check that the folder and the file exist and that you may write to them.";
+    case SQLITE_AUTH: return "Check that the folder and the file exist and that you may write to them.";
     default: return "Check the disk and the file's permissions.";
   }
 }
@@ -83,27 +81,25 @@ void Database::fail(int rc, std::string_view what) const {
     case SQLITE_LOCKED:
     case SQLITE_AUTH:
     case SQLITE_PROTOCOL:
-      throw Error(ErrorCode::Io, head + "could not use the database " + quoted(path_) + " (" +
-                                     reason + "). " +
-                                     (opened_ ? "Nothing saved before was lost. "
-                                              : "The file was not changed. ") +
+      throw Error(ErrorCode::Io, head + "could not use the database " + quoted(path_) + " (" + reason + "). " +
+                                     (opened_ ? "Nothing saved before was lost. " : "The file was not changed. ") +
                                      io_hint(rc));
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
     case SQLITE_FORMAT:
-      throw Error(ErrorCode::Format, head + quoted(path_) +
-                                         " is not a readable InferDesk database (" + reason +
+      throw Error(ErrorCode::Format, head + quoted(path_) + " is not a readable InferDesk database (" + reason +
                                          "). Move it aside to start a new one, or restore a backup.");
     case SQLITE_NOMEM: throw Error(ErrorCode::OutOfMemory, head + "SQLite ran out of memory");
     case SQLITE_TOOBIG:
-    case SQLITE_CONSTRAINT:
-      throw Error(ErrorCode::InvalidArgument, head + "refused by the database (" + reason + ")");
+    case SQLITE_CONSTRAINT: throw Error(ErrorCode::InvalidArgument, head + "refused by the database (" + reason + ")");
     default:
       // SQLITE_ERROR and friends: our SQL does not fit the file. With a file from a newer
       // version that is the file's doing; otherwise it is ours.
       if (schema_version_ > kSchemaVersion)
-        throw Error(ErrorCode::Format, head + quoted(path_) + " has a newer layout this version "
-                                              "cannot read (" + reason + ")");
+        throw Error(ErrorCode::Format, head + quoted(path_) +
+                                           " has a newer layout this version "
+                                           "cannot read (" +
+                                           reason + ")");
       throw Error(ErrorCode::Internal, head + "SQLite error on " + quoted(path_) + ": " + reason);
   }
 }
@@ -111,8 +107,7 @@ void Database::fail(int rc, std::string_view what) const {
 void Database::require_writable(std::string_view what) const {
   if (!read_only()) return;
   throw Error(ErrorCode::Io, std::string(what) + ": the database " + quoted(path_) +
-                                 " is open read-only, so this was not saved. " +
-                                 read_only_reason_);
+                                 " is open read-only, so this was not saved. " + read_only_reason_);
 }
 
 void Database::exec(const std::string& sql) {
@@ -124,14 +119,12 @@ void Database::exec(const std::string& sql) {
 
 void Database::open(Options options) {
   clock_ = std::move(options.clock);
-  const int flags = options.read_only ? SQLITE_OPEN_READONLY
-                                      : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (db_ == nullptr) fail(SQLITE_NOMEM, "opening the database");
   if (rc != SQLITE_OK) fail(rc, "opening the database");
   if ((rc = sqlite3_extended_result_codes(db_, 1)) != SQLITE_OK) fail(rc, "opening the database");
-  if ((rc = sqlite3_busy_timeout(db_, options.busy_timeout_ms)) != SQLITE_OK)
-    fail(rc, "opening the database");
+  if ((rc = sqlite3_busy_timeout(db_, options.busy_timeout_ms)) != SQLITE_OK) fail(rc, "opening the database");
 
   // The first read of the file: random bytes fail here with SQLITE_NOTADB.
   file_version_ = static_cast<int>(query_int(*this, "PRAGMA user_version", "reading the database"));
@@ -140,9 +133,8 @@ void Database::open(Options options) {
   exec("PRAGMA foreign_keys = ON");
 
   if (file_version_ > kSchemaVersion) {
-    read_only_reason_ = "It was written by a newer InferDesk (data version " +
-                        std::to_string(file_version_) + "; this version understands up to " +
-                        std::to_string(kSchemaVersion) +
+    read_only_reason_ = "It was written by a newer InferDesk (data version " + std::to_string(file_version_) +
+                        "; this version understands up to " + std::to_string(kSchemaVersion) +
                         "), so it is open read-only to keep it intact. Update InferDesk to "
                         "change it.";
     if (!options.read_only) {  // reopen so that not even SQLite itself can write
@@ -160,14 +152,11 @@ void Database::open(Options options) {
 
   const bool file_protected = sqlite3_db_readonly(db_, "main") == 1;
   if (options.read_only || file_protected) {
-    read_only_reason_ = options.read_only
-                            ? "It was opened read-only on request."
-                            : "The file is write-protected: change its permissions to save.";
+    read_only_reason_ = options.read_only ? "It was opened read-only on request."
+                                          : "The file is write-protected: change its permissions to save.";
     if (file_version_ < kSchemaVersion)
-      throw Error(ErrorCode::Io, "opening the database: " + quoted(path_) +
-                                     " needs an upgrade to data version " +
-                                     std::to_string(kSchemaVersion) +
-                                     " but cannot be written. " + read_only_reason_);
+      throw Error(ErrorCode::Io, "opening the database: " + quoted(path_) + " needs an upgrade to data version " +
+                                     std::to_string(kSchemaVersion) + " but cannot be written. " + read_only_reason_);
     check_tables();
     opened_ = true;
     return;
@@ -194,9 +183,8 @@ void Database::check_tables() {
 void Database::check_identity() {
   const auto app_id = query_int(*this, "PRAGMA application_id", "reading the database");
   if (app_id == kApplicationId) return;
-  const bool ours_but_new =
-      app_id == 0 && file_version_ == 0 &&
-      query_int(*this, "SELECT count(*) FROM sqlite_schema", "reading the database") == 0;
+  const bool ours_but_new = app_id == 0 && file_version_ == 0 &&
+                            query_int(*this, "SELECT count(*) FROM sqlite_schema", "reading the database") == 0;
   if (ours_but_new) return;
   throw Error(ErrorCode::Format, "opening the database: " + quoted(path_) +
                                      " is an SQLite database of another program, not InferDesk's; "
@@ -207,8 +195,7 @@ void Database::configure_writable() {
   // WAL: readers never block the writer and a commit is one append + fsync of the log.
   // synchronous=FULL: that fsync happens at every commit, so a returned write survives power loss.
   detail::Statement wal(*this, "PRAGMA journal_mode = WAL", "opening the database");
-  if (!wal.step())
-    throw Error(ErrorCode::Internal, "opening the database: journal_mode returned no row");
+  if (!wal.step()) throw Error(ErrorCode::Internal, "opening the database: journal_mode returned no row");
   // A file system without shared memory keeps the old journal mode; that is still durable.
   wal.run();
   exec("PRAGMA synchronous = FULL");
@@ -255,9 +242,9 @@ void Database::Transaction::rollback() noexcept {
   // SQLite may already have rolled the whole transaction back itself (disk full, I/O error);
   // then there is nothing left to undo and a ROLLBACK would only report "no transaction".
   if (sqlite3_get_autocommit(db_.db_)) return;
-  const std::string sql = depth_ == 1 ? "ROLLBACK"
-                                      : "ROLLBACK TO s" + std::to_string(depth_) + "; RELEASE s" +
-                                            std::to_string(depth_);
+  const std::string sql = depth_ == 1
+                              ? "ROLLBACK"
+                              : "ROLLBACK TO s" + std::to_string(depth_) + "; RELEASE s" + std::to_string(depth_);
   // A failed rollback cannot be reported from a destructor; SQLite then rolls the transaction
   // back when the connection closes or at the next BEGIN's failure, and the file stays intact.
   (void)sqlite3_exec(db_.db_, sql.c_str(), nullptr, nullptr, nullptr);

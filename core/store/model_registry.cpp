@@ -26,14 +26,13 @@ ModelEntry read_entry(const Statement& s) {
 }
 
 [[noreturn]] void unknown_model(std::int64_t id) {
-  throw Error(ErrorCode::InvalidArgument,
-              "no model with id " + std::to_string(id) + " in the model list");
+  throw Error(ErrorCode::InvalidArgument, "no model with id " + std::to_string(id) + " in the model list");
 }
 
 }  // namespace
 
-std::int64_t ModelRegistry::add(std::string_view path, std::string_view display_name,
-                                std::string_view architecture, std::string_view info_json) {
+std::int64_t ModelRegistry::add(std::string_view path, std::string_view display_name, std::string_view architecture,
+                                std::string_view info_json) {
   if (path.empty()) throw Error(ErrorCode::InvalidArgument, "adding a model: the path is empty");
   Database::Transaction tx(db_, "saving a model");
   Statement s(db_,
@@ -69,8 +68,7 @@ std::optional<ModelEntry> ModelRegistry::find_by_path(std::string_view path) con
 }
 
 std::vector<ModelEntry> ModelRegistry::list() const {
-  Statement s(db_,
-              (std::string(kSelect) + "ORDER BY last_loaded_at DESC, added_at DESC, id DESC").c_str(),
+  Statement s(db_, (std::string(kSelect) + "ORDER BY last_loaded_at DESC, added_at DESC, id DESC").c_str(),
               "reading the model list");
   std::vector<ModelEntry> out;
   while (s.step()) out.push_back(read_entry(s));
@@ -78,9 +76,8 @@ std::vector<ModelEntry> ModelRegistry::list() const {
 }
 
 void ModelRegistry::touch_loaded(std::int64_t model_id) {
-  if (detail::write_one(db_, "saving a model's load time",
-                        "UPDATE models SET last_loaded_at = ?2 WHERE id = ?1", model_id,
-                        db_.now_ms()) == 0)
+  if (detail::write_one(db_, "saving a model's load time", "UPDATE models SET last_loaded_at = ?2 WHERE id = ?1",
+                        model_id, db_.now_ms()) == 0)
     unknown_model(model_id);
 }
 

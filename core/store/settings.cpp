@@ -14,9 +14,7 @@ void require_name(std::string_view name, const char* what) {
   if (name.empty()) throw Error(ErrorCode::InvalidArgument, std::string(what) + ": the name is empty");
 }
 
-SamplingPreset read_preset(const Statement& s) {
-  return SamplingPreset{s.text(0), s.text(1), s.int64(2)};
-}
+SamplingPreset read_preset(const Statement& s) { return SamplingPreset{s.text(0), s.text(1), s.int64(2)}; }
 
 }  // namespace
 
@@ -44,16 +42,14 @@ void Settings::remove(std::string_view key) {
 }
 
 std::vector<SamplingPreset> Settings::list_presets() const {
-  Statement s(db_, "SELECT name, json, updated_at FROM sampling_presets ORDER BY name",
-              "reading sampling presets");
+  Statement s(db_, "SELECT name, json, updated_at FROM sampling_presets ORDER BY name", "reading sampling presets");
   std::vector<SamplingPreset> out;
   while (s.step()) out.push_back(read_preset(s));
   return out;
 }
 
 std::optional<SamplingPreset> Settings::get_preset(std::string_view name) const {
-  Statement s(db_, "SELECT name, json, updated_at FROM sampling_presets WHERE name = ?1",
-              "reading a sampling preset");
+  Statement s(db_, "SELECT name, json, updated_at FROM sampling_presets WHERE name = ?1", "reading a sampling preset");
   if (!s.bind(1, name).step()) return std::nullopt;
   return read_preset(s);
 }
@@ -68,8 +64,7 @@ void Settings::save_preset(std::string_view name, std::string_view json) {
 }
 
 void Settings::delete_preset(std::string_view name) {
-  detail::write_one(db_, "deleting a sampling preset",
-                    "DELETE FROM sampling_presets WHERE name = ?1", name);
+  detail::write_one(db_, "deleting a sampling preset", "DELETE FROM sampling_presets WHERE name = ?1", name);
 }
 
 }  // namespace inferdesk::store

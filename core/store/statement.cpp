@@ -6,8 +6,7 @@
 
 namespace inferdesk::store::detail {
 
-Statement::Statement(const Database& db, const char* sql, std::string_view what)
-    : db_(db), what_(what) {
+Statement::Statement(const Database& db, const char* sql, std::string_view what) : db_(db), what_(what) {
   const int rc = sqlite3_prepare_v2(db.handle(), sql, -1, &stmt_, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt_);  // harmless on nullptr; its result repeats rc
@@ -30,8 +29,8 @@ Statement& Statement::bind(int index, std::int64_t value) {
 Statement& Statement::bind(int index, std::string_view text) {
   // A zero-length view may have a null data(); SQLite would store NULL for a null pointer.
   const char* data = text.data() != nullptr ? text.data() : "";
-  const int rc = sqlite3_bind_text64(stmt_, index, data, static_cast<sqlite3_uint64>(text.size()),
-                                     SQLITE_TRANSIENT, SQLITE_UTF8);
+  const int rc = sqlite3_bind_text64(stmt_, index, data, static_cast<sqlite3_uint64>(text.size()), SQLITE_TRANSIENT,
+                                     SQLITE_UTF8);
   if (rc != SQLITE_OK) db_.fail(rc, what_);
   return *this;
 }
@@ -65,9 +64,7 @@ void Statement::reset() {
   if (rc != SQLITE_OK) db_.fail(rc, what_);
 }
 
-bool Statement::is_null(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
 std::int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
 

@@ -158,7 +158,7 @@ struct Chat {
   std::optional<std::int64_t> model_id;
   std::int64_t current_leaf = 0;  // 0 = the chat has no messages shown
   std::int64_t created_at = 0;
-  std::int64_t updated_at = 0;     // any change (title, settings, messages)
+  std::int64_t updated_at = 0;       // any change (title, settings, messages)
   std::int64_t last_message_at = 0;  // the newest message's created_at; 0 = no messages (read only)
 };
 
@@ -184,8 +184,7 @@ class ChatStore {
   explicit ChatStore(Database& db) : db_(db) {}
 
   std::int64_t create_chat(std::string_view title, std::string_view system_prompt = {},
-                           std::string_view sampling_json = "{}",
-                           std::optional<std::int64_t> model_id = std::nullopt);
+                           std::string_view sampling_json = "{}", std::optional<std::int64_t> model_id = std::nullopt);
   void rename_chat(std::int64_t chat_id, std::string_view title);
   void delete_chat(std::int64_t chat_id);  // its messages go with it
   Chat get_chat(std::int64_t chat_id) const;
@@ -200,14 +199,12 @@ class ChatStore {
 
   // Adds a message under `parent_id` (0 = a new root) and makes it the chat's current leaf;
   // durable before it returns. The parent must belong to the same chat.
-  std::int64_t add_message(std::int64_t chat_id, std::int64_t parent_id, Role role,
-                           std::string_view content,
+  std::int64_t add_message(std::int64_t chat_id, std::int64_t parent_id, Role role, std::string_view content,
                            MessageStatus status = MessageStatus::Complete);
   // Appends a streamed chunk (committed before returning). Only for Streaming messages.
   void append_to_message(std::int64_t message_id, std::string_view text);
   // Ends a stream (or changes any message's status) and stores its stats.
-  void finish_message(std::int64_t message_id, MessageStatus status,
-                      std::string_view stats_json = "{}");
+  void finish_message(std::int64_t message_id, MessageStatus status, std::string_view stats_json = "{}");
   // Replaces a message's content (e.g. fixing up a reply); prefer add_message for user edits.
   void set_message_content(std::int64_t message_id, std::string_view content);
   // Start-up recovery: every Streaming message becomes Stopped. Returns how many changed (0, and
@@ -258,12 +255,12 @@ class ModelRegistry {
 
   // Adds a folder; adding a path already registered updates its name, architecture and info
   // and keeps its id and added_at. Returns the id.
-  std::int64_t add(std::string_view path, std::string_view display_name,
-                   std::string_view architecture = {}, std::string_view info_json = "{}");
+  std::int64_t add(std::string_view path, std::string_view display_name, std::string_view architecture = {},
+                   std::string_view info_json = "{}");
   void remove(std::int64_t model_id);  // chats using it keep their messages, model_id unset
   ModelEntry get(std::int64_t model_id) const;
   std::optional<ModelEntry> find_by_path(std::string_view path) const;
-  std::vector<ModelEntry> list() const;  // most recently loaded first, then most recently added
+  std::vector<ModelEntry> list() const;      // most recently loaded first, then most recently added
   void touch_loaded(std::int64_t model_id);  // last_loaded_at = now
 
  private:

@@ -79,9 +79,12 @@ AddedVocab::AddedVocab(std::vector<AddedToken> tokens, const Normalizer* normali
     by_id_.emplace(tokens_[i].id, i);
     by_content_.emplace(tokens_[i].content, i);
     const auto& t = tokens_[i];
-    if (t.normalized && normalizer) normalized_trie_.add(normalizer->normalize(t.content), static_cast<int32_t>(i));
-    else if (t.normalized) normalized_trie_.add(t.content, static_cast<int32_t>(i));
-    else raw_trie_.add(t.content, static_cast<int32_t>(i));
+    if (t.normalized && normalizer)
+      normalized_trie_.add(normalizer->normalize(t.content), static_cast<int32_t>(i));
+    else if (t.normalized)
+      normalized_trie_.add(t.content, static_cast<int32_t>(i));
+    else
+      raw_trie_.add(t.content, static_cast<int32_t>(i));
   }
 }
 
@@ -132,8 +135,10 @@ void AddedVocab::find_matches(std::string_view s, const Trie& trie, bool split_s
 void AddedVocab::extract_and_normalize(std::string_view text, const Normalizer* normalizer, bool split_special,
                                        std::vector<Segment>& out, std::vector<std::string>& storage) const {
   std::vector<Match> raw;
-  if (raw_trie_.empty()) raw.push_back({std::nullopt, 0, text.size()});
-  else find_matches(text, raw_trie_, split_special, raw);
+  if (raw_trie_.empty())
+    raw.push_back({std::nullopt, 0, text.size()});
+  else
+    find_matches(text, raw_trie_, split_special, raw);
   // Normalized strings must not move while segments point at them.
   size_t texts = 0;
   for (const auto& m : raw) texts += !m.id && m.end > m.start;
@@ -160,8 +165,10 @@ void AddedVocab::extract_and_normalize(std::string_view text, const Normalizer* 
     find_matches(piece, normalized_trie_, split_special, inner);
     for (const auto& n : inner) {
       if (n.end == n.start) continue;
-      if (n.id) out.push_back({n.id, {}, false});
-      else out.push_back({std::nullopt, piece.substr(n.start, n.end - n.start), origin && n.start == 0});
+      if (n.id)
+        out.push_back({n.id, {}, false});
+      else
+        out.push_back({std::nullopt, piece.substr(n.start, n.end - n.start), origin && n.start == 0});
     }
   }
 }

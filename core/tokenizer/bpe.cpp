@@ -11,7 +11,7 @@ namespace inferdesk::tok {
 
 namespace {
 constexpr std::string_view kMarker = "\xE2\x96\x81";  // ▁, SentencePiece's word-start marker
-constexpr size_t kSplitThreshold = 64;                  // pieces longer than this are split at words
+constexpr size_t kSplitThreshold = 64;                // pieces longer than this are split at words
 }  // namespace
 
 // Open-addressing hash table (left id, right id) -> (rank, merged id).
@@ -102,7 +102,8 @@ BpeModel::BpeModel(VocabMap vocab, const std::vector<std::pair<std::string, std:
                                             "\" that is not in the vocabulary");
     const size_t prefix = opts_.continuing_subword_prefix.size();
     joined = a;
-    joined.append(b.size() >= prefix && b.compare(0, prefix, opts_.continuing_subword_prefix) == 0 ? b.substr(prefix) : b);
+    joined.append(b.size() >= prefix && b.compare(0, prefix, opts_.continuing_subword_prefix) == 0 ? b.substr(prefix)
+                                                                                                   : b);
     auto ij = vocab_.find(joined);
     if (ij == vocab_.end())
       throw Error(ErrorCode::Tokenizer, where + ": merges[" + std::to_string(rank) + "] (\"" + a + " " + b +

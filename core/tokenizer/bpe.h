@@ -70,10 +70,10 @@ class BpeModel {
   BpeOptions opts_;
   std::optional<int32_t> unk_id_;
   std::unique_ptr<MergeTable> merges_;
-  std::array<int32_t, 256> byte_level_ids_{};   // id of the ByteLevel character of each byte
-  std::array<int32_t, 256> fallback_ids_{};     // id of "<0xXX>" for each byte
-  std::array<int32_t, 128> ascii_ids_{};        // id of each ASCII character
-  bool simple_chars_ = true;                    // no subword prefix / word suffix
+  std::array<int32_t, 256> byte_level_ids_{};  // id of the ByteLevel character of each byte
+  std::array<int32_t, 256> fallback_ids_{};    // id of "<0xXX>" for each byte
+  std::array<int32_t, 128> ascii_ids_{};       // id of each ASCII character
+  bool simple_chars_ = true;                   // no subword prefix / word suffix
   // No vocabulary token contains "x▁" with x != ▁, so no merge can cross the start of a "▁"
   // that follows another character: long pieces are encoded word by word (exactly the same ids).
   bool split_at_marker_ = false;

@@ -313,8 +313,10 @@ class ReplaceDecoder final : public Decoder {
     for (auto& tok : t) tok = replace_all(tok, pat_, with_);
   }
   bool add_stream_stage(DecoderStream& s) const override {
-    if (s.joined()) s.add(std::make_unique<ReplaceTextStage>(pat_, with_));
-    else s.add(std::make_unique<ReplaceItemStage>(pat_, with_));
+    if (s.joined())
+      s.add(std::make_unique<ReplaceTextStage>(pat_, with_));
+    else
+      s.add(std::make_unique<ReplaceItemStage>(pat_, with_));
     return true;
   }
 
@@ -330,8 +332,10 @@ class ByteFallbackDecoder final : public Decoder {
     std::string bytes;
     auto flush = [&] {
       if (bytes.empty()) return;
-      if (is_valid_utf8(bytes)) out.push_back(bytes);
-      else out.insert(out.end(), bytes.size(), "\xEF\xBF\xBD");
+      if (is_valid_utf8(bytes))
+        out.push_back(bytes);
+      else
+        out.insert(out.end(), bytes.size(), "\xEF\xBF\xBD");
       bytes.clear();
     };
     for (auto& tok : t) {
@@ -376,8 +380,10 @@ class StripDecoder final : public Decoder {
     for (auto& tok : t) tok = strip_token(tok, c_, start_, stop_);
   }
   bool add_stream_stage(DecoderStream& s) const override {
-    if (s.joined()) s.add(std::make_unique<StripTextStage>(c_, start_, stop_));
-    else s.add(std::make_unique<StripItemStage>(c_, start_, stop_));
+    if (s.joined())
+      s.add(std::make_unique<StripTextStage>(c_, start_, stop_));
+    else
+      s.add(std::make_unique<StripItemStage>(c_, start_, stop_));
     return true;
   }
 
@@ -448,9 +454,10 @@ std::unique_ptr<Decoder> make_decoder(const nlohmann::json& j, const std::string
     if (j.contains("prepend_scheme")) strip_first = get_string(j, "prepend_scheme", where) != "never";
     return std::make_unique<MetaspaceDecoder>(rep, strip_first);
   }
-  throw Error(ErrorCode::Unsupported,
-              where + ": decoder type \"" + type +
-                  "\" is not supported (supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace)");
+  throw Error(
+      ErrorCode::Unsupported,
+      where + ": decoder type \"" + type +
+          "\" is not supported (supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace)");
 }
 
 std::unique_ptr<Decoder> make_llama_decoder(bool add_prefix_space) {
@@ -488,13 +495,13 @@ void DecoderStream::add(std::unique_ptr<Stage> stage) { stages_.push_back(std::m
 
 namespace {
 // Runs `s` through stages[i..] and appends what comes out to `out`.
-void run_from(std::vector<std::unique_ptr<Stage>>& stages, size_t i, std::string&& s, bool new_item,
-              std::string& out) {
+void run_from(std::vector<std::unique_ptr<Stage>>& stages, size_t i, std::string&& s, bool new_item, std::string& out) {
   if (i == stages.size()) {
     out += s;
     return;
   }
-  stages[i]->input(std::move(s), new_item, [&](std::string&& o, bool n) { run_from(stages, i + 1, std::move(o), n, out); });
+  stages[i]->input(std::move(s), new_item,
+                   [&](std::string&& o, bool n) { run_from(stages, i + 1, std::move(o), n, out); });
 }
 }  // namespace
 

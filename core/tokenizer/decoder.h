@@ -57,7 +57,7 @@ class DecoderStream {
  private:
   std::vector<std::unique_ptr<Stage>> stages_;
   bool supported_ = true;
-  bool joined_ = false;     // a stage already turned the tokens into one text
+  bool joined_ = false;  // a stage already turned the tokens into one text
   bool have_decoder_ = false;
   bool first_token_ = true;
 };

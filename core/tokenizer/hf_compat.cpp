@@ -1,5 +1,5 @@
-#include "core/util/json_guard.h"
 #include "core/tokenizer/hf_compat.h"
+#include "core/util/json_guard.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -22,9 +22,9 @@ constexpr const char* kQwen2Pattern =
 const std::unordered_map<std::string, std::string>& model_type_classes() {
   static const std::unordered_map<std::string, std::string> table = [] {
     std::unordered_map<std::string, std::string> t;
-    for (const char* m : {"gpt2", "gpt_bigcode", "gpt_neo", "gptj", "codegen", "phi", "opt", "starcoder2", "dbrx",
-                          "emu3", "exaone4", "flex_olmo", "olmo3", "granite", "granitemoe", "granitemoehybrid",
-                          "granitemoeshared", "jais2"})
+    for (const char* m :
+         {"gpt2", "gpt_bigcode", "gpt_neo", "gptj", "codegen", "phi", "opt", "starcoder2", "dbrx", "emu3", "exaone4",
+          "flex_olmo", "olmo3", "granite", "granitemoe", "granitemoehybrid", "granitemoeshared", "jais2"})
       t[m] = "GPT2Tokenizer";
     for (const char* m : {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_audio", "qwen2_5_omni", "qwen3",
                           "qwen3_moe", "qwen3_next", "qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe", "internvl",
@@ -35,8 +35,8 @@ const std::unordered_map<std::string, std::string>& model_type_classes() {
       t[m] = "TokenizersBackend";
     for (const char* m : {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "recurrent_gemma"})
       t[m] = "GemmaTokenizer";
-    for (const char* m : {"gpt_neox", "olmo", "olmo2", "olmoe", "mamba", "mamba2", "mpt", "stablelm", "rwkv",
-                          "falcon_mamba", "xlstm"})
+    for (const char* m :
+         {"gpt_neox", "olmo", "olmo2", "olmoe", "mamba", "mamba2", "mpt", "stablelm", "rwkv", "falcon_mamba", "xlstm"})
       t[m] = "GPTNeoXTokenizer";
     t["cohere"] = t["cohere2"] = "CohereTokenizer";
     t["idefics"] = t["idefics2"] = "LlamaTokenizer";
@@ -71,13 +71,18 @@ void set_class_defaults(HfConfig& c) {
     const char *bos, *eos, *unk, *pad;
   };
   Defaults d{nullptr, nullptr, nullptr, nullptr};
-  if (c.hf_class == "GPT2Tokenizer") d = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", nullptr};
-  else if (c.hf_class == "LlamaTokenizer") d = {"<s>", "</s>", "<unk>", nullptr};
-  else if (c.hf_class == "Qwen2Tokenizer") d = {nullptr, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>"};
+  if (c.hf_class == "GPT2Tokenizer")
+    d = {"<|endoftext|>", "<|endoftext|>", "<|endoftext|>", nullptr};
+  else if (c.hf_class == "LlamaTokenizer")
+    d = {"<s>", "</s>", "<unk>", nullptr};
+  else if (c.hf_class == "Qwen2Tokenizer")
+    d = {nullptr, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>"};
   const json& tc = c.tokenizer_config;
   auto pick = [&](std::optional<std::string>& dst, const char* key, const char* def) {
-    if (tc.contains(key)) dst = token_text(tc[key], c.name + "." + key);
-    else if (def) dst = def;
+    if (tc.contains(key))
+      dst = token_text(tc[key], c.name + "." + key);
+    else if (def)
+      dst = def;
   };
   pick(c.bos, "bos_token", d.bos);
   pick(c.eos, "eos_token", d.eos);
@@ -185,8 +190,10 @@ void build_vocab_merges_pipeline(TokenizerImpl& t, BpeOptions& opts, const HfCon
     t.pre_tokenizer = make_byte_level_pre_tokenizer(cfg.add_prefix_space.value_or(false), true);
   } else {
     throw Error(ErrorCode::Unsupported,
-                name + ": vocab.json + merges.txt without tokenizer.json is supported for the Qwen2Tokenizer and "
-                       "GPT2Tokenizer classes only (this folder resolves to " + cfg.hf_class + ")");
+                name +
+                    ": vocab.json + merges.txt without tokenizer.json is supported for the Qwen2Tokenizer and "
+                    "GPT2Tokenizer classes only (this folder resolves to " +
+                    cfg.hf_class + ")");
   }
   t.decoder = make_byte_level_decoder();
 }

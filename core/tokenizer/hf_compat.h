@@ -20,10 +20,10 @@ struct TokenizerImpl;
 
 struct HfConfig {
   nlohmann::json tokenizer_config = nlohmann::json::object();
-  std::string name;              // tokenizer_config.json path, for messages
-  std::string model_type;        // config.json model_type ("" when absent)
-  std::string tokenizer_class;   // tokenizer_config.json tokenizer_class without "Fast"
-  std::string hf_class;          // the class AutoTokenizer instantiates
+  std::string name;             // tokenizer_config.json path, for messages
+  std::string model_type;       // config.json model_type ("" when absent)
+  std::string tokenizer_class;  // tokenizer_config.json tokenizer_class without "Fast"
+  std::string hf_class;         // the class AutoTokenizer instantiates
   std::optional<std::string> bos, eos, unk, pad;
   std::vector<std::string> additional_special_tokens;
   std::optional<bool> add_bos_token, add_eos_token, add_prefix_space, legacy;

@@ -43,16 +43,16 @@ inline bool get_bool_or(const nlohmann::json& j, const char* key, bool def, cons
   return it->get<bool>();
 }
 
-inline long long get_int_or(const nlohmann::json& j, const char* key, long long def, long long lo,
-                            long long hi, const std::string& where) {
+inline long long get_int_or(const nlohmann::json& j, const char* key, long long def, long long lo, long long hi,
+                            const std::string& where) {
   if (!j.is_object()) fail(where, "expected a JSON object");
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return def;
   if (!it->is_number_integer()) fail(where + "." + key, "expected an integer");
   const long long v = it->get<long long>();
   if (v < lo || v > hi)
-    fail(where + "." + key, "value " + std::to_string(v) + " out of range [" + std::to_string(lo) +
-                                ", " + std::to_string(hi) + "]");
+    fail(where + "." + key,
+         "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return v;
 }
 

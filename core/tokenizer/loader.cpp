@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/util/json_guard.h"
 #include "core/tokenizer/hf_compat.h"
 #include "core/tokenizer/json_util.h"
 #include "core/tokenizer/tokenizer_impl.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk::tok {
 namespace {
@@ -153,8 +153,10 @@ void finish_impl(TokenizerImpl& t, std::vector<AddedToken> added, const HfConfig
   auto resolve = [&](SpecialToken& s, const std::optional<std::string>& text) {
     s.text = text;
     if (!text) return;
-    if (const AddedToken* a = t.added.find_content(*text)) s.id = a->id;
-    else s.id = t.model->token_to_id(*text);
+    if (const AddedToken* a = t.added.find_content(*text))
+      s.id = a->id;
+    else
+      s.id = t.model->token_to_id(*text);
   };
   resolve(t.bos, cfg.bos);
   resolve(t.eos, cfg.eos);
@@ -210,8 +212,9 @@ std::shared_ptr<TokenizerImpl> load_vocab_merges(const fs::path& dir, const std:
     build_vocab_merges_pipeline(*t, opts, cfg, name);
     const json v = parse_json(read_file(dir / "vocab.json"), name);
     const std::string merges_name = (dir / "merges.txt").string();
-    t->model = std::make_unique<BpeModel>(parse_vocab(v, name), parse_merges_txt(read_file(dir / "merges.txt"), merges_name),
-                                          std::move(opts), name);
+    t->model = std::make_unique<BpeModel>(parse_vocab(v, name),
+                                          parse_merges_txt(read_file(dir / "merges.txt"), merges_name), std::move(opts),
+                                          name);
     finish_impl(*t, config_added_tokens(cfg), cfg);
     return t;
   } catch (const json::exception& e) {
@@ -231,7 +234,8 @@ std::shared_ptr<TokenizerImpl> load_tokenizer_dir(const fs::path& dir) {
   };
   std::string config = optional_file("tokenizer_config.json");
   const std::string special_map = optional_file("special_tokens_map.json");
-  if (!special_map.empty()) config = merge_special_tokens_map(config, special_map, (dir / "special_tokens_map.json").string());
+  if (!special_map.empty())
+    config = merge_special_tokens_map(config, special_map, (dir / "special_tokens_map.json").string());
   const std::string model_config = optional_file("config.json");
   if (fs::exists(dir / "tokenizer.json", ec)) {
     auto t = load_tokenizer_json(read_file(dir / "tokenizer.json"), config, model_config,

@@ -44,8 +44,10 @@ class ReplaceNormalizer final : public Normalizer {
  public:
   ReplaceNormalizer(const PatternSpec& pattern, std::string content, const std::string& where)
       : literal_(pattern.is_regex ? "" : pattern.text), content_(std::move(content)) {
-    if (pattern.is_regex) regex_ = std::make_unique<Regex>(pattern.text, where + ".pattern");
-    else if (literal_.empty()) fail(where + ".pattern", "empty String pattern");
+    if (pattern.is_regex)
+      regex_ = std::make_unique<Regex>(pattern.text, where + ".pattern");
+    else if (literal_.empty())
+      fail(where + ".pattern", "empty String pattern");
   }
   std::string normalize(std::string_view in) const override {
     std::string out;
@@ -132,14 +134,16 @@ std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& j, const std::
     return std::make_unique<SequenceNormalizer>(std::move(parts));
   }
   if (type == "Prepend") return std::make_unique<PrependNormalizer>(get_string(j, "prepend", where));
-  if (type == "Replace") return std::make_unique<ReplaceNormalizer>(get_pattern(j, where), get_string(j, "content", where), where);
+  if (type == "Replace")
+    return std::make_unique<ReplaceNormalizer>(get_pattern(j, where), get_string(j, "content", where), where);
   if (type == "NFC") return std::make_unique<NfcNormalizer>(true);
   if (type == "NFD") return std::make_unique<NfcNormalizer>(false);
   if (type == "Strip")
     return std::make_unique<StripNormalizer>(get_bool_or(j, "strip_left", false, where),
                                              get_bool_or(j, "strip_right", false, where));
-  throw Error(ErrorCode::Unsupported, where + ": normalizer type \"" + type +
-                                          "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, Strip)");
+  throw Error(ErrorCode::Unsupported,
+              where + ": normalizer type \"" + type +
+                  "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, Strip)");
 }
 
 }  // namespace inferdesk::tok

@@ -55,8 +55,8 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& j, const 
 
 // Built-in stages used where transformers defines the pipeline in code (tokenizer classes).
 std::unique_ptr<Normalizer> make_nfc_normalizer();
-std::unique_ptr<PreTokenizer> make_metaspace_pre_tokenizer(std::string replacement,
-                                                           std::string prepend_scheme, bool split);
+std::unique_ptr<PreTokenizer> make_metaspace_pre_tokenizer(std::string replacement, std::string prepend_scheme,
+                                                           bool split);
 std::unique_ptr<PreTokenizer> make_split_byte_level_pre_tokenizer(const std::string& regex);
 std::unique_ptr<PreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex);
 

@@ -48,14 +48,14 @@ void split_piece(const Piece& piece, const std::vector<std::pair<size_t, size_t>
     case Behavior::Isolated:
       for (auto& g : segs) res.push_back({g.start, g.end, false});
       break;
-    case Behavior::Removed:
-      res = segs;
-      break;
+    case Behavior::Removed: res = segs; break;
     case Behavior::Contiguous: {
       bool prev_match = false;
       for (auto& g : segs) {
-        if (g.flag == prev_match && !res.empty()) res.back().end = g.end;
-        else res.push_back({g.start, g.end, false});
+        if (g.flag == prev_match && !res.empty())
+          res.back().end = g.end;
+        else
+          res.push_back({g.start, g.end, false});
         prev_match = g.flag;
       }
       break;
@@ -63,8 +63,10 @@ void split_piece(const Piece& piece, const std::vector<std::pair<size_t, size_t>
     case Behavior::MergedWithPrevious: {
       bool prev_match = false;
       for (auto& g : segs) {
-        if (g.flag && !prev_match && !res.empty()) res.back().end = g.end;
-        else res.push_back({g.start, g.end, false});
+        if (g.flag && !prev_match && !res.empty())
+          res.back().end = g.end;
+        else
+          res.push_back({g.start, g.end, false});
         prev_match = g.flag;
       }
       break;
@@ -72,8 +74,10 @@ void split_piece(const Piece& piece, const std::vector<std::pair<size_t, size_t>
     case Behavior::MergedWithNext: {
       bool prev_match = false;
       for (auto it = segs.rbegin(); it != segs.rend(); ++it) {
-        if (it->flag && !prev_match && !res.empty()) res.back().start = it->start;
-        else res.push_back({it->start, it->end, false});
+        if (it->flag && !prev_match && !res.empty())
+          res.back().start = it->start;
+        else
+          res.push_back({it->start, it->end, false});
         prev_match = it->flag;
       }
       std::reverse(res.begin(), res.end());
@@ -114,8 +118,7 @@ constexpr std::string_view kGpt2Pattern =
 
 class ByteLevelPre final : public PreTokenizer {
  public:
-  ByteLevelPre(bool add_prefix_space, bool use_regex, const std::string& where)
-      : add_prefix_space_(add_prefix_space) {
+  ByteLevelPre(bool add_prefix_space, bool use_regex, const std::string& where) : add_prefix_space_(add_prefix_space) {
     if (use_regex) regex_ = std::make_unique<Regex>(kGpt2Pattern, where);
   }
   void apply(std::vector<Piece>& pieces, Arena& arena) const override {
@@ -170,8 +173,10 @@ class MetaspacePre final : public PreTokenizer {
       const bool starts = p.text.substr(0, 1) == " " || p.text.substr(0, rep_.size()) == rep_;
       if (!starts && (scheme_ == Scheme::Always || (scheme_ == Scheme::First && p.at_origin))) s += rep_;
       for (char c : p.text) {
-        if (c == ' ') s += rep_;
-        else s += c;
+        if (c == ' ')
+          s += rep_;
+        else
+          s += c;
       }
       const Piece np{arena.keep(std::move(s)), p.at_origin};
       if (!split_) {
@@ -227,7 +232,7 @@ std::unique_ptr<PreTokenizer> make_split(const nlohmann::json& j, const std::str
 
 std::unique_ptr<PreTokenizer> make_metaspace_pre_tokenizer(std::string replacement, std::string prepend_scheme,
                                                            bool split) {
-  const auto scheme = prepend_scheme == "always" ? MetaspacePre::Scheme::Always
+  const auto scheme = prepend_scheme == "always"  ? MetaspacePre::Scheme::Always
                       : prepend_scheme == "first" ? MetaspacePre::Scheme::First
                                                   : MetaspacePre::Scheme::Never;
   return std::make_unique<MetaspacePre>(std::move(replacement), scheme, split);
@@ -268,13 +273,13 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& j, const 
     return std::make_unique<RegexSplit>(get_bool_or(j, "individual_digits", false, where) ? R"(\p{N})" : R"(\p{N}+)",
                                         Behavior::Isolated, false, where);
   if (type == "Whitespace")
-    return std::make_unique<RegexSplit>(R"([\p{L}\p{M}\p{Nd}\p{Pc}]+|[^\p{L}\p{M}\p{Nd}\p{Pc}\s]+)",
-                                        Behavior::Removed, true, where);
+    return std::make_unique<RegexSplit>(R"([\p{L}\p{M}\p{Nd}\p{Pc}]+|[^\p{L}\p{M}\p{Nd}\p{Pc}\s]+)", Behavior::Removed,
+                                        true, where);
   if (type == "WhitespaceSplit") return std::make_unique<RegexSplit>(R"(\s+)", Behavior::Removed, false, where);
   if (type == "Punctuation")
     return std::make_unique<RegexSplit>(R"([\p{P}!-/:-@\[-`{-~])",
-                                        parse_behavior(get_string_or(j, "behavior", "Isolated", where), where),
-                                        false, where);
+                                        parse_behavior(get_string_or(j, "behavior", "Isolated", where), where), false,
+                                        where);
   throw Error(ErrorCode::Unsupported,
               where + ": pre-tokenizer type \"" + type +
                   "\" is not supported (supported: Sequence, Split, ByteLevel, Metaspace, Digits, Whitespace, "

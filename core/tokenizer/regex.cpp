@@ -119,8 +119,8 @@ Regex::Regex(std::string_view pattern, const std::string& where) : impl_(std::ma
   if (!impl_->code) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(err, msg, sizeof msg);
-    throw Error(ErrorCode::Tokenizer, where + ": regex does not compile at offset " +
-                                          std::to_string(offset) + ": " + reinterpret_cast<char*>(msg));
+    throw Error(ErrorCode::Tokenizer, where + ": regex does not compile at offset " + std::to_string(offset) + ": " +
+                                          reinterpret_cast<char*>(msg));
   }
   impl_->jit = pcre2_jit_compile(impl_->code, PCRE2_JIT_COMPLETE) == 0;
 }

@@ -33,8 +33,8 @@ class DecoderStream;
 }  // namespace tok
 
 struct EncodeOptions {
-  bool add_special_tokens = false;   // BOS/EOS etc. from the tokenizer's post-processor
-  bool split_special_tokens = false; // true: special-token strings in the text stay plain text
+  bool add_special_tokens = false;    // BOS/EOS etc. from the tokenizer's post-processor
+  bool split_special_tokens = false;  // true: special-token strings in the text stay plain text
 };
 
 class Tokenizer {

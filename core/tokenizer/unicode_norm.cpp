@@ -28,8 +28,7 @@ struct RangeEntry {
 #include "core/tokenizer/unicode_tables.inc"
 
 constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount,
-                   kSCount = kLCount * kNCount;
+constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
 
 template <size_t N>
 bool in_ranges(const RangeEntry (&table)[N], char32_t c) {
@@ -65,13 +64,13 @@ void decompose_into(char32_t c, std::vector<char32_t>& out) {
 char32_t compose_pair(char32_t a, char32_t b) {
   if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount)
     return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
-  if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase &&
-      b < kTBase + kTCount)
+  if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount)
     return a + (b - kTBase);
   const auto* end = kCompose + std::size(kCompose);
-  const auto* it = std::lower_bound(kCompose, end, std::pair{a, b}, [](const ComposeEntry& e, std::pair<char32_t, char32_t> v) {
-    return e.first < v.first || (e.first == v.first && e.second < v.second);
-  });
+  const auto* it = std::lower_bound(kCompose, end, std::pair{a, b},
+                                    [](const ComposeEntry& e, std::pair<char32_t, char32_t> v) {
+                                      return e.first < v.first || (e.first == v.first && e.second < v.second);
+                                    });
   return (it != end && it->first == a && it->second == b) ? it->composite : 0;
 }
 

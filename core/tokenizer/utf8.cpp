@@ -1,6 +1,5 @@
 #include "core/tokenizer/utf8.h"
 
-
 namespace inferdesk::tok {
 
 char32_t next_code_point(std::string_view s, size_t& i) {
@@ -23,13 +22,25 @@ bool second_byte_range(unsigned char lead, unsigned char& lo, unsigned char& hi)
   lo = 0x80;
   hi = 0xBF;
   if (lead >= 0xC2 && lead <= 0xDF) return true;
-  if (lead == 0xE0) { lo = 0xA0; return true; }
+  if (lead == 0xE0) {
+    lo = 0xA0;
+    return true;
+  }
   if (lead >= 0xE1 && lead <= 0xEC) return true;
-  if (lead == 0xED) { hi = 0x9F; return true; }
+  if (lead == 0xED) {
+    hi = 0x9F;
+    return true;
+  }
   if (lead >= 0xEE && lead <= 0xEF) return true;
-  if (lead == 0xF0) { lo = 0x90; return true; }
+  if (lead == 0xF0) {
+    lo = 0x90;
+    return true;
+  }
   if (lead >= 0xF1 && lead <= 0xF3) return true;
-  if (lead == 0xF4) { hi = 0x8F; return true; }
+  if (lead == 0xF4) {
+    hi = 0x8F;
+    return true;
+  }
   return false;
 }
 
@@ -155,11 +166,16 @@ void Utf8LossyStream::finish(std::string& out) {
 bool is_unicode_whitespace(char32_t c) {
   if (c >= 0x09 && c <= 0x0D) return true;
   switch (c) {
-    case 0x20: case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F:
-    case 0x205F: case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return c >= 0x2000 && c <= 0x200A;
   }
 }
 

@@ -59,8 +59,8 @@ uint16_t f32_to_f16(float f) {
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   if (std::isnan(f)) return sign | 0x7e00u;
   float a = std::fabs(f);
-  if (a >= 65520.0f) return sign | 0x7c00u;  // overflow to inf
-  if (a < 6.103515625e-05f) {                // subnormal range: scale and round
+  if (a >= 65520.0f) return sign | 0x7c00u;                     // overflow to inf
+  if (a < 6.103515625e-05f) {                                   // subnormal range: scale and round
     int m = static_cast<int>(std::nearbyint(a * 16777216.0f));  // a / 2^-24
     return static_cast<uint16_t>(sign | m);
   }

@@ -39,9 +39,8 @@ std::filesystem::path resources_dir(const std::filesystem::path& exe) {
     if (std::filesystem::is_directory(d / "shapes", ec)) return d;
     looked += (looked.empty() ? "" : ", ") + d.string();
   }
-  throw Error(ErrorCode::NotFound, "InferDesk's resources (shapes/) are not installed beside " +
-                                       exe.string() + " (looked in " + looked +
-                                       "): reinstall the inferdesk package");
+  throw Error(ErrorCode::NotFound, "InferDesk's resources (shapes/) are not installed beside " + exe.string() +
+                                       " (looked in " + looked + "): reinstall the inferdesk package");
 }
 
 std::vector<std::filesystem::path> module_dirs(const std::filesystem::path& exe) {

@@ -22,8 +22,7 @@ void check_json_depth(std::string_view text, const std::string& source, int max_
       case '[':
       case '{':
         if (++depth > max_depth)
-          throw Error(ErrorCode::Format, source + ": JSON nested deeper than " +
-                                             std::to_string(max_depth) + " levels");
+          throw Error(ErrorCode::Format, source + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
         break;
       case ']':
       case '}': --depth; break;
@@ -42,13 +41,11 @@ static J parse_checked(std::string_view text, const std::string& source, int max
   }
 }
 
-nlohmann::json parse_untrusted_json(std::string_view text, const std::string& source,
-                                    int max_depth) {
+nlohmann::json parse_untrusted_json(std::string_view text, const std::string& source, int max_depth) {
   return parse_checked<nlohmann::json>(text, source, max_depth);
 }
 
-nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source,
-                                                    int max_depth) {
+nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source, int max_depth) {
   return parse_checked<nlohmann::ordered_json>(text, source, max_depth);
 }
 

@@ -15,8 +15,7 @@ constexpr int kDefaultMaxJsonDepth = 256;
 
 // Throws Error(Format) "<source>: JSON nested deeper than N levels" when arrays/objects nest more
 // than max_depth (strings are skipped correctly, escapes included).
-void check_json_depth(std::string_view text, const std::string& source,
-                      int max_depth = kDefaultMaxJsonDepth);
+void check_json_depth(std::string_view text, const std::string& source, int max_depth = kDefaultMaxJsonDepth);
 
 // Depth check + parse; Error(Format) "<source>: invalid JSON: <reason>" on malformed text.
 nlohmann::json parse_untrusted_json(std::string_view text, const std::string& source,

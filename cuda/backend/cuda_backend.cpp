@@ -24,20 +24,21 @@ CudaBackend::CudaBackend(const CudaBackendOptions& o)
       steps_(ctx_),
       sampler_(ctx_, timer_, o.tuning.sampling_copy_stream),
       moe_(ctx_, policy_.gemm(), o),
-      rope_tables_(ctx_) {
-}
+      rope_tables_(ctx_) {}
 
 // Nothing queued on any of the backend's streams may still use the memory the parts free.
 CudaBackend::~CudaBackend() { cudaDeviceSynchronize(); }
 
 Buffer CudaBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
-  DeviceBuffer b =
-      ctx_.memory.alloc(static_cast<size_t>(rows * cols) * dtype_size(dtype), MemKind::Activations, "activations");
+  DeviceBuffer b = ctx_.memory.alloc(static_cast<size_t>(rows * cols) * dtype_size(dtype), MemKind::Activations,
+                                     "activations");
   void* p = b.get();
   return Buffer(Tensor{p, dtype, rows, cols, cols}, std::move(b).share());
 }
 
-Buffer CudaBackend::load_weight(const HostTensor& host, int64_t, int64_t cols) { return weights_.load_rows({host}, cols); }
+Buffer CudaBackend::load_weight(const HostTensor& host, int64_t, int64_t cols) {
+  return weights_.load_rows({host}, cols);
+}
 
 Buffer CudaBackend::load_weight_rows(const std::vector<HostTensor>& parts, int64_t cols) {
   return weights_.load_rows(parts, cols);
@@ -46,8 +47,7 @@ Buffer CudaBackend::load_weight_rows(const std::vector<HostTensor>& parts, int64
 // Random fills are how dummy weights are made: they count as weights.
 void CudaBackend::fill_random(Tensor t, uint64_t seed, float scale) {
   cuda::fill_random(as_mat(t), seed, scale, ctx_.launch);
-  ctx_.memory.recount(t.rows * t.cols * static_cast<int64_t>(t.element_size()), MemKind::Activations,
-                      MemKind::Weights);
+  ctx_.memory.recount(t.rows * t.cols * static_cast<int64_t>(t.element_size()), MemKind::Activations, MemKind::Weights);
 }
 
 void CudaBackend::init_kv_cache(const KvCacheShape& shape) { kv_.init(ctx_, shape); }
@@ -60,8 +60,8 @@ int64_t CudaBackend::kv_cache_budget(double utilization) const {
   constexpr int64_t kHeadroom = 768LL << 20;
   const int64_t used = static_cast<int64_t>(total_b - free_b);
   const int64_t allowed = static_cast<int64_t>(utilization * static_cast<double>(total_b));
-  return std::max<int64_t>(
-      -1, std::min<int64_t>(allowed - used, static_cast<int64_t>(free_b)) - kHeadroom - moe_.reserved_bytes());
+  return std::max<int64_t>(-1, std::min<int64_t>(allowed - used, static_cast<int64_t>(free_b)) - kHeadroom -
+                                   moe_.reserved_bytes());
 }
 
 MemoryInfo CudaBackend::memory_info() const {
@@ -77,8 +77,7 @@ MemoryInfo CudaBackend::memory_info() const {
   return m;
 }
 
-void CudaBackend::ensure_attention_workspace(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                                             int32_t splits) {
+void CudaBackend::ensure_attention_workspace(int32_t num_seqs, int32_t num_heads, int32_t head_dim, int32_t splits) {
   const size_t need = decode_workspace_bytes(num_seqs, num_heads, head_dim, splits);
   const size_t counters = need > 0 ? static_cast<size_t>(int64_t{num_seqs} * num_heads) * 4 : 0;
   if (need <= attn_workspace_.bytes() && counters <= split_counters_.bytes()) return;

@@ -93,8 +93,8 @@ class CudaBackend : public Backend {
  private:
   // What begin_step decided for the step being built.
   struct StepShape {
-    int32_t rows = 0;          // token rows (padded to the graph bucket)
-    int32_t num_seqs = 0;      // (padded)
+    int32_t rows = 0;      // token rows (padded to the graph bucket)
+    int32_t num_seqs = 0;  // (padded)
     int32_t max_query_len = 0;
     bool decode_only = false;  // every sequence has one query row
     int32_t splits = 1;        // decode attention splits

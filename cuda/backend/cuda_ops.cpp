@@ -70,10 +70,9 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
 
 // Decode rows without per-head norms and with the whole head rotated: one kernel (the GEMV's
 // epilogue rotates and writes the cache). Otherwise the projection and the op separately.
-void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias,
-                                    Tensor qkv, const Tensor* q_norm, const Tensor* k_norm, float eps,
-                                    int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
-                                    const RopeConfig& rope) {
+void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias, Tensor qkv,
+                                    const Tensor* q_norm, const Tensor* k_norm, float eps, int32_t num_q_heads,
+                                    int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope) {
   if (policy_.small_batch(x.rows) && !q_norm && !k_norm && rope.rotary_dim == head_dim && w_qkv.stride == w_qkv.cols) {
     GemvRope r;
     r.inv_freq = rope_tables_.get(rope);
@@ -157,8 +156,8 @@ void CudaBackend::gather_rows(const Tensor& x, Tensor out) {
 void CudaBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids, Tensor weights) {
   policy_.settled(logits);
   const int64_t E = logits.cols;
-  if (logits.dtype != DType::F32 || ids.dtype != DType::I32 || weights.dtype != DType::F32 || top_k <= 0 ||
-      top_k > E || ids.cols != top_k || weights.cols != top_k || ids.rows < logits.rows || weights.rows < logits.rows)
+  if (logits.dtype != DType::F32 || ids.dtype != DType::I32 || weights.dtype != DType::F32 || top_k <= 0 || top_k > E ||
+      ids.cols != top_k || weights.cols != top_k || ids.rows < logits.rows || weights.rows < logits.rows)
     throw Error(ErrorCode::Internal, "moe_route: top_k " + std::to_string(top_k) + " of " + std::to_string(E) +
                                          " experts, or tensors of the wrong dtype/shape (logits F32, ids I32, "
                                          "weights F32)");

@@ -39,11 +39,10 @@ DeviceBuffer DeviceMemory::alloc(size_t bytes, MemKind kind, const char* what) {
     b.p_ = nullptr;
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    throw Error(ErrorCode::OutOfMemory,
-                std::string("out of GPU memory allocating ") + std::to_string(bytes >> 20) +
-                    " MiB for " + what + " (" + std::to_string(free_b >> 20) + " MiB free of " +
-                    std::to_string(total_b >> 20) +
-                    " MiB): use a smaller model, a shorter context or a lower memory fraction");
+    throw Error(ErrorCode::OutOfMemory, std::string("out of GPU memory allocating ") + std::to_string(bytes >> 20) +
+                                            " MiB for " + what + " (" + std::to_string(free_b >> 20) + " MiB free of " +
+                                            std::to_string(total_b >> 20) +
+                                            " MiB): use a smaller model, a shorter context or a lower memory fraction");
   }
   b.bytes_ = bytes;
   if (kind != MemKind::Other) {
@@ -53,8 +52,8 @@ DeviceBuffer DeviceMemory::alloc(size_t bytes, MemKind kind, const char* what) {
   return b;
 }
 
-bool DeviceMemory::grow(DeviceBuffer& b, size_t need, size_t alloc_bytes, MemKind kind,
-                        const char* what, cudaStream_t stream) {
+bool DeviceMemory::grow(DeviceBuffer& b, size_t need, size_t alloc_bytes, MemKind kind, const char* what,
+                        cudaStream_t stream) {
   if (need <= b.bytes()) return false;
   if (b.get()) {
     cudaStreamSynchronize(stream);  // nothing queued may still use the old memory

@@ -46,8 +46,7 @@ class DeviceMemory {
   DeviceBuffer alloc(size_t bytes, MemKind kind, const char* what);
   // Replaces `b` (after `stream` drains, when it held memory) by `alloc_bytes` of new memory when
   // it holds less than `need`. Returns true when it moved.
-  bool grow(DeviceBuffer& b, size_t need, size_t alloc_bytes, MemKind kind, const char* what,
-            cudaStream_t stream);
+  bool grow(DeviceBuffer& b, size_t need, size_t alloc_bytes, MemKind kind, const char* what, cudaStream_t stream);
   int64_t bytes(MemKind kind) const { return counts_[static_cast<int>(kind)]; }
   // Moves `bytes` of accounting from one kind to another (random fills make dummy weights).
   void recount(int64_t bytes, MemKind from, MemKind to);

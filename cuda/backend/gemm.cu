@@ -21,8 +21,7 @@ uint32_t alignment_of(const void* p) {
 
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorCode::Internal,
-                std::string("cuBLASLt ") + what + " failed: " + cublasLtGetStatusString(s));
+    throw Error(ErrorCode::Internal, std::string("cuBLASLt ") + what + " failed: " + cublasLtGetStatusString(s));
 }
 
 }  // namespace
@@ -69,9 +68,10 @@ void Gemm::log_choice(const Plan& p, int64_t m, int64_t n, int64_t k, bool out_f
   std::fprintf(stderr,
                "gemm M=%lld N=%lld K=%lld %s: %d candidates, best %.1f us (%.0f GB/s of W); algo %u tile %u "
                "stages %u split-k %u swizzle %u cluster %u\n",
-               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), out_f32 ? "f32" : "bf16",
-               found, ms * 1e3, 2.0 * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e9,
-               cfg(CUBLASLT_ALGO_CONFIG_ID), cfg(CUBLASLT_ALGO_CONFIG_TILE_ID), cfg(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+               out_f32 ? "f32" : "bf16", found, ms * 1e3,
+               2.0 * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e9, cfg(CUBLASLT_ALGO_CONFIG_ID),
+               cfg(CUBLASLT_ALGO_CONFIG_TILE_ID), cfg(CUBLASLT_ALGO_CONFIG_STAGES_ID),
                cfg(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), cfg(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
                cfg(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
 }
@@ -88,40 +88,35 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
   if (has_bias) {
     const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)),
-          "epilogue");
+    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "epilogue");
     const cudaDataType_t bt = CUDA_R_16BF;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)),
-          "bias type");
+    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)), "bias type");
   }
   check(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, k, n, k), "layout a");
   check(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, k, m, ldx), "layout b");
   check(cublasLtMatrixLayoutCreate(&p->d, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ldy), "layout d");
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                       &workspace_bytes_, sizeof(workspace_bytes_));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
+                                       sizeof(workspace_bytes_));
   // Deterministic results: no split-K reduction done in place in the output (atomics), so the
   // same step gives the same bits every time (reproducible generations).
   const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
-                                       sizeof(schemes));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes));
   // cuBLASLt assumes 256-byte aligned operands unless told otherwise.
-  for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+  for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));
   constexpr int kCandidates = 12;
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
-  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d,
-                                                          pref, kCandidates, results, &found);
+  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, pref, kCandidates,
+                                                          results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   check(s, "heuristic");
   if (found == 0)
-    throw Error(ErrorCode::Internal, "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
-                                         std::to_string(n) + "x" + std::to_string(k) + " GEMM");
+    throw Error(ErrorCode::Internal, "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) +
+                                         "x" + std::to_string(k) + " GEMM");
   p->algo = results[0].algo;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaStreamIsCapturing(stream, &capture);
@@ -141,8 +136,8 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
     for (int i = 0; i < found; ++i) {
       if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
       auto once = [&] {
-        return cublasLtMatmul(handle_, p->op, &alpha, w, p->a, x.data, p->b, &beta, y.data, p->d,
-                              y.data, p->d, &results[i].algo, workspace_, workspace_bytes_, stream);
+        return cublasLtMatmul(handle_, p->op, &alpha, w, p->a, x.data, p->b, &beta, y.data, p->d, y.data, p->d,
+                              &results[i].algo, workspace_, workspace_bytes_, stream);
       };
       if (once() != CUBLAS_STATUS_SUCCESS) continue;
       cudaEventRecord(e0, stream);
@@ -165,21 +160,19 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
-void Gemm::run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-               cudaStream_t stream, bool autotune) {
+void Gemm::run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y, cudaStream_t stream,
+               bool autotune) {
   uint32_t align = 256;
-  for (const void* p : {static_cast<const void*>(x.data), static_cast<const void*>(w),
-                        static_cast<const void*>(y.data), static_cast<const void*>(bias)})
+  for (const void* p : {static_cast<const void*>(x.data), static_cast<const void*>(w), static_cast<const void*>(y.data),
+                        static_cast<const void*>(bias)})
     if (p) align = std::min(align, alignment_of(p));
-  const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr, align,
-                autotune};
+  const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr, align, autotune};
   Plan& p = plan(key, x, w, bias, y, stream);
   if (bias)
-    check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-          "bias pointer");
+    check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias pointer");
   const float alpha = 1.0f, beta = 0.0f;
-  check(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x.data, p.b, &beta, y.data, p.d, y.data, p.d,
-                       &p.algo, workspace_, workspace_bytes_, stream),
+  check(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x.data, p.b, &beta, y.data, p.d, y.data, p.d, &p.algo, workspace_,
+                       workspace_bytes_, stream),
         "matmul");
 }
 

@@ -31,15 +31,14 @@ class Gemm {
   // have. autotune false: take the heuristic's first choice even for a small M (shapes whose M
   // changes every step, e.g. the per-expert GEMMs of a MoE layer, where timing each new M would
   // cost more than it saves and would synchronise).
-  void run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-           cudaStream_t stream, bool autotune = true);
+  void run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y, cudaStream_t stream,
+           bool autotune = true);
 
  private:
   struct Plan;
   // (m, n, k, ldx, ldy, F32 output, bias, alignment in bytes of the least aligned operand, tuned)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int, bool, uint32_t, bool>;
-  Plan& plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y,
-             cudaStream_t stream);
+  Plan& plan(const Key& key, const Mat& x, const bf16* w, const bf16* bias, const Mat& y, cudaStream_t stream);
   static void log_choice(const Plan& p, int64_t m, int64_t n, int64_t k, bool out_f32, int found, float ms);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;

@@ -56,7 +56,9 @@ PackedRows pack_rows(const std::vector<SampleRow>& rows, int32_t V) {
 }  // namespace
 
 GpuSampler::GpuSampler(CudaContext& ctx, StepTimer& timer, bool copy_stream)
-    : ctx_(ctx), timer_(timer), copies_(copy_stream ? UniqueStream::create() : UniqueStream()),
+    : ctx_(ctx),
+      timer_(timer),
+      copies_(copy_stream ? UniqueStream::create() : UniqueStream()),
       copy_stream_(copy_stream ? copies_.get() : ctx.stream) {
   for (UniqueEvent* group : {params_up_, computed_, done_})
     for (int i = 0; i < 2; ++i) group[i] = UniqueEvent::create();
@@ -75,8 +77,7 @@ void GpuSampler::reserve(size_t slot_need, size_t workspace_need) {
 }
 
 void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows) {
-  if (pending_.size() >= 2)
-    throw Error(ErrorCode::Internal, "sample_launch: two samplings are already outstanding");
+  if (pending_.size() >= 2) throw Error(ErrorCode::Internal, "sample_launch: two samplings are already outstanding");
   const auto R = static_cast<int32_t>(rows.size());
   Pending ps;
   ps.rows = R;
@@ -161,8 +162,7 @@ void GpuSampler::launch(const Tensor& logits, const std::vector<SampleRow>& rows
 }
 
 void GpuSampler::collect(std::vector<SampledToken>& out) {
-  if (pending_.empty())
-    throw Error(ErrorCode::Internal, "sample_collect without an outstanding sample_launch");
+  if (pending_.empty()) throw Error(ErrorCode::Internal, "sample_collect without an outstanding sample_launch");
   const Pending ps = std::move(pending_.front());
   pending_.pop_front();
   out.assign(static_cast<size_t>(ps.rows), SampledToken{});

@@ -30,14 +30,14 @@ class GpuSampler {
     int slot = 0;
     int32_t rows = 0, vocab = 0;
     size_t in_bytes = 0, out_tok = 0, out_lp = 0, out_top = 0;  // host/device layout
-    std::vector<int32_t> num_logprobs;                            // per row
+    std::vector<int32_t> num_logprobs;                          // per row
   };
   // Device slots of at least `slot_need` bytes and a workspace of `workspace_need`.
   void reserve(size_t slot_need, size_t workspace_need);
 
   CudaContext& ctx_;
   StepTimer& timer_;
-  UniqueStream copies_;     // null: the copies run on the compute stream
+  UniqueStream copies_;  // null: the copies run on the compute stream
   cudaStream_t copy_stream_;
   DeviceBuffer workspace_;
   DeviceBuffer io_;  // two slots of [parameters | penalty tokens | penalty counts | outputs]

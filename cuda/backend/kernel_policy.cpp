@@ -16,8 +16,8 @@ KernelPolicy::KernelPolicy(CudaContext& ctx, const CudaBackendOptions& o)
   wide_ksplit_ = hopper && tuning_.wide_ksplit;
   fused_norm_ = wide_ksplit_ && o.fused_norm;
   if (fused_norm_)
-    norm_ss_ = ctx_.memory.alloc(static_cast<size_t>(ctx_.sm_count) * kWideNormRows * sizeof(float),
-                                 MemKind::Other, "norm partial sums");
+    norm_ss_ = ctx_.memory.alloc(static_cast<size_t>(ctx_.sm_count) * kWideNormRows * sizeof(float), MemKind::Other,
+                                 "norm partial sums");
 }
 
 const Tensor& KernelPolicy::settled(const Tensor& t) {

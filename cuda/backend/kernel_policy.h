@@ -35,8 +35,8 @@ class KernelPolicy {
   void linear_swiglu(const Tensor& x, const Tensor& w, Tensor scratch, Tensor out);
   // The fused residual add + RMSNorm after a projection, when this shape has it (else false: the
   // caller composes it from linear and add_rms_norm). `out` is then deferred.
-  bool fused_linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor residual, const Tensor& norm_w,
-                                 float eps, Tensor out);
+  bool fused_linear_add_rms_norm(const Tensor& x, const Tensor& w, Tensor residual, const Tensor& norm_w, float eps,
+                                 Tensor out);
   // Whether `rows` decode rows take the small-batch kernels (GEMV, the fused q|k|v rope).
   bool small_batch(int64_t rows) const { return small_batch_gemv_ && rows <= kGemvMaxRows; }
 

@@ -69,8 +69,7 @@ struct LargeLayout : SortLayout {
   size_t xs = 0, gu = 0, act = 0, y = 0, total = 0;
 };
 LargeLayout large_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
-  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
-             I = static_cast<size_t>(inter);
+  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden), I = static_cast<size_t>(inter);
   ScratchCursor c;
   LargeLayout l;
   static_cast<SortLayout&>(l) = take_sort(c, P, experts);
@@ -87,8 +86,7 @@ struct GroupedLayout : SortLayout {
   size_t act = 0, y = 0, total = 0;
 };
 GroupedLayout grouped_layout(int64_t pairs, int32_t experts, int64_t hidden, int64_t inter) {
-  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden),
-             I = static_cast<size_t>(inter);
+  const auto P = static_cast<size_t>(pairs), H = static_cast<size_t>(hidden), I = static_cast<size_t>(inter);
   ScratchCursor c;
   GroupedLayout l;
   static_cast<SortLayout&>(l) = take_sort(c, P, experts);
@@ -99,8 +97,7 @@ GroupedLayout grouped_layout(int64_t pairs, int32_t experts, int64_t hidden, int
 }
 
 // Tokens per chunk of the large path: as many as fit in `cap` bytes of scratch (at least one).
-int64_t large_chunk_tokens(size_t cap, int32_t top_k, int32_t experts, int64_t hidden,
-                           int64_t inter) {
+int64_t large_chunk_tokens(size_t cap, int32_t top_k, int32_t experts, int64_t hidden, int64_t inter) {
   const size_t fixed = large_layout(0, experts, hidden, inter).total + 6 * 256;  // + alignment slack
   const auto per_pair = static_cast<size_t>(8 + 6 * hidden + 10 * inter);
   const size_t room = cap > fixed ? cap - fixed : 0;
@@ -110,9 +107,8 @@ int64_t large_chunk_tokens(size_t cap, int32_t top_k, int32_t experts, int64_t h
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 [[noreturn]] void bad_experts(int32_t layer, const std::string& why) {
-  throw Error(ErrorCode::Unsupported,
-              "the CUDA backend cannot run the experts of layer " + std::to_string(layer) + ": " +
-                  why + "; run this model with --backend cpu");
+  throw Error(ErrorCode::Unsupported, "the CUDA backend cannot run the experts of layer " + std::to_string(layer) +
+                                          ": " + why + "; run this model with --backend cpu");
 }
 
 }  // namespace
@@ -206,8 +202,8 @@ const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWei
   return t;
 }
 
-void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
-                        const Tensor& ids, const Tensor& weights, Tensor out, const int32_t* row_slots) {
+void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts, const Tensor& ids,
+                        const Tensor& weights, Tensor out, const int32_t* row_slots) {
   const int64_t T = x.rows;
   const auto E = static_cast<int32_t>(experts.size());
   if (x.dtype != DType::BF16 || ids.dtype != DType::I32 || weights.dtype != DType::F32 || ids.rows != T ||
@@ -215,8 +211,8 @@ void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<Expert
     throw Error(ErrorCode::Internal, "moe_experts: shapes or dtypes do not match (x BF16, ids I32, weights F32)");
   const MoeLayerTable& tbl = table(layer, experts);
   if (x.cols != tbl.hidden)
-    throw Error(ErrorCode::Internal, "moe_experts: x has " + std::to_string(x.cols) + " columns, the experts " +
-                                         std::to_string(tbl.hidden));
+    throw Error(ErrorCode::Internal,
+                "moe_experts: x has " + std::to_string(x.cols) + " columns, the experts " + std::to_string(tbl.hidden));
   if (T == 0) return;
   const auto k = static_cast<int32_t>(ids.cols);
   MoeStepArgs step;
@@ -303,9 +299,8 @@ void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
   const int64_t pairs = tbl.small_ok ? grouped_pairs(E) : 0;
   const auto grouped_bytes = static_cast<int64_t>(
       std::max(grouped_scratch_.bytes(), pairs > 0 ? grouped_layout(pairs, E, H, I).total : 0));
-  const int64_t chunk = large_chunk_tokens(
-      static_cast<size_t>(std::max<int64_t>(scratch_bytes_ - grouped_bytes, 0)), k, E,
-      H, I);
+  const int64_t chunk = large_chunk_tokens(static_cast<size_t>(std::max<int64_t>(scratch_bytes_ - grouped_bytes, 0)), k,
+                                           E, H, I);
   const LargeLayout L = large_layout(std::min(T, chunk) * k, E, H, I);
   ctx_.memory.grow(large_scratch_, L.total, L.total, MemKind::Activations, "MoE scratch", ctx_.stream);
   char* base = large_scratch_.as<char>();
@@ -326,12 +321,12 @@ void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t n = std::min(chunk, T - t0);
     const MoeStepArgs part = moe_step_rows(step, t0, n);
-    moe_sort_pairs(part.ids, part.ids_stride, static_cast<int32_t>(n), k, E, counts, offsets, order,
-                   position, ctx_.launch);
-    check_cuda(cudaMemcpyAsync(host_off, offsets, (static_cast<size_t>(E) + 1) * 4,
-                               cudaMemcpyDeviceToHost, ctx_.stream),
+    moe_sort_pairs(part.ids, part.ids_stride, static_cast<int32_t>(n), k, E, counts, offsets, order, position,
+                   ctx_.launch);
+    check_cuda(cudaMemcpyAsync(host_off, offsets, (static_cast<size_t>(E) + 1) * 4, cudaMemcpyDeviceToHost,
+                               ctx_.stream),
                "copying the MoE expert offsets");
-    ctx_.synchronize();  // the one host synchronisation of the chunk: which experts got how many pairs
+    ctx_.synchronize();                 // the one host synchronisation of the chunk: which experts got how many pairs
     const int32_t valid = host_off[E];  // pairs with a valid expert id (all, from moe_route)
     if (valid > 0) {
       moe_gather_pairs(part.x, order, valid, k, Mat{xs, Dt::BF16, valid, H, H}, ctx_.launch);
@@ -341,23 +336,21 @@ void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
         const int64_t r0 = host_off[e];
         const Mat xe{xs + r0 * H, Dt::BF16, rows, H, H};
         if (tbl.stacked) {
-          gemm_.run(xe, gate[e], 2 * I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, 2 * I, 2 * I},
-                     ctx_.stream, /*autotune=*/false);
+          gemm_.run(xe, gate[e], 2 * I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, 2 * I, 2 * I}, ctx_.stream,
+                    /*autotune=*/false);
         } else {
-          gemm_.run(xe, gate[e], I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, I, 2 * I},
-                     ctx_.stream, false);
-          gemm_.run(xe, up[e], I, H, nullptr, Mat{gu + r0 * 2 * I + I, Dt::F32, rows, I, 2 * I},
-                     ctx_.stream, false);
+          gemm_.run(xe, gate[e], I, H, nullptr, Mat{gu + r0 * 2 * I, Dt::F32, rows, I, 2 * I}, ctx_.stream, false);
+          gemm_.run(xe, up[e], I, H, nullptr, Mat{gu + r0 * 2 * I + I, Dt::F32, rows, I, 2 * I}, ctx_.stream, false);
         }
       }
       silu_mul(Mat{gu, Dt::F32, valid, I, 2 * I}, Mat{gu + I, Dt::F32, valid, I, 2 * I},
-                     Mat{act, Dt::BF16, valid, I, I}, ctx_.launch);
+               Mat{act, Dt::BF16, valid, I, I}, ctx_.launch);
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e];
         if (rows == 0) continue;
         const int64_t r0 = host_off[e];
-        gemm_.run(Mat{act + r0 * I, Dt::BF16, rows, I, I}, down[e], H, I, nullptr,
-                   Mat{y + r0 * H, Dt::F32, rows, H, H}, ctx_.stream, false);
+        gemm_.run(Mat{act + r0 * I, Dt::BF16, rows, I, I}, down[e], H, I, nullptr, Mat{y + r0 * H, Dt::F32, rows, H, H},
+                  ctx_.stream, false);
       }
     }
     moe_combine(moe_combine_args(part, y, position), ctx_.launch);
@@ -365,12 +358,10 @@ void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
 }
 
 void MoeRunner::init_counters(int32_t num_layers, int32_t num_experts) {
-  if (num_layers < 0 || num_experts < 0)
-    throw Error(ErrorCode::InvalidArgument, "init_expert_counters: negative size");
+  if (num_layers < 0 || num_experts < 0) throw Error(ErrorCode::InvalidArgument, "init_expert_counters: negative size");
   ctx_.graphs.forbid_capture("init_expert_counters");
   const size_t n = static_cast<size_t>(num_layers) * static_cast<size_t>(num_experts);
-  if (n != static_cast<size_t>(counter_layers_) * static_cast<size_t>(counter_experts_) ||
-      !counters_.get()) {
+  if (n != static_cast<size_t>(counter_layers_) * static_cast<size_t>(counter_experts_) || !counters_.get()) {
     if (counters_.get()) {
       ctx_.synchronize();
       counters_.reset();
@@ -393,8 +384,7 @@ std::vector<int64_t> MoeRunner::counts() {
   std::vector<unsigned long long> raw(n);
   // Ordered after every op enqueued so far; the legacy-stream copy below then reads final counts.
   ctx_.synchronize();
-  check_cuda(cudaMemcpy(raw.data(), counters_.get(), n * 8, cudaMemcpyDeviceToHost),
-             "reading the expert counters");
+  check_cuda(cudaMemcpy(raw.data(), counters_.get(), n * 8, cudaMemcpyDeviceToHost), "reading the expert counters");
   return std::vector<int64_t>(raw.begin(), raw.end());
 }
 

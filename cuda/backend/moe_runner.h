@@ -60,8 +60,8 @@ class MoeRunner {
   std::map<int32_t, MoeLayerTable> tables_;
   DeviceBuffer counters_;  // unsigned long long [counter_layers_ * counter_experts_]
   int32_t counter_layers_ = 0, counter_experts_ = 0;
-  bool moe_model_ = false;  // more than one expert: steps the large path serves are not captured
-  bool small_ok_ = true;    // cleared when some layer cannot use the small and grouped kernels
+  bool moe_model_ = false;        // more than one expert: steps the large path serves are not captured
+  bool small_ok_ = true;          // cleared when some layer cannot use the small and grouped kernels
   DeviceBuffer small_scratch_;    // graph-stable
   DeviceBuffer grouped_scratch_;  // sized for the pair bound, graph-stable
   DeviceBuffer large_scratch_;    // one chunk; moves only between steps

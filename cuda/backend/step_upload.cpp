@@ -93,7 +93,8 @@ void StepUploader::upload(const StepInput& step, int32_t rows, int32_t num_seqs)
                              cudaMemcpyHostToDevice, us),
              "uploading the step");
   check_cuda(cudaEventRecord(uploaded_.get(), us), "recording the step upload");
-  if (us != ctx_.stream) check_cuda(cudaStreamWaitEvent(ctx_.stream, uploaded_.get(), 0), "waiting for the step upload");
+  if (us != ctx_.stream)
+    check_cuda(cudaStreamWaitEvent(ctx_.stream, uploaded_.get(), 0), "waiting for the step upload");
   upload_pending_ = true;
   step_open_ = true;
 }

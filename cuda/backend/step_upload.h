@@ -48,8 +48,8 @@ class StepUploader {
   DeviceBuffer device_;
   PinnedBuffer host_;
   UniqueStream stream_;
-  UniqueEvent uploaded_;       // the last upload finished reading host_
-  UniqueEvent forward_done_;   // the last forward no longer reads the buffers
+  UniqueEvent uploaded_;      // the last upload finished reading host_
+  UniqueEvent forward_done_;  // the last forward no longer reads the buffers
   bool upload_pending_ = false;
   bool forward_recorded_ = false;
   bool step_open_ = false;  // between upload and forward_enqueued (still set: that step failed)

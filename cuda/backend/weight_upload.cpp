@@ -19,8 +19,8 @@ WeightUploader::WeightUploader(CudaContext& ctx) : ctx_(ctx) {
 void WeightUploader::upload(const HostTensor& host, bf16* dst) {
   const size_t esize = dtype_size(host.dtype);
   if (host.dtype != DType::F32 && host.dtype != DType::BF16 && host.dtype != DType::F16)
-    throw Error(ErrorCode::Unsupported, "tensor '" + host.name + "' has dtype " +
-                                            dtype_name(host.dtype) + "; F32, F16 or BF16 expected");
+    throw Error(ErrorCode::Unsupported,
+                "tensor '" + host.name + "' has dtype " + dtype_name(host.dtype) + "; F32, F16 or BF16 expected");
   const int kind = host.dtype == DType::F32 ? 0 : host.dtype == DType::BF16 ? 1 : 2;
   if (kind != 1 && !convert_scratch_.get())
     convert_scratch_ = ctx_.memory.alloc(2 * kStagingChunk, MemKind::Other, "weight conversion");
@@ -32,8 +32,7 @@ void WeightUploader::upload(const HostTensor& host, bf16* dst) {
     void* pinned = staging_[slot].get(kStagingChunk);
     std::memcpy(pinned, host.data + off, len);
     if (kind == 1) {
-      check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(dst) + off, pinned, len, cudaMemcpyHostToDevice,
-                                 ctx_.stream),
+      check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(dst) + off, pinned, len, cudaMemcpyHostToDevice, ctx_.stream),
                  "weight upload");
     } else {
       void* raw = convert_scratch_.as<char>() + slot * kStagingChunk;

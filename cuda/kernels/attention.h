@@ -25,7 +25,7 @@ enum class DecodeLoad { Auto, Registers, Pipelined, Mma };
 struct PagedAttentionArgs {
   const bf16* q = nullptr;  // [T, num_heads * head_dim], stride q_stride
   int64_t q_stride = 0;
-  bf16* out = nullptr;      // [T, num_heads * head_dim], stride out_stride
+  bf16* out = nullptr;  // [T, num_heads * head_dim], stride out_stride
   int64_t out_stride = 0;
   const bf16* k_cache = nullptr;  // this layer, layout above
   const bf16* v_cache = nullptr;
@@ -77,7 +77,6 @@ void paged_attention_prefill(const PagedAttentionArgs& a, const Launch& launch);
 // Decode only (every query_len is 1 or the sequence is padding): one thread block per
 // (sequence, kv head, split) serving all query heads of the group, 16-byte loads.
 void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch);
-size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                              int32_t num_splits);
+size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim, int32_t num_splits);
 
 }  // namespace inferdesk::cuda

@@ -25,27 +25,21 @@ inline int log2_pow2(int64_t v) {
   while ((int64_t{1} << l) < v) ++l;
   return l;
 }
-inline bool aligned_to(const void* p, uintptr_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
-}
+inline bool aligned_to(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 // What both launchers implement: head_dim 32/64/128/256, GQA, power-of-two block sizes (1..1024),
 // grid limits. Anything else is a configuration the kernels do not have (Error(Internal)).
 inline void check_attention_args(const PagedAttentionArgs& a, const char* who) {
   const std::string w = who;
   if (a.head_dim != 32 && a.head_dim != 64 && a.head_dim != 128 && a.head_dim != 256)
-    unsupported_config(w + ": head_dim " + std::to_string(a.head_dim) +
-                       " (instantiated: 32, 64, 128, 256)");
+    unsupported_config(w + ": head_dim " + std::to_string(a.head_dim) + " (instantiated: 32, 64, 128, 256)");
   if (a.num_heads <= 0 || a.num_kv_heads <= 0 || a.num_heads % a.num_kv_heads != 0)
-    unsupported_config(w + ": " + std::to_string(a.num_heads) + " query heads over " +
-                       std::to_string(a.num_kv_heads) + " kv heads");
+    unsupported_config(w + ": " + std::to_string(a.num_heads) + " query heads over " + std::to_string(a.num_kv_heads) +
+                       " kv heads");
   if (!is_pow2(a.block_size) || a.block_size > 1024)
-    unsupported_config(w + ": block_size " + std::to_string(a.block_size) +
-                       " (a power of two up to 1024)");
-  if (a.num_seqs > 65535)
-    unsupported_config(w + ": " + std::to_string(a.num_seqs) + " sequences (at most 65535)");
-  if (a.sliding_window < 0)
-    unsupported_config(w + ": negative sliding_window " + std::to_string(a.sliding_window));
+    unsupported_config(w + ": block_size " + std::to_string(a.block_size) + " (a power of two up to 1024)");
+  if (a.num_seqs > 65535) unsupported_config(w + ": " + std::to_string(a.num_seqs) + " sequences (at most 65535)");
+  if (a.sliding_window < 0) unsupported_config(w + ": negative sliding_window " + std::to_string(a.sliding_window));
 }
 
 // ----------------------------------------------------------------------------------- device side
@@ -60,8 +54,8 @@ __device__ __forceinline__ float fast_exp2(float x) {
 }
 
 // Element offset of (kv head, key) in one layer's cache [num_blocks][num_kv_heads][bs][D].
-__device__ __forceinline__ int64_t cache_offset(int32_t block_id, int32_t num_kv_heads, int32_t kv_head,
-                                                int32_t key, int32_t log2_bs, int32_t head_dim) {
+__device__ __forceinline__ int64_t cache_offset(int32_t block_id, int32_t num_kv_heads, int32_t kv_head, int32_t key,
+                                                int32_t log2_bs, int32_t head_dim) {
   const int64_t slot_row = ((static_cast<int64_t>(block_id) * num_kv_heads + kv_head) << log2_bs) +
                            (key & ((1 << log2_bs) - 1));
   return slot_row * head_dim;
@@ -86,8 +80,7 @@ __device__ __forceinline__ uint4 load8_bf16(const bf16* p, bool vec) {
 // nothing is read (src must still be a valid address).
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
   const int n = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(n));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(n));
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem) {
@@ -102,13 +95,11 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
 }
 
 // c[16x8] += a[16x16] * b[16x8], BF16 inputs, F32 accumulate (fragment layouts of the PTX ISA).
-__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                               uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 }  // namespace inferdesk::cuda::attn

@@ -48,7 +48,7 @@ template <int D, int GC, int S>
 struct DecodeTile {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kLanesPerKey = D / 8;             // 4, 8, 16, 32
+  static constexpr int kLanesPerKey = D / 8;              // 4, 8, 16, 32
   static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
   static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // 16-byte K and V chunks per thread and iteration
   static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
@@ -68,8 +68,7 @@ constexpr size_t kDecodeStaticSmemBound = 1024;
 
 // S: the pipeline's stages (DecodeTile::kStages; 0: registers).
 template <int D, int GC, int S>
-__global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
-    paged_decode_split_kernel(const DecodeParams p) {
+__global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_split_kernel(const DecodeParams p) {
   using C = DecodeTile<D, GC, S>;
   constexpr int LPK = C::kLanesPerKey;
   constexpr int U = C::kUnroll;
@@ -95,7 +94,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
   const int lo = range.lo, end = range.end;
   const int log2_bs = p.log2_bs;
   // Block ids of this lane's U keys of the warp iteration starting at `base` (-1: masked).
-  auto fetch_ids = [&](int base, int (&ids)[U]) {
+  auto fetch_ids = [&](int base, int(&ids)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int key = base + u * C::kKeysPerLoad + lg;
@@ -106,8 +105,8 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
   // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
   // (all of a short context's split).
   if (qlen > 0)
-    prefetch_kv_l2<D, C::kThreads>(a, bt, hk, max(range.start, lo),
-                                   min(end, range.start + 2 * C::kKeysPerIter), log2_bs, tid);
+    prefetch_kv_l2<D, C::kThreads>(a, bt, hk, max(range.start, lo), min(end, range.start + 2 * C::kKeysPerIter),
+                                   log2_bs, tid);
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();
@@ -131,7 +130,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
   }
 
   // One iteration's scoring and accumulation of the keys in kr/vr (ids: which are visible).
-  auto consume = [&](int it_base, const uint4 (&kr)[U], const uint4 (&vr)[U]) {
+  auto consume = [&](int it_base, const uint4(&kr)[U], const uint4(&vr)[U]) {
     float sc[U][GC];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -174,7 +173,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
 
   // The register paths: this lane's K/V chunks of the U keys of the warp iteration at it_base
   // (masked keys: zeros, nothing read).
-  auto load_regs = [&](int it_base, const int (&ids)[U], uint4 (&kr)[U], uint4 (&vr)[U]) {
+  auto load_regs = [&](int it_base, const int(&ids)[U], uint4(&kr)[U], uint4(&vr)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int key = it_base + u * C::kKeysPerLoad + lg;
@@ -196,13 +195,12 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
     };
     // Starts the copies of the K/V chunks of this lane's U keys of the warp iteration at `base` into
     // stage st (masked keys: zeros, nothing read).
-    auto issue = [&](int st, int base, const int (&ids)[U]) {
+    auto issue = [&](int st, int base, const int(&ids)[U]) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int key = base + u * C::kKeysPerLoad + lg;
         const bool valid = ids[u] >= 0;
-        const int64_t off =
-            valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
+        const int64_t off = valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
         if (p.kv_vec) {
           cp_async_16_ordered(slot(st, 0, u), a.k_cache + off, valid);
           cp_async_16_ordered(slot(st, 1, u), a.v_cache + off, valid);
@@ -273,8 +271,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
       const float f_s = fast_exp2(m[h] - m_use), f_o = fast_exp2(m_o - m_use);
       l[h] = l[h] * f_s + l_o * f_o;
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        acc[h][i] = acc[h][i] * f_s + __shfl_xor_sync(0xffffffffu, acc[h][i], off) * f_o;
+      for (int i = 0; i < 8; ++i) acc[h][i] = acc[h][i] * f_s + __shfl_xor_sync(0xffffffffu, acc[h][i], off) * f_o;
       m[h] = mx;
     }
   }
@@ -291,8 +288,8 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads)
   }
   __syncthreads();
 
-  finish_decode_block<D, GC, C::kWarps, C::kThreads>(p, &s_acc[0][0][0], &s_m[0][0], &s_l[0][0], s_last,
-                                                   seq, row, head0, nh, split, range.splits);
+  finish_decode_block<D, GC, C::kWarps, C::kThreads>(p, &s_acc[0][0][0], &s_m[0][0], &s_l[0][0], s_last, seq, row,
+                                                     head0, nh, split, range.splits);
 }
 
 // At most this many splits.
@@ -308,8 +305,7 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
 template <int D, int GC, int S>
 void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
   constexpr size_t smem = DecodeTile<D, GC, S>::kSmemBytes;
-  allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode",
-                                                          kDecodeStaticSmemBound);
+  allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode", kDecodeStaticSmemBound);
   launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC, S>, grid,
                 dim3(DecodeTile<D, GC, S>::kThreads), smem, launch, p);
 }
@@ -342,8 +338,7 @@ void launch_split_d(const DecodeParams& p, int gc, dim3 grid, const Launch& laun
 
 }  // namespace
 
-size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                              int32_t num_splits) {
+size_t decode_workspace_bytes(int32_t num_seqs, int32_t num_heads, int32_t head_dim, int32_t num_splits) {
   if (num_splits <= 1 || num_seqs <= 0 || num_heads <= 0 || head_dim <= 0) return 0;
   const size_t lse = static_cast<size_t>(int64_t{num_seqs} * num_heads * num_splits) * sizeof(float);
   return partial_out_bytes(num_seqs, num_heads, head_dim, num_splits) + lse;
@@ -353,8 +348,8 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   check_attention_args(a, "paged_attention_decode");
   if (a.num_seqs <= 0) return;
   if (a.num_splits < 1 || a.num_splits > kMaxSplits)
-    unsupported_config("paged_attention_decode: num_splits " + std::to_string(a.num_splits) +
-                       " (1.." + std::to_string(kMaxSplits) + ")");
+    unsupported_config("paged_attention_decode: num_splits " + std::to_string(a.num_splits) + " (1.." +
+                       std::to_string(kMaxSplits) + ")");
   if (a.min_keys_per_split < 1)
     unsupported_config("paged_attention_decode: min_keys_per_split " + std::to_string(a.min_keys_per_split));
   if (a.num_splits > 1 && (a.workspace == nullptr || a.split_counters == nullptr))
@@ -368,8 +363,7 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   auto pow2_cap = [](int32_t n) { return n >= 8 ? 8 : n >= 4 ? 4 : n >= 2 ? 2 : 1; };
   if (a.max_heads_per_block < 1 || a.small_grid_heads_per_block < 1)
     unsupported_config("paged_attention_decode: heads per block must be >= 1");
-  int gc = std::min(p.group <= 1 ? 1 : p.group <= 2 ? 2 : p.group <= 4 ? 4 : 8,
-                    pow2_cap(a.max_heads_per_block));
+  int gc = std::min(p.group <= 1 ? 1 : p.group <= 2 ? 2 : p.group <= 4 ? 4 : 8, pow2_cap(a.max_heads_per_block));
   // Auto: a grid of few (sequence, kv head, head chunk) blocks loads K/V into registers and may
   // take smaller head chunks; decided on the chunks before that reduction, so the smaller chunks
   // never tip the grid into the shared-memory pipeline (which next to the GEMVs of a small batch
@@ -380,8 +374,7 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   if (a.decode_load == DecodeLoad::Auto) {
     if (a.large_grid_load == DecodeLoad::Auto)
       unsupported_config("paged_attention_decode: large_grid_load must not be Auto");
-    const bool small =
-        int64_t{a.num_seqs} * a.num_kv_heads * ((p.group + gc - 1) / gc) < kDecodePipeMinBlocks;
+    const bool small = int64_t{a.num_seqs} * a.num_kv_heads * ((p.group + gc - 1) / gc) < kDecodePipeMinBlocks;
     if (small) {
       gc = std::min(gc, pow2_cap(a.small_grid_heads_per_block));
       mma_cap = std::min(mma_cap, a.small_grid_heads_per_block);
@@ -405,12 +398,11 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
   if (a.num_splits > 1) {
     char* ws = static_cast<char*>(a.workspace);
     p.partial_out = reinterpret_cast<float*>(ws);
-    p.partial_lse = reinterpret_cast<float*>(
-        ws + partial_out_bytes(a.num_seqs, a.num_heads, a.head_dim, a.num_splits));
+    p.partial_lse = reinterpret_cast<float*>(ws + partial_out_bytes(a.num_seqs, a.num_heads, a.head_dim, a.num_splits));
     p.counters = a.split_counters;
   }
-  const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks),
-                  static_cast<unsigned>(a.num_splits), static_cast<unsigned>(a.num_seqs));
+  const dim3 grid(static_cast<unsigned>(a.num_kv_heads * p.head_chunks), static_cast<unsigned>(a.num_splits),
+                  static_cast<unsigned>(a.num_seqs));
   if (p.a.decode_load == DecodeLoad::Mma) {
     launch_decode_mma(p, grid, launch);
     return;

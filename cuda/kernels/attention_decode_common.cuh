@@ -20,9 +20,9 @@ struct DecodeParams {
   int32_t head_chunks = 1;      // ceil(group / heads_per_block)
   int32_t heads_per_block = 8;  // query heads of one kv group a block serves (the split kernel's GC)
   int32_t log2_bs = 4;
-  float scale_log2 = 1;         // scale * log2(e)
-  bool kv_vec = true;           // cache 16-byte aligned
-  bool q_vec2 = true;           // q rows 4-byte aligned: a pair of bf16 per load (Mma kernel)
+  float scale_log2 = 1;          // scale * log2(e)
+  bool kv_vec = true;            // cache 16-byte aligned
+  bool q_vec2 = true;            // q rows 4-byte aligned: a pair of bf16 per load (Mma kernel)
   float* partial_out = nullptr;  // [num_seqs][num_heads][num_splits][D]; null: write out directly
   float* partial_lse = nullptr;  // [num_seqs][num_heads][num_splits], base-2 log-sum-exp
   int32_t* counters = nullptr;   // [num_seqs][gridDim.x] arrival counters (args.split_counters)
@@ -34,8 +34,8 @@ struct SplitRange {
   int lo = 0, start = 0, end = 0;
   int splits = 1;  // splits in use for this sequence (<= num_splits); split >= splits: no work
 };
-__device__ __forceinline__ SplitRange split_range(int ctx, int window, int num_splits, int split,
-                                                  int log2_bs, int min_keys) {
+__device__ __forceinline__ SplitRange split_range(int ctx, int window, int num_splits, int split, int log2_bs,
+                                                  int min_keys) {
   SplitRange r;
   if (ctx <= 0) return r;
   r.lo = window > 0 ? max(0, ctx - window) : 0;
@@ -86,8 +86,7 @@ __device__ __forceinline__ DecodeBlock decode_block(const DecodeParams& p, int h
 // cp.async of one 16-byte chunk (zero-filled when !valid) with a memory clobber: a thread rewrites
 // a stage it has just read, and the compiler must not move those shared-memory reads past it.
 __device__ __forceinline__ void cp_async_16_ordered(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(valid ? 16 : 0)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(valid ? 16 : 0)
                : "memory");
 }
 
@@ -97,8 +96,8 @@ __device__ __forceinline__ void cp_async_16_ordered(void* smem, const void* gmem
 // prefetched before the write is updated by it, and the loads after pdl_wait() hit L2 instead of
 // DRAM.
 template <int D, int kThreads>
-__device__ __forceinline__ void prefetch_kv_l2(const PagedAttentionArgs& a, const int32_t* bt, int hk,
-                                               int first, int last, int log2_bs, int tid) {
+__device__ __forceinline__ void prefetch_kv_l2(const PagedAttentionArgs& a, const int32_t* bt, int hk, int first,
+                                               int last, int log2_bs, int tid) {
   constexpr int kLinesPerKey = D * 2 >= 128 ? D * 2 / 128 : 1;  // 128-byte lines
   for (int idx = tid; idx < (last - first) * kLinesPerKey; idx += kThreads) {
     const int key = first + idx / kLinesPerKey;
@@ -117,10 +116,9 @@ __device__ __forceinline__ void prefetch_kv_l2(const PagedAttentionArgs& a, cons
 // last block to arrive merges the `splits` partials into `out` and resets the counter to zero.
 // Every thread of the block must call it (it synchronises).
 template <int D, int GC, int kWarps, int kThreads>
-__device__ __forceinline__ void finish_decode_block(const DecodeParams& p, const float* s_acc,
-                                                    const float* s_m, const float* s_l, int& s_last,
-                                                    int seq, int row, int head0, int nh, int split,
-                                                    int splits) {
+__device__ __forceinline__ void finish_decode_block(const DecodeParams& p, const float* s_acc, const float* s_m,
+                                                    const float* s_l, int& s_last, int seq, int row, int head0, int nh,
+                                                    int split, int splits) {
   const PagedAttentionArgs& a = p.a;
   const int tid = threadIdx.x;
   const bool partial = splits > 1;

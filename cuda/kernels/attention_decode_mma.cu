@@ -45,13 +45,13 @@ template <int D, int NB, int R>
 struct MmaDecodeTile {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kRows = 8 * NB;  // query heads a block serves at most: NB mma n-blocks of 8
-  static constexpr int kKeys = 16;      // keys per tile: the mma M
+  static constexpr int kRows = 8 * NB;   // query heads a block serves at most: NB mma n-blocks of 8
+  static constexpr int kKeys = 16;       // keys per tile: the mma M
   static constexpr int kStride = D + 8;  // smem row pitch in bf16: +16 bytes keeps ldmatrix conflict-free
   // A warp's pipeline is a ring of kSlots half-tiles (a tile's K, then its V; kSlots - 1 in flight
   // while one is used).
   static constexpr int kSlots = R;
-  static constexpr int kTileElems = kKeys * kStride;       // one K or V half-tile
+  static constexpr int kTileElems = kKeys * kStride;      // one K or V half-tile
   static constexpr int kWarpElems = kSlots * kTileElems;  // a warp's ring
   static constexpr size_t kPipeBytes = size_t{kWarps} * kWarpElems * sizeof(bf16);
   // After the main loop: the per-warp outputs [warp][head][dim] of the block's merge.
@@ -69,8 +69,7 @@ constexpr size_t kMmaStaticSmemBound = 1024;
 // Two consecutive bf16 of q as one 32-bit fragment register (the lower address in the low half).
 __device__ __forceinline__ uint32_t load_bf16x2(const bf16* p, bool vec) {
   if (vec) return *reinterpret_cast<const uint32_t*>(p);
-  return static_cast<uint32_t>(__bfloat16_as_ushort(p[0])) |
-         (static_cast<uint32_t>(__bfloat16_as_ushort(p[1])) << 16);
+  return static_cast<uint32_t>(__bfloat16_as_ushort(p[0])) | (static_cast<uint32_t>(__bfloat16_as_ushort(p[1])) << 16);
 }
 
 // The transpose of an 8x8 b16 matrix held as one register per lane (lane 4 r + c: row r, columns
@@ -97,7 +96,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
   // after it.
   const DecodeBlock blk = decode_block(p, p.heads_per_block);
   const SplitRange& range = blk.range;
-  if (blk.split >= range.splits) return;  // a split this context does not use: nothing to do
+  if (blk.split >= range.splits) return;                  // a split this context does not use: nothing to do
   const int hk = blk.hk, nh = blk.nh, head0 = blk.head0;  // heads served: mma columns [0, nh)
   const int qlen = blk.qlen, row = blk.row;
   const int32_t* const bt = blk.bt;
@@ -156,8 +155,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
         const int r = c / kChunksPerKey, ch = c % kChunksPerKey;
         const int rid = __shfl_sync(0xffffffffu, iid, r);
         const bool valid = rid >= 0;
-        const int64_t off =
-            valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) + ch * 8 : 0;
+        const int64_t off = valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) + ch * 8 : 0;
         cp_async_16_ordered(dst + r * kStride + ch * 8, cache + off, valid);
       }
     }
@@ -173,8 +171,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
   // overlaps the previous kernel; the rest of the first kSlots - 1 after it, then q.
   const int stable_end = blk.ctx - qlen;
   if (qlen > 0)
-    while (hi < kSlots - 1 && (hi >> 1) < my_tiles && min(tile_key0(hi >> 1) + kKeys, end) <= stable_end)
-      issue_next();
+    while (hi < kSlots - 1 && (hi >> 1) < my_tiles && min(tile_key0(hi >> 1) + kKeys, end) <= stable_end) issue_next();
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();
@@ -313,8 +310,8 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     }
   __syncthreads();
 
-  finish_decode_block<D, C::kRows, kWarps, C::kThreads>(p, s_acc, &s_m[0][0], &s_l[0][0], s_last,
-                                                        blk.seq, row, head0, nh, blk.split, range.splits);
+  finish_decode_block<D, C::kRows, kWarps, C::kThreads>(p, s_acc, &s_m[0][0], &s_l[0][0], s_last, blk.seq, row, head0,
+                                                        nh, blk.split, range.splits);
 }
 
 template <int D, int NB, int R>
@@ -322,8 +319,8 @@ void launch_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
   using C = MmaDecodeTile<D, NB, R>;
   allow_dynamic_smem<paged_decode_mma_kernel<D, NB, R>>(C::kSmemBytes, "paged_attention_decode (mma)",
                                                         kMmaStaticSmemBound);
-  launch_kernel("paged_attention_decode (mma)", paged_decode_mma_kernel<D, NB, R>, grid,
-                dim3(C::kThreads), C::kSmemBytes, launch, p);
+  launch_kernel("paged_attention_decode (mma)", paged_decode_mma_kernel<D, NB, R>, grid, dim3(C::kThreads),
+                C::kSmemBytes, launch, p);
 }
 
 // Half-tiles in a warp's ring: 3 for D 128 (51 KB per block, 4 blocks per SM: the 512 blocks of
@@ -342,14 +339,12 @@ void launch_mma_nb(const DecodeParams& p, dim3 grid, const Launch& launch) {
 
 }  // namespace
 
-bool decode_mma_supported(const DecodeParams& p) {
-  return (p.a.head_dim == 64 || p.a.head_dim == 128) && p.kv_vec;
-}
+bool decode_mma_supported(const DecodeParams& p) { return (p.a.head_dim == 64 || p.a.head_dim == 128) && p.kv_vec; }
 
 void launch_decode_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
   if (!decode_mma_supported(p) || p.heads_per_block < 1 || p.heads_per_block > kDecodeMmaMaxHeads)
-    unsupported_config("paged_attention_decode (mma): head_dim " + std::to_string(p.a.head_dim) +
-                       ", " + std::to_string(p.heads_per_block) + " heads per block");
+    unsupported_config("paged_attention_decode (mma): head_dim " + std::to_string(p.a.head_dim) + ", " +
+                       std::to_string(p.heads_per_block) + " heads per block");
   if (p.a.head_dim == 64)
     launch_mma_nb<64, kRingD64>(p, grid, launch);
   else

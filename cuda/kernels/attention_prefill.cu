@@ -28,18 +28,18 @@ using namespace attn;
 
 template <int D>
 struct PrefillTile {
-  static constexpr int kM = 64;        // packed rows per thread block
-  static constexpr int kWarps = 4;     // 16 rows each
+  static constexpr int kM = 64;     // packed rows per thread block
+  static constexpr int kWarps = 4;  // 16 rows each
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kN = D == 256 ? 32 : 64;  // keys per K/V tile (registers: O is D/2 floats)
-  static constexpr int kStride = D + 8;  // smem row pitch in bf16: +16 bytes keeps ldmatrix conflict-free
-  static constexpr bool kQInRegs = D <= 128;  // Q fragments held in registers across tiles
+  static constexpr int kStride = D + 8;          // smem row pitch in bf16: +16 bytes keeps ldmatrix conflict-free
+  static constexpr bool kQInRegs = D <= 128;     // Q fragments held in registers across tiles
   static constexpr size_t kSmemBytes = static_cast<size_t>(kM + 2 * kN) * kStride * sizeof(bf16);
 };
 
 struct PrefillParams {
   PagedAttentionArgs a;
-  int32_t group = 1;     // query heads per kv head
+  int32_t group = 1;  // query heads per kv head
   int32_t log2_bs = 4;
   float scale_log2 = 1;  // scale * log2(e)
   bool q_vec = true;     // q rows 16-byte aligned: cp.async, else scalar copies
@@ -71,8 +71,7 @@ __device__ __forceinline__ void load_tile(bf16* s, const Src& src, bool vec, con
 }
 
 template <int D>
-__global__ void __launch_bounds__(PrefillTile<D>::kThreads)
-    paged_prefill_kernel(const PrefillParams p) {
+__global__ void __launch_bounds__(PrefillTile<D>::kThreads) paged_prefill_kernel(const PrefillParams p) {
   using C = PrefillTile<D>;
   constexpr int kM = C::kM, kN = C::kN, kStride = C::kStride;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -102,13 +101,11 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
   // Output address of packed row r of this tile.
   auto out_row = [&](int r) {
     const int pr = row0 + r;
-    return a.out + static_cast<int64_t>(qs + pr / G) * a.out_stride +
-           static_cast<int64_t>(hk * G + pr % G) * D;
+    return a.out + static_cast<int64_t>(qs + pr / G) * a.out_stride + static_cast<int64_t>(hk * G + pr % G) * D;
   };
 
   if (ctx <= 0) {  // padding sequence: its rows get zeros
-    for (int c = tid; c < rows_here * D; c += C::kThreads)
-      out_row(c / D)[c % D] = __float2bfloat16(0.0f);
+    for (int c = tid; c < rows_here * D; c += C::kThreads) out_row(c / D)[c % D] = __float2bfloat16(0.0f);
     return;
   }
 
@@ -182,15 +179,17 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
       for (int kk = 0; kk < D / 16; ++kk) {
         uint32_t af[4];
         if constexpr (C::kQInRegs) {
-          af[0] = qf[kk][0]; af[1] = qf[kk][1]; af[2] = qf[kk][2]; af[3] = qf[kk][3];
+          af[0] = qf[kk][0];
+          af[1] = qf[kk][1];
+          af[2] = qf[kk][2];
+          af[3] = qf[kk][3];
         } else {
           ldmatrix_x4(af, sQ + (warp * 16 + (lane & 15)) * kStride + kk * 16 + (lane >> 4) * 8);
         }
 #pragma unroll
         for (int jj = 0; jj < kN / 16; ++jj) {
           uint32_t b[4];
-          ldmatrix_x4(b, sK + (jj * 16 + (lane >> 4) * 8 + (lane & 7)) * kStride + kk * 16 +
-                             ((lane >> 3) & 1) * 8);
+          ldmatrix_x4(b, sK + (jj * 16 + (lane >> 4) * 8 + (lane & 7)) * kStride + kk * 16 + ((lane >> 3) & 1) * 8);
           mma_bf16_16816(s[2 * jj], af, b[0], b[1]);
           mma_bf16_16816(s[2 * jj + 1], af, b[2], b[3]);
         }
@@ -254,15 +253,14 @@ __global__ void __launch_bounds__(PrefillTile<D>::kThreads)
     if (warp_active) {
 #pragma unroll
       for (int kk = 0; kk < kN / 16; ++kk) {
-        const uint32_t pa[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]),
-                                pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
+        const uint32_t pa[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
                                 pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                                 pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
         for (int dd = 0; dd < D / 16; ++dd) {
           uint32_t b[4];
-          ldmatrix_x4_trans(b, sV + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride +
-                                   dd * 16 + (lane >> 4) * 8);
+          ldmatrix_x4_trans(b,
+                            sV + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride + dd * 16 + (lane >> 4) * 8);
           mma_bf16_16816(o[2 * dd], pa, b[0], b[1]);
           mma_bf16_16816(o[2 * dd + 1], pa, b[2], b[3]);
         }
@@ -298,8 +296,7 @@ template <int D>
 void launch_prefill(const PrefillParams& p, dim3 grid, const Launch& launch) {
   using C = PrefillTile<D>;
   allow_dynamic_smem<paged_prefill_kernel<D>>(C::kSmemBytes, "paged_attention_prefill");
-  launch_kernel("paged_attention_prefill", paged_prefill_kernel<D>, grid, dim3(C::kThreads),
-                C::kSmemBytes, launch, p);
+  launch_kernel("paged_attention_prefill", paged_prefill_kernel<D>, grid, dim3(C::kThreads), C::kSmemBytes, launch, p);
 }
 
 }  // namespace
@@ -318,8 +315,8 @@ void paged_attention_prefill(const PagedAttentionArgs& a, const Launch& launch) 
   constexpr int64_t kM = 64;  // PrefillTile<D>::kM for every D
   const int64_t tiles = (int64_t{a.max_query_len} * p.group + kM - 1) / kM;
   if (tiles > 65535)
-    unsupported_config("paged_attention_prefill: " + std::to_string(a.max_query_len) +
-                       " query rows x " + std::to_string(p.group) + " heads per kv head");
+    unsupported_config("paged_attention_prefill: " + std::to_string(a.max_query_len) + " query rows x " +
+                       std::to_string(p.group) + " heads per kv head");
   const dim3 grid(static_cast<unsigned>(a.num_kv_heads), static_cast<unsigned>(a.num_seqs),
                   static_cast<unsigned>(tiles));
   switch (a.head_dim) {

@@ -11,8 +11,7 @@ void check_launch(const char* what) { check_launch(what, cudaGetLastError()); }
 void check_launch(const char* what, cudaError_t launched) {
   if (launched == cudaSuccess) return;
   (void)cudaGetLastError();  // clear the sticky slot so a later check does not report it again
-  throw Error(ErrorCode::Internal,
-              std::string(what) + ": CUDA launch failed: " + cudaGetErrorString(launched));
+  throw Error(ErrorCode::Internal, std::string(what) + ": CUDA launch failed: " + cudaGetErrorString(launched));
 }
 
 void unsupported_config(const std::string& what) {

@@ -39,8 +39,8 @@ void allow_dynamic_smem(size_t bytes, const char* who, size_t static_bytes = 0) 
   const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t{1} << dev) : 0;
   std::lock_guard<std::mutex> lock(mu);
   if (bit != 0 && (done_mask & bit) != 0) return;
-  const cudaError_t e =
-      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes));
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     throw Error(ErrorCode::Internal, std::string(who) + ": cannot allow " + std::to_string(bytes) +
@@ -106,8 +106,8 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 // stream-ordered launch otherwise; throws Error(Internal) naming `what` on a launch error.
 // Arguments are converted to the kernel's parameter types.
 template <typename... KArgs, typename... Args>
-void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
-                   const Launch& launch, Args... args) {
+void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, const Launch& launch,
+                   Args... args) {
   static_assert(sizeof...(KArgs) == sizeof...(Args), "launch_kernel: wrong number of kernel arguments");
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;

@@ -30,9 +30,7 @@ __device__ __forceinline__ float sigmoid(float g) { return 1.0f / (1.0f + expf(-
 
 // The RMSNorm row scale 1 / sqrt(sum_sq / n + eps) with an IEEE square root and division, as the
 // CPU computes it (not rsqrtf's approximation: it is evaluated once per row).
-__device__ __forceinline__ float rms_scale(float sum_sq, float n, float eps) {
-  return 1.0f / sqrtf(sum_sq / n + eps);
-}
+__device__ __forceinline__ float rms_scale(float sum_sq, float n, float eps) { return 1.0f / sqrtf(sum_sq / n + eps); }
 
 // WideNorm (wide_norm.h): the sum of a row's per-tile partial sums of squares, in the one order both
 // the consumer GEMMs and wide_norm_scale_rows use (four running sums over tiles t % 4, then
@@ -83,9 +81,13 @@ __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 template <typename T>
 __device__ __forceinline__ T from_float(float v);
 template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ bf16 from_float<bf16>(float v) { return __float2bfloat16(v); }
+__device__ __forceinline__ bf16 from_float<bf16>(float v) {
+  return __float2bfloat16(v);
+}
 
 // v as storing it in BF16 and reading it back gives it.
 __device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16(v)); }

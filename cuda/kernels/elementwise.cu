@@ -29,7 +29,7 @@ namespace inferdesk::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kChunk = 8;              // elements per chunk
+constexpr int kChunk = 8;                  // elements per chunk
 constexpr int64_t kWarpRowMaxCols = 1024;  // rms_norm: one warp per row up to this width
 constexpr int kNormWarpsPerBlock = 4;
 
@@ -99,7 +99,8 @@ unsigned grid_for(int64_t work, int threads) {
 
 // ------------------------------------------------------------ chunked elementwise framework
 
-// Runs op(row, col0, n) for every chunk (n = elements of the chunk, 8 except at a row's end) of a [rows, cols] iteration space, grid-stride.
+// Runs op(row, col0, n) for every chunk (n = elements of the chunk, 8 except at a row's end) of a [rows, cols]
+// iteration space, grid-stride.
 template <class Op>
 __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, int64_t cols) {
   pdl_launch_dependents();
@@ -107,8 +108,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, in
   const int64_t per_row = (cols + kChunk - 1) / kChunk;
   const int64_t total = rows * per_row;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
     const int64_t r = i / per_row;
     const int64_t c0 = (i - r * per_row) * kChunk;
     const int n = static_cast<int>(min(static_cast<int64_t>(kChunk), cols - c0));
@@ -117,12 +117,10 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(Op op, int64_t rows, in
 }
 
 template <class Op>
-void launch_chunks(const Op& op, int64_t rows, int64_t cols, const Launch& launch,
-                   const char* what) {
+void launch_chunks(const Op& op, int64_t rows, int64_t cols, const Launch& launch, const char* what) {
   if (rows <= 0 || cols <= 0) return;
   const int64_t chunks = rows * ((cols + kChunk - 1) / kChunk);
-  launch_kernel(what, chunk_kernel<Op>, dim3(grid_for(chunks, kThreads)), dim3(kThreads), 0, launch,
-                op, rows, cols);
+  launch_kernel(what, chunk_kernel<Op>, dim3(grid_for(chunks, kThreads)), dim3(kThreads), 0, launch, op, rows, cols);
 }
 
 // out = f(a, b) elementwise. out may alias a or b (each element is read before the same thread
@@ -155,20 +153,22 @@ struct AddF {
 };
 
 template <class F>
-void launch_binary(const Mat& a, const Mat& b, const Mat& out, const Launch& launch,
-                   const char* what) {
+void launch_binary(const Mat& a, const Mat& b, const Mat& out, const Launch& launch, const char* what) {
   with_dt(a.dt, [&](auto ta) {
     using TA = decltype(ta);
     with_dt(b.dt, [&](auto tb) {
       using TB = decltype(tb);
       with_dt(out.dt, [&](auto to) {
         using TO = decltype(to);
-        const bool vec = vec_ok<TA>(a.data, a.stride, a.rows) &&
-                         vec_ok<TB>(b.data, b.stride, b.rows) &&
+        const bool vec = vec_ok<TA>(a.data, a.stride, a.rows) && vec_ok<TB>(b.data, b.stride, b.rows) &&
                          vec_ok<TO>(out.data, out.stride, out.rows);
-        BinaryOp<TA, TB, TO, F> op{static_cast<const TA*>(a.data), a.stride,
-                                   static_cast<const TB*>(b.data), b.stride,
-                                   static_cast<TO*>(out.data),     out.stride, vec};
+        BinaryOp<TA, TB, TO, F> op{static_cast<const TA*>(a.data),
+                                   a.stride,
+                                   static_cast<const TB*>(b.data),
+                                   b.stride,
+                                   static_cast<TO*>(out.data),
+                                   out.stride,
+                                   vec};
         launch_chunks(op, out.rows, out.cols, launch, what);
       });
     });
@@ -278,15 +278,14 @@ __device__ __forceinline__ float block_sum(float v, float* sh) {
 // (written back to residual first). A thread owns the chunks tid + j * nthreads of its row; the
 // first kRegChunks of them (so all of a row of up to 8192 columns with a block per row, 512 with
 // a warp per row) stay in registers between the two passes, with their weights loaded before
-// pdl_wait() (the weight is immutable); further chunks are read again in the second pass. x (or residual) may alias out: every element is read
-// by the thread that later overwrites it, and the reduction between the passes orders all reads of
-// a row before any write of it. Plain loads only (no read-only cache path) for the same reason.
+// pdl_wait() (the weight is immutable); further chunks are read again in the second pass. x (or residual) may alias
+// out: every element is read by the thread that later overwrites it, and the reduction between the passes orders all
+// reads of a row before any write of it. Plain loads only (no read-only cache path) for the same reason.
 constexpr int kRegChunks = 2;
 
 template <bool kAdd, bool kWarpPerRow, typename TX, typename TO>
-__global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x, int64_t x_stride,
-                                const bf16* w, float eps, TO* out, int64_t out_stride,
-                                int64_t rows, int64_t cols, bool vec) {
+__global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x, int64_t x_stride, const bf16* w,
+                                float eps, TO* out, int64_t out_stride, int64_t rows, int64_t cols, bool vec) {
   __shared__ float sh[32];
   int64_t row;
   int tid, nthreads;
@@ -316,7 +315,7 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
   float* rr = kAdd ? residual + row * res_stride : nullptr;
   TO* outr = out + row * out_stride;
   // src chunk at column c (n elements) into s; with kAdd also written back to the residual.
-  auto load_src = [&](int64_t c, int n, float (&s)[kChunk]) {
+  auto load_src = [&](int64_t c, int n, float(&s)[kChunk]) {
     const bool v8 = vec && n == kChunk;
     load8(xr + c, n, v8, s);
     if constexpr (kAdd) {
@@ -327,7 +326,7 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
       store8(rr + c, n, v8, s);
     }
   };
-  auto store_out = [&](int64_t c, int n, const float (&s)[kChunk], const float (&wc)[kChunk], float inv) {
+  auto store_out = [&](int64_t c, int n, const float(&s)[kChunk], const float(&wc)[kChunk], float inv) {
     float o[kChunk];
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) o[i] = wc[i] * (s[i] * inv);
@@ -375,21 +374,20 @@ __global__ void rms_norm_kernel(float* residual, int64_t res_stride, const TX* x
 }
 
 template <bool kAdd, typename TX, typename TO>
-void launch_rms_norm(const char* what, float* residual, int64_t res_stride, const Mat& x,
-                     const bf16* w, float eps, const Mat& out, bool vec, const Launch& launch) {
+void launch_rms_norm(const char* what, float* residual, int64_t res_stride, const Mat& x, const bf16* w, float eps,
+                     const Mat& out, bool vec, const Launch& launch) {
   const auto* xp = static_cast<const TX*>(x.data);
   auto* op = static_cast<TO*>(out.data);
   if (x.cols <= kWarpRowMaxCols) {
     const int threads = 32 * kNormWarpsPerBlock;
     const auto blocks = static_cast<unsigned>((x.rows + kNormWarpsPerBlock - 1) / kNormWarpsPerBlock);
-    launch_kernel(what, rms_norm_kernel<kAdd, true, TX, TO>, dim3(blocks), dim3(threads), 0, launch,
-                  residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
+    launch_kernel(what, rms_norm_kernel<kAdd, true, TX, TO>, dim3(blocks), dim3(threads), 0, launch, residual,
+                  res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
   } else {
     const int64_t chunks = (x.cols + kChunk - 1) / kChunk;
     const int threads = static_cast<int>(std::clamp<int64_t>((chunks + 31) / 32 * 32, 64, 512));
-    launch_kernel(what, rms_norm_kernel<kAdd, false, TX, TO>, dim3(static_cast<unsigned>(x.rows)),
-                  dim3(threads), 0, launch, residual, res_stride, xp, x.stride, w, eps, op,
-                  out.stride, x.rows, x.cols, vec);
+    launch_kernel(what, rms_norm_kernel<kAdd, false, TX, TO>, dim3(static_cast<unsigned>(x.rows)), dim3(threads), 0,
+                  launch, residual, res_stride, xp, x.stride, w, eps, op, out.stride, x.rows, x.cols, vec);
   }
 }
 
@@ -408,15 +406,14 @@ void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, const Launch& lau
     using TX = decltype(tx);
     with_dt(out.dt, [&](auto to) {
       using TO = decltype(to);
-      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
-                       vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
+      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) && vec_ok<TO>(out.data, out.stride, out.rows) &&
+                       vec_ok<bf16>(w, 0, 1);
       launch_rms_norm<false, TX, TO>("rms_norm", nullptr, 0, x, w, eps, out, vec, launch);
     });
   });
 }
 
-void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
-                  const Launch& launch) {
+void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out, const Launch& launch) {
   if (x.rows <= 0 || x.cols <= 0) return;
   if (residual.dt != Dt::F32) unsupported_config("add_rms_norm: the residual must be F32");
   auto* res = static_cast<float*>(residual.data);
@@ -424,11 +421,9 @@ void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
     using TX = decltype(tx);
     with_dt(out.dt, [&](auto to) {
       using TO = decltype(to);
-      const bool vec = vec_ok<float>(res, residual.stride, residual.rows) &&
-                       vec_ok<TX>(x.data, x.stride, x.rows) &&
+      const bool vec = vec_ok<float>(res, residual.stride, residual.rows) && vec_ok<TX>(x.data, x.stride, x.rows) &&
                        vec_ok<TO>(out.data, out.stride, out.rows) && vec_ok<bf16>(w, 0, 1);
-      launch_rms_norm<true, TX, TO>("add_rms_norm", res, residual.stride, x, w, eps, out, vec,
-                                    launch);
+      launch_rms_norm<true, TX, TO>("add_rms_norm", res, residual.stride, x, w, eps, out, vec, launch);
     });
   });
 }
@@ -453,10 +448,9 @@ void gather_rows(const Mat& x, const int32_t* rows_idx, Mat out, const Launch& l
     using TX = decltype(tx);
     with_dt(out.dt, [&](auto to) {
       using TO = decltype(to);
-      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) &&
-                       vec_ok<TO>(out.data, out.stride, out.rows);
-      GatherOp<TX, TO> op{static_cast<const TX*>(x.data), x.stride, x.rows, rows_idx,
-                          static_cast<TO*>(out.data), out.stride, vec};
+      const bool vec = vec_ok<TX>(x.data, x.stride, x.rows) && vec_ok<TO>(out.data, out.stride, out.rows);
+      GatherOp<TX, TO> op{static_cast<const TX*>(x.data), x.stride,   x.rows, rows_idx,
+                          static_cast<TO*>(out.data),     out.stride, vec};
       launch_chunks(op, out.rows, out.cols, launch, "gather_rows");
     });
   });
@@ -466,18 +460,15 @@ void fill_random(Mat t, uint64_t seed, float scale, const Launch& launch) {
   const uint64_t base = splitmix64(seed);
   with_dt(t.dt, [&](auto tt) {
     using T = decltype(tt);
-    FillOp<T> op{static_cast<T*>(t.data), t.stride, t.cols, base, scale,
-                 vec_ok<T>(t.data, t.stride, t.rows)};
+    FillOp<T> op{static_cast<T*>(t.data), t.stride, t.cols, base, scale, vec_ok<T>(t.data, t.stride, t.rows)};
     launch_chunks(op, t.rows, t.cols, launch, "fill_random");
   });
 }
 
-void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n,
-                     const Launch& launch) {
+void convert_to_bf16(const void* src, int32_t src_kind, bf16* dst, int64_t n, const Launch& launch) {
   auto run = [&](auto ts) {
     using TS = decltype(ts);
-    ConvertOp<TS> op{static_cast<const TS*>(src), dst,
-                     vec_ok<TS>(src, 0, 1) && vec_ok<bf16>(dst, 0, 1)};
+    ConvertOp<TS> op{static_cast<const TS*>(src), dst, vec_ok<TS>(src, 0, 1) && vec_ok<bf16>(dst, 0, 1)};
     launch_chunks(op, 1, n, launch, "convert_to_bf16");
   };
   switch (src_kind) {

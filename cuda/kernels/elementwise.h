@@ -16,8 +16,7 @@ void embed_rows(const Mat& table, const int32_t* token_ids, Mat out, const Launc
 void rms_norm(const Mat& x, const bf16* w, float eps, Mat out, const Launch& launch);
 
 // residual += x; out = rms_norm(residual) * w. residual F32; x, out BF16 (or F32).
-void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out,
-                  const Launch& launch);
+void add_rms_norm(Mat residual, const Mat& x, const bf16* w, float eps, Mat out, const Launch& launch);
 
 // out = silu(gate) * up, all BF16 [T, I] (strided).
 void silu_mul(const Mat& gate, const Mat& up, Mat out, const Launch& launch);

@@ -87,17 +87,14 @@ __device__ __forceinline__ void for_batch_w(const bf16* const (&wp)[kMats][2], i
   }
 }
 template <int kW, bool kPinned = false, int U, int kMats>
-__device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
-                                             int64_t s0) {
-  for_batch_w<kW, U, kMats>(wp, s0, [&](int u, int m, int hh, const bf16* p) {
-    bt.a[u][m][hh] = load_w_stream<kPinned>(p);
-  });
+__device__ __forceinline__ void load_batch_w(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2], int64_t s0) {
+  for_batch_w<kW, U, kMats>(wp, s0,
+                            [&](int u, int m, int hh, const bf16* p) { bt.a[u][m][hh] = load_w_stream<kPinned>(p); });
 }
 template <int kW, int U, int kMats>
 __device__ __forceinline__ void prefetch_batch_w(const bf16* const (&wp)[kMats][2], int64_t s0) {
-  for_batch_w<kW, U, kMats>(wp, s0, [](int, int, int, const bf16* p) {
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-  });
+  for_batch_w<kW, U, kMats>(wp, s0,
+                            [](int, int, int, const bf16* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); });
 }
 template <int kW, bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp, int64_t s0) {
@@ -105,8 +102,8 @@ __device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp
   for (int u = 0; u < U; ++u) bt.b[u] = load_x<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kW) * kStepK);
 }
 template <int kW, bool kXVec, int U, int kMats>
-__device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2],
-                                           const bf16* xp, int64_t s0) {
+__device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2], const bf16* xp,
+                                           int64_t s0) {
   load_batch_w<kW>(bt, wp, s0);
   load_batch_x<kW, kXVec>(bt, xp, s0);
 }
@@ -138,10 +135,8 @@ __device__ __forceinline__ void store_y(TY* p, float v) {
 // GEMV + qk_norm_rope_write_kv do.
 template <int kMats, bool kXVec, typename TY, int kW, bool kRope = false>
 __global__ void __launch_bounds__(kW * 32, 16 / kW)
-    gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M,
-                    const bf16* __restrict__ w, int64_t mat_rows, int64_t K,
-                    const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride,
-                    GemvRope rope) {
+    gemv_mma_kernel(const bf16* __restrict__ x, int64_t x_stride, int M, const bf16* __restrict__ w, int64_t mat_rows,
+                    int64_t K, const bf16* __restrict__ bias, TY* __restrict__ y, int64_t y_stride, GemvRope rope) {
   constexpr int U = kMats == 1 ? kUnrollGemv : kUnrollSwiglu;
   static_assert(kW == 4 || kW == 8, "the epilogue needs 128 threads, the registers <= 128");
   __shared__ float red[kW][kMats * 4][32];
@@ -171,8 +166,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
 #pragma unroll
   for (int m = 0; m < kMats; ++m)
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh)
-      wp[m][hh] = w + (m * mat_rows + min(out_row(g, hh), mat_rows - 1)) * K + col0;
+    for (int hh = 0; hh < 2; ++hh) wp[m][hh] = w + (m * mat_rows + min(out_row(g, hh), mat_rows - 1)) * K + col0;
   const bf16* xp = x + min(g, M - 1) * x_stride + col0;
 
   float c[kMats][4];
@@ -259,15 +253,14 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
     const int D = rope.head_dim;
     const int32_t slot = rope_slot;
     auto cache_at = [&](int64_t kv_head, int64_t d) {  // [blocks][kv heads][block_size][D]
-      return ((slot / rope.block_size * rope.num_kv_heads + kv_head) * rope.block_size +
-              slot % rope.block_size) * D + d;
+      return ((slot / rope.block_size * rope.num_kv_heads + kv_head) * rope.block_size + slot % rope.block_size) * D +
+             d;
     };
     if (pair_block) {
       const float pv = value(i ^ 2, bias_p);
       const bf16 o = __float2bfloat16(rotate_half(v, pv, rope_c, rope_s, /*first=*/i < 2));
       y[tok * y_stride + row] = o;
-      if (head >= rope.num_q_heads && slot >= 0)
-        rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;
+      if (head >= rope.num_q_heads && slot >= 0) rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;
     } else {
       y[tok * y_stride + row] = __float2bfloat16(v);
       const int64_t vrow = row - qk_blocks * kRows;  // within the v part
@@ -295,8 +288,8 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
 // Fallback: one warp per output row, any alignment and K.
 template <int kMats, typename TY>
 __global__ void __launch_bounds__(kFallbackWarps * 32)
-    gemv_simple_kernel(const bf16* x, int64_t x_stride, int M, const bf16* w, int64_t mat_rows,
-                       int64_t K, const bf16* bias, TY* y, int64_t y_stride) {
+    gemv_simple_kernel(const bf16* x, int64_t x_stride, int M, const bf16* w, int64_t mat_rows, int64_t K,
+                       const bf16* bias, TY* y, int64_t y_stride) {
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kFallbackWarps + (threadIdx.x >> 5);
   pdl_launch_dependents();
@@ -333,41 +326,39 @@ __global__ void __launch_bounds__(kFallbackWarps * 32)
 }
 
 template <int kMats, typename TY, int kW>
-void launch_mma(const char* what, bool x_vec, unsigned blocks, const Launch& launch, const bf16* xp,
-                int64_t x_stride, int M, const bf16* w, int64_t mat_rows, int64_t k,
-                const bf16* bias, TY* yp, int64_t y_stride) {
+void launch_mma(const char* what, bool x_vec, unsigned blocks, const Launch& launch, const bf16* xp, int64_t x_stride,
+                int M, const bf16* w, int64_t mat_rows, int64_t k, const bf16* bias, TY* yp, int64_t y_stride) {
   launch_kernel(what, x_vec ? gemv_mma_kernel<kMats, true, TY, kW> : gemv_mma_kernel<kMats, false, TY, kW>,
-                dim3(blocks), dim3(kW * 32), 0, launch, xp, x_stride, M, w, mat_rows, k, bias, yp,
-                y_stride, GemvRope{});
+                dim3(blocks), dim3(kW * 32), 0, launch, xp, x_stride, M, w, mat_rows, k, bias, yp, y_stride,
+                GemvRope{});
 }
 
 // warps: of the tensor-core kernel, 4 or 8 (0: by shape).
 template <int kMats, typename TY>
-void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k,
-                 const bf16* bias, const Mat& y, int warps, const Launch& launch) {
+void launch_gemv(const char* what, const Mat& x, const bf16* w, int64_t mat_rows, int64_t k, const bf16* bias,
+                 const Mat& y, int warps, const Launch& launch) {
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<TY*>(y.data);
   const int M = static_cast<int>(x.rows);
   const bool w_vec = reinterpret_cast<uintptr_t>(w) % 16 == 0 && k % 8 == 0;
   if (w_vec) {
-    const bool x_vec =
-        reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
+    const bool x_vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (M == 1 || x.stride % 8 == 0);
     const auto blocks = static_cast<unsigned>((mat_rows + kRows - 1) / kRows);
     // 4 warps win for very tall matrices (the lm head), 8 for the rest (docs/PERF.md).
     if (warps == 0)
-      warps = kMats == 1 && mat_rows >= kTallRows ? 4
-              : kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps : 8;
+      warps = kMats == 1 && mat_rows >= kTallRows           ? 4
+              : kMats == 1 && mat_rows <= kSmallGridMaxRows ? kSmallGridWarps
+                                                            : 8;
     if constexpr (kMats == 1) {  // (the SwiGLU GEMV always has 8)
       if (warps == 4)
-        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k,
-                                        bias, yp, y.stride);
+        return launch_mma<kMats, TY, 4>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k, bias, yp,
+                                        y.stride);
     }
-    launch_mma<kMats, TY, 8>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k, bias, yp,
-                             y.stride);
+    launch_mma<kMats, TY, 8>(what, x_vec, blocks, launch, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
   } else {
     const auto blocks = static_cast<unsigned>((mat_rows + kFallbackWarps - 1) / kFallbackWarps);
-    launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0,
-                  launch, xp, x.stride, M, w, mat_rows, k, bias, yp, y.stride);
+    launch_kernel(what, gemv_simple_kernel<kMats, TY>, dim3(blocks), dim3(kFallbackWarps * 32), 0, launch, xp, x.stride,
+                  M, w, mat_rows, k, bias, yp, y.stride);
   }
 }
 
@@ -377,15 +368,14 @@ void check_shapes(const char* what, const Mat& x, int64_t rows_out, int64_t k, c
     unsupported_config(std::string(what) + ": " + std::to_string(x.rows) + " rows (at most " +
                        std::to_string(kGemvMaxRows) + ")");
   if (x.cols != k || y.cols != rows_out || y.rows < x.rows)
-    unsupported_config(std::string(what) + ": shapes do not match (x " + std::to_string(x.rows) +
-                       "x" + std::to_string(x.cols) + ", k " + std::to_string(k) + ", y " +
-                       std::to_string(y.rows) + "x" + std::to_string(y.cols) + ", out " +
-                       std::to_string(rows_out) + ")");
+    unsupported_config(std::string(what) + ": shapes do not match (x " + std::to_string(x.rows) + "x" +
+                       std::to_string(x.cols) + ", k " + std::to_string(k) + ", y " + std::to_string(y.rows) + "x" +
+                       std::to_string(y.cols) + ", out " + std::to_string(rows_out) + ")");
 }
 
 template <int kMats>
-void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k,
-              const bf16* bias, const Mat& y, int warps, const Launch& launch) {
+void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, int64_t k, const bf16* bias,
+              const Mat& y, int warps, const Launch& launch) {
   check_shapes(what, x, rows_out, k, y);
   if (warps != 0 && warps != 4 && warps != 8)
     unsupported_config(std::string(what) + ": " + std::to_string(warps) + " warps per block");
@@ -398,45 +388,40 @@ void run_gemv(const char* what, const Mat& x, const bf16* w, int64_t rows_out, i
 
 }  // namespace
 
-void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-          const Launch& launch) {
+void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y, const Launch& launch) {
   run_gemv<1>("gemv", x, w, n, k, bias, y, 0, launch);
 }
 
-void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, const Launch& launch) {
+void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
+                     const Launch& launch) {
   run_gemv<1>("gemv", x, w, n, k, bias, y, warps, launch);
 }
 
-void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
-                 const Launch& launch) {
+void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out, const Launch& launch) {
   run_gemv<2>("gemv_swiglu", x, w_gate_up, inter, k, nullptr, out, 0, launch);
 }
 
-bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y,
-                             const GemvRope& r) {
+bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y, const GemvRope& r) {
   const int64_t n = int64_t{r.num_q_heads + 2 * r.num_kv_heads} * r.head_dim;
   const bool aligned = reinterpret_cast<uintptr_t>(w) % 16 == 0 && k % 8 == 0 &&
-                       reinterpret_cast<uintptr_t>(x.data) % 16 == 0 &&
-                       (x.rows == 1 || x.stride % 8 == 0);
-  return aligned && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
-         x.rows <= kGemvMaxRows && x.cols == k && y.cols == n && y.rows >= x.rows &&
-         r.head_dim >= 16 && r.head_dim % 16 == 0 && r.num_q_heads > 0 && r.num_kv_heads > 0 &&
-         r.inv_freq != nullptr && r.k_cache != nullptr && r.v_cache != nullptr && r.block_size > 0;
+                       reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (x.rows == 1 || x.stride % 8 == 0);
+  return aligned && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 && x.rows <= kGemvMaxRows && x.cols == k &&
+         y.cols == n && y.rows >= x.rows && r.head_dim >= 16 && r.head_dim % 16 == 0 && r.num_q_heads > 0 &&
+         r.num_kv_heads > 0 && r.inv_freq != nullptr && r.k_cache != nullptr && r.v_cache != nullptr &&
+         r.block_size > 0;
 }
 
-void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
-                   const GemvRope& r, const Launch& launch) {
+void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y, const GemvRope& r,
+                   const Launch& launch) {
   if (!gemv_qkv_rope_supported(x, w, k, y, r))
-    unsupported_config("gemv_qkv_rope: shapes, alignment or head_dim " + std::to_string(r.head_dim) +
-                       " not supported");
+    unsupported_config("gemv_qkv_rope: shapes, alignment or head_dim " + std::to_string(r.head_dim) + " not supported");
   const int64_t n = y.cols;
   const auto blocks = static_cast<unsigned>(n / kRows);  // head_dim % 16 == 0: exact
   const auto* xp = static_cast<const bf16*>(x.data);
   auto* yp = static_cast<bf16*>(y.data);
   // x rows 16-byte aligned (checked): the vector x loads.
-  launch_kernel("gemv_qkv_rope", gemv_mma_kernel<1, true, bf16, 8, true>, dim3(blocks), dim3(8 * 32),
-                0, launch, xp, x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
+  launch_kernel("gemv_qkv_rope", gemv_mma_kernel<1, true, bf16, 8, true>, dim3(blocks), dim3(8 * 32), 0, launch, xp,
+                x.stride, static_cast<int>(x.rows), w, n, k, bias, yp, y.stride, r);
 }
 
 }  // namespace inferdesk::cuda

@@ -12,12 +12,10 @@ namespace inferdesk::cuda {
 // Small-batch y = x @ W^T (+ bias) for rows(x) <= kGemvMaxRows, memory-bound path: W BF16
 // [N, K] contiguous, x BF16 [M, K], y BF16 or F32 [M, N]; bias BF16 [N] or null.
 constexpr int32_t kGemvMaxRows = 8;
-void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
-          const Launch& launch);
+void gemv(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y, const Launch& launch);
 // Same with the SwiGLU epilogue: W stacks gate [I, K] over up [I, K]; out[m, i] =
 // silu(x.gate_i) * (x.up_i), BF16 [M, I].
-void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out,
-                 const Launch& launch);
+void gemv_swiglu(const Mat& x, const bf16* w_gate_up, int64_t inter, int64_t k, Mat out, const Launch& launch);
 // The fused q|k|v projection for decode rows (<= kGemvMaxRows) with qk_norm_rope_write_kv's work
 // (without per-head norms) in its epilogue: y = x @ W^T (+ bias) with W [(Hq + 2 Hk) D, K], q and k
 // heads rotated (rotate_half over the whole head, angle position * inv_freq[i] in F32, times
@@ -28,7 +26,7 @@ struct GemvRope {
   float attention_scaling = 1.0f;
   const int32_t* positions = nullptr;     // [M]
   const int32_t* slot_mapping = nullptr;  // [M]
-  bf16* k_cache = nullptr;  // this layer's [blocks][num_kv_heads][block_size][head_dim]
+  bf16* k_cache = nullptr;                // this layer's [blocks][num_kv_heads][block_size][head_dim]
   bf16* v_cache = nullptr;
   int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };
@@ -36,7 +34,7 @@ struct GemvRope {
 // head_dim % 16 == 0, rows <= kGemvMaxRows, y [M, (Hq + 2 Hk) head_dim]).
 bool gemv_qkv_rope_supported(const Mat& x, const bf16* w, int64_t k, const Mat& y, const GemvRope& r);
 // Throws Error(Unsupported) where gemv_qkv_rope_supported is false.
-void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y,
-                   const GemvRope& r, const Launch& launch);
+void gemv_qkv_rope(const Mat& x, const bf16* w, int64_t k, const bf16* bias, Mat y, const GemvRope& r,
+                   const Launch& launch);
 
 }  // namespace inferdesk::cuda

@@ -11,7 +11,7 @@ namespace inferdesk::cuda {
 // gemv() whose tensor-core kernel runs `warps` warps per thread block (4 or 8; 0: as gemv()).
 // Throws Error(Internal) for another count. The fallback kernel (unaligned W, K % 8 != 0) is
 // unaffected.
-void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k,
-                     const bf16* bias, Mat y, const Launch& launch);
+void gemv_with_warps(int warps, const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bias, Mat y,
+                     const Launch& launch);
 
 }  // namespace inferdesk::cuda

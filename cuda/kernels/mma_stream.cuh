@@ -28,8 +28,8 @@ __device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
 }
 
 // c += A(16x16, row) * B(16x8, col), BF16 inputs, F32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
       "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -38,8 +38,7 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1
 
 // One 8-element chunk per lane: lo = W row g, hi = W row g + 8, b = activation row g, all at the
 // same k's.
-__device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const uint4& hi,
-                                          const uint4& b) {
+__device__ __forceinline__ void mma_chunk(float (&c)[4], const uint4& lo, const uint4& hi, const uint4& b) {
   mma_bf16(c, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
   mma_bf16(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
 }

@@ -48,7 +48,9 @@ struct MaxOp {
 };
 struct SumOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 
 // ------------------------------------------------------------------------------- routing
@@ -75,9 +77,9 @@ __device__ __forceinline__ int32_t lowest_unchosen(const int32_t* id_row, int32_
 
 // One block per token.
 __global__ void __launch_bounds__(kRouteThreads)
-    moe_route_kernel(const float* __restrict__ logits, int64_t logits_stride, int32_t E,
-                     int32_t top_k, bool normalize, int32_t* __restrict__ ids, int64_t ids_stride,
-                     float* __restrict__ weights, int64_t weights_stride) {
+    moe_route_kernel(const float* __restrict__ logits, int64_t logits_stride, int32_t E, int32_t top_k, bool normalize,
+                     int32_t* __restrict__ ids, int64_t ids_stride, float* __restrict__ weights,
+                     int64_t weights_stride) {
   extern __shared__ float prob[];  // [E]
   __shared__ float red_f[kRouteWarps];
   __shared__ int32_t red_i[kRouteWarps];
@@ -158,9 +160,9 @@ constexpr int32_t kRouteWarpMaxExperts = 32 * kRouteWarpPerLane;
 constexpr int kRouteWarpTokensPerBlock = 4;
 
 __global__ void __launch_bounds__(32 * kRouteWarpTokensPerBlock)
-    moe_route_warp_kernel(const float* __restrict__ logits, int64_t logits_stride, int32_t tokens,
-                          int32_t E, int32_t top_k, bool normalize, int32_t* __restrict__ ids,
-                          int64_t ids_stride, float* __restrict__ weights, int64_t weights_stride) {
+    moe_route_warp_kernel(const float* __restrict__ logits, int64_t logits_stride, int32_t tokens, int32_t E,
+                          int32_t top_k, bool normalize, int32_t* __restrict__ ids, int64_t ids_stride,
+                          float* __restrict__ weights, int64_t weights_stride) {
   const int lane = threadIdx.x & 31;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * kRouteWarpTokensPerBlock + (threadIdx.x >> 5);
   pdl_launch_dependents();
@@ -224,9 +226,9 @@ __global__ void __launch_bounds__(32 * kRouteWarpTokensPerBlock)
 constexpr int kSmallWarps = 8;
 constexpr int kGateUpRowsPerWarp = 2;  // gate and up rows i, i + 1: four dot products per warp
 constexpr int kDownRowsPerWarp = 4;
-constexpr int kUnrollGateUp = 2;       // 256-element steps per batch of loads (4 W chunks each)
+constexpr int kUnrollGateUp = 2;  // 256-element steps per batch of loads (4 W chunks each)
 constexpr int kUnrollDown = 4;
-constexpr int kStep = 32 * 8;          // elements a warp covers with one 16-byte load per lane
+constexpr int kStep = 32 * 8;  // elements a warp covers with one 16-byte load per lane
 
 // Expert weights are streamed (load_w_stream, mma_stream.cuh): each row is read once.
 
@@ -248,8 +250,8 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
 // the caller sums the lanes. Lane l covers elements [8l, 8l + 8) of every 256-element step; a
 // batch issues the loads of kU steps (kU * kDots weight chunks) before using any of them.
 template <int kDots, int kU>
-__device__ __forceinline__ void warp_dots(const bf16* const (&w)[kDots], const bf16* x, int64_t K,
-                                          int lane, float (&acc)[kDots]) {
+__device__ __forceinline__ void warp_dots(const bf16* const (&w)[kDots], const bf16* x, int64_t K, int lane,
+                                          float (&acc)[kDots]) {
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int64_t base = static_cast<int64_t>(lane) * 8; base < K; base += int64_t{kStep} * kU) {
     uint4 wv[kU][kDots], xv[kU];
@@ -270,16 +272,14 @@ __device__ __forceinline__ void warp_dots(const bf16* const (&w)[kDots], const b
   for (int d = 0; d < kDots; ++d) acc[d] = warp_sum(acc[d]);
 }
 
-__device__ __forceinline__ int32_t pair_expert(const int32_t* ids, int64_t ids_stride, int32_t top_k,
-                                               int64_t p) {
+__device__ __forceinline__ int32_t pair_expert(const int32_t* ids, int64_t ids_stride, int32_t top_k, int64_t p) {
   return ids[(p / top_k) * ids_stride + p % top_k];
 }
 
 // Block (x: 16-row tile of inter, y: pair p): act[p, i] = silu(x_t . gate_e[i]) * (x_t . up_e[i]).
 __global__ void __launch_bounds__(kSmallWarps * 32)
     moe_gate_up_kernel(const bf16* __restrict__ x, int64_t x_stride, const int32_t* __restrict__ ids,
-                       int64_t ids_stride, int32_t top_k, MoeExpertTable tbl,
-                       bf16* __restrict__ act) {
+                       int64_t ids_stride, int32_t top_k, MoeExpertTable tbl, bf16* __restrict__ act) {
   constexpr int R = kGateUpRowsPerWarp;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t p = blockIdx.y;
@@ -311,9 +311,8 @@ __global__ void __launch_bounds__(kSmallWarps * 32)
 
 // Block (x: 32-row tile of hidden, y: pair p): slot_out[p, h] = act[p] . down_e[h].
 __global__ void __launch_bounds__(kSmallWarps * 32)
-    moe_down_kernel(const bf16* __restrict__ act, const int32_t* __restrict__ ids,
-                    int64_t ids_stride, int32_t top_k, MoeExpertTable tbl,
-                    float* __restrict__ slot_out) {
+    moe_down_kernel(const bf16* __restrict__ act, const int32_t* __restrict__ ids, int64_t ids_stride, int32_t top_k,
+                    MoeExpertTable tbl, float* __restrict__ slot_out) {
   constexpr int R = kDownRowsPerWarp;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t p = blockIdx.y;
@@ -388,25 +387,23 @@ constexpr int kSortThreads = 256;
 
 // Block e: counts[e] = pairs routed to e.
 __global__ void __launch_bounds__(kSortThreads)
-    moe_count_kernel(const int32_t* __restrict__ ids, int64_t ids_stride, int32_t top_k,
-                     int64_t pairs, int32_t* __restrict__ counts) {
+    moe_count_kernel(const int32_t* __restrict__ ids, int64_t ids_stride, int32_t top_k, int64_t pairs,
+                     int32_t* __restrict__ counts) {
   __shared__ int32_t red[kSortThreads / 32];
   const int32_t e = blockIdx.x;
   pdl_launch_dependents();
   pdl_wait();
   int32_t c = 0;
-  for (int64_t p = threadIdx.x; p < pairs; p += kSortThreads)
-    c += pair_expert(ids, ids_stride, top_k, p) == e;
+  for (int64_t p = threadIdx.x; p < pairs; p += kSortThreads) c += pair_expert(ids, ids_stride, top_k, p) == e;
   c = block_reduce(c, red, SumOp{});
   if (threadIdx.x == 0) counts[e] = c;
 }
 
 // Block e: its offset (the counts of lower experts), then its pairs placed in pair order.
 __global__ void __launch_bounds__(kSortThreads)
-    moe_place_kernel(const int32_t* __restrict__ ids, int64_t ids_stride, int32_t top_k,
-                     int64_t pairs, int32_t num_experts, const int32_t* __restrict__ counts,
-                     int32_t* __restrict__ offsets, int32_t* __restrict__ order,
-                     int32_t* __restrict__ position) {
+    moe_place_kernel(const int32_t* __restrict__ ids, int64_t ids_stride, int32_t top_k, int64_t pairs,
+                     int32_t num_experts, const int32_t* __restrict__ counts, int32_t* __restrict__ offsets,
+                     int32_t* __restrict__ order, int32_t* __restrict__ position) {
   __shared__ int32_t red[kSortThreads / 32];
   __shared__ int32_t warp_count[kSortThreads / 32];
   const int32_t e = blockIdx.x;
@@ -445,8 +442,8 @@ __global__ void __launch_bounds__(kSortThreads)
 // Block i: xs[i] = x[order[i] / top_k].
 template <bool kVec>
 __global__ void __launch_bounds__(128)
-    moe_gather_kernel(const bf16* __restrict__ x, int64_t x_stride, const int32_t* __restrict__ order,
-                      int32_t top_k, int64_t cols, bf16* __restrict__ xs, int64_t xs_stride) {
+    moe_gather_kernel(const bf16* __restrict__ x, int64_t x_stride, const int32_t* __restrict__ order, int32_t top_k,
+                      int64_t cols, bf16* __restrict__ xs, int64_t xs_stride) {
   const int64_t i = blockIdx.x;
   pdl_launch_dependents();
   pdl_wait();
@@ -478,25 +475,23 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts,
-               int32_t top_k, bool normalize, int32_t* ids, int64_t ids_stride, float* weights,
-               int64_t weights_stride, const Launch& launch) {
+void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts, int32_t top_k,
+               bool normalize, int32_t* ids, int64_t ids_stride, float* weights, int64_t weights_stride,
+               const Launch& launch) {
   if (num_experts <= 0 || num_experts > kRouteMaxExperts || top_k <= 0 || top_k > num_experts)
-    unsupported_config("moe_route: " + std::to_string(top_k) + " of " +
-                       std::to_string(num_experts) + " experts (at most " +
-                       std::to_string(kRouteMaxExperts) + ")");
+    unsupported_config("moe_route: " + std::to_string(top_k) + " of " + std::to_string(num_experts) +
+                       " experts (at most " + std::to_string(kRouteMaxExperts) + ")");
   if (tokens <= 0) return;
   if (num_experts <= kRouteWarpMaxExperts) {
     const int64_t blocks = (int64_t{tokens} + kRouteWarpTokensPerBlock - 1) / kRouteWarpTokensPerBlock;
     launch_kernel("moe_route", moe_route_warp_kernel, dim3(static_cast<unsigned>(blocks)),
-                  dim3(32 * kRouteWarpTokensPerBlock), 0, launch, logits, logits_stride, tokens,
-                  num_experts, top_k, normalize, ids, ids_stride, weights, weights_stride);
+                  dim3(32 * kRouteWarpTokensPerBlock), 0, launch, logits, logits_stride, tokens, num_experts, top_k,
+                  normalize, ids, ids_stride, weights, weights_stride);
     return;
   }
   const size_t smem = static_cast<size_t>(num_experts) * sizeof(float);
-  launch_kernel("moe_route", moe_route_kernel, dim3(static_cast<unsigned>(tokens)),
-                dim3(kRouteThreads), smem, launch, logits, logits_stride, num_experts, top_k,
-                normalize, ids, ids_stride, weights, weights_stride);
+  launch_kernel("moe_route", moe_route_kernel, dim3(static_cast<unsigned>(tokens)), dim3(kRouteThreads), smem, launch,
+                logits, logits_stride, num_experts, top_k, normalize, ids, ids_stride, weights, weights_stride);
 }
 
 bool moe_small_supported(int64_t hidden, int64_t inter) {
@@ -551,10 +546,10 @@ void moe_experts_small(const MoeSmallArgs& a, const Launch& launch) {
   if (T > kMoeSmallMaxTokens)
     unsupported_config("moe_experts_small: " + std::to_string(T) + " tokens (at most " +
                        std::to_string(kMoeSmallMaxTokens) + ")");
-  if (!moe_small_supported(H, I) || a.x.cols != H || a.out.cols != H ||
-      !aligned16(a.x.data) || (T > 1 && a.x.stride % 8 != 0) || !aligned16(a.act))
-    unsupported_config("moe_experts_small: hidden " + std::to_string(H) + ", inter " +
-                       std::to_string(I) + " or x/act alignment not supported");
+  if (!moe_small_supported(H, I) || a.x.cols != H || a.out.cols != H || !aligned16(a.x.data) ||
+      (T > 1 && a.x.stride % 8 != 0) || !aligned16(a.act))
+    unsupported_config("moe_experts_small: hidden " + std::to_string(H) + ", inter " + std::to_string(I) +
+                       " or x/act alignment not supported");
   if (T <= 0) return;
   const int64_t pairs = T * a.top_k;
   if (a.top_k <= 0 || pairs > 65535) unsupported_config("moe_experts_small: top_k " + std::to_string(a.top_k));
@@ -563,46 +558,42 @@ void moe_experts_small(const MoeSmallArgs& a, const Launch& launch) {
   const auto down_tiles = static_cast<unsigned>((H + kSmallWarps * kDownRowsPerWarp - 1) /
                                                 (kSmallWarps * kDownRowsPerWarp));
   const auto py = static_cast<unsigned>(pairs);
-  launch_kernel("moe_gate_up", moe_gate_up_kernel, dim3(gu_tiles, py), dim3(kSmallWarps * 32), 0,
-                launch, static_cast<const bf16*>(a.x.data), a.x.stride, a.ids, a.ids_stride,
-                a.top_k, a.experts, a.act);
-  launch_kernel("moe_down", moe_down_kernel, dim3(down_tiles, py), dim3(kSmallWarps * 32), 0,
-                launch, a.act, a.ids, a.ids_stride, a.top_k, a.experts, a.slot_out);
+  launch_kernel("moe_gate_up", moe_gate_up_kernel, dim3(gu_tiles, py), dim3(kSmallWarps * 32), 0, launch,
+                static_cast<const bf16*>(a.x.data), a.x.stride, a.ids, a.ids_stride, a.top_k, a.experts, a.act);
+  launch_kernel("moe_down", moe_down_kernel, dim3(down_tiles, py), dim3(kSmallWarps * 32), 0, launch, a.act, a.ids,
+                a.ids_stride, a.top_k, a.experts, a.slot_out);
   moe_combine(moe_combine_args(a, a.slot_out, nullptr), launch);
 }
 
-void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k,
-                    int32_t num_experts, int32_t* counts, int32_t* offsets, int32_t* order,
-                    int32_t* position, const Launch& launch) {
+void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k, int32_t num_experts,
+                    int32_t* counts, int32_t* offsets, int32_t* order, int32_t* position, const Launch& launch) {
   if (num_experts <= 0 || top_k <= 0) unsupported_config("moe_sort_pairs: no experts");
   const int64_t pairs = int64_t{tokens} * top_k;
   if (pairs > INT32_MAX) unsupported_config("moe_sort_pairs: too many pairs");
   const auto grid = dim3(static_cast<unsigned>(num_experts));
-  launch_kernel("moe_count", moe_count_kernel, grid, dim3(kSortThreads), 0, launch, ids, ids_stride,
-                top_k, pairs, counts);
-  launch_kernel("moe_place", moe_place_kernel, grid, dim3(kSortThreads), 0, launch, ids,
-                ids_stride, top_k, pairs, num_experts, counts, offsets, order, position);
+  launch_kernel("moe_count", moe_count_kernel, grid, dim3(kSortThreads), 0, launch, ids, ids_stride, top_k, pairs,
+                counts);
+  launch_kernel("moe_place", moe_place_kernel, grid, dim3(kSortThreads), 0, launch, ids, ids_stride, top_k, pairs,
+                num_experts, counts, offsets, order, position);
 }
 
-void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs,
-                      const Launch& launch) {
+void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs, const Launch& launch) {
   if (x.dt != Dt::BF16 || xs.dt != Dt::BF16 || x.cols != xs.cols || xs.rows < pairs)
     unsupported_config("moe_gather_pairs: x and xs must be BF16 of the same width");
   if (pairs <= 0) return;
-  const bool vec = x.cols % 8 == 0 && x.stride % 8 == 0 && xs.stride % 8 == 0 &&
-                   aligned16(x.data) && aligned16(xs.data);
+  const bool vec = x.cols % 8 == 0 && x.stride % 8 == 0 && xs.stride % 8 == 0 && aligned16(x.data) &&
+                   aligned16(xs.data);
   launch_kernel("moe_gather_pairs", vec ? moe_gather_kernel<true> : moe_gather_kernel<false>,
-                dim3(static_cast<unsigned>(pairs)), dim3(128), 0, launch,
-                static_cast<const bf16*>(x.data), x.stride, order, top_k, x.cols,
-                static_cast<bf16*>(xs.data), xs.stride);
+                dim3(static_cast<unsigned>(pairs)), dim3(128), 0, launch, static_cast<const bf16*>(x.data), x.stride,
+                order, top_k, x.cols, static_cast<bf16*>(xs.data), xs.stride);
 }
 
 void sigmoid_gate_add(Mat out, const Mat& x, const Mat& gate, const Launch& launch) {
   if (x.rows != out.rows || x.cols != out.cols || gate.rows < out.rows || gate.cols < 1)
     unsupported_config("sigmoid_gate_add: shapes do not match");
   if (out.rows <= 0) return;
-  launch_kernel("sigmoid_gate_add", sigmoid_gate_add_kernel, dim3(static_cast<unsigned>(out.rows)),
-                dim3(256), 0, launch, out, x, gate);
+  launch_kernel("sigmoid_gate_add", sigmoid_gate_add_kernel, dim3(static_cast<unsigned>(out.rows)), dim3(256), 0,
+                launch, out, x, gate);
 }
 
 }  // namespace inferdesk::cuda

@@ -16,9 +16,9 @@ namespace inferdesk::cuda {
 // Per token: softmax over router logits [T, E] F32 (a NaN logit gets probability 0), the top_k
 // largest probabilities (equal probabilities: lower expert id first), weights renormalised to sum
 // 1 when `normalize`. Same maths as CpuBackend::moe_route; one thread block per token. E <= 8192.
-void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts,
-               int32_t top_k, bool normalize, int32_t* ids, int64_t ids_stride, float* weights,
-               int64_t weights_stride, const Launch& launch);
+void moe_route(const float* logits, int64_t logits_stride, int32_t tokens, int32_t num_experts, int32_t top_k,
+               bool normalize, int32_t* ids, int64_t ids_stride, float* weights, int64_t weights_stride,
+               const Launch& launch);
 
 // The experts of one layer as device arrays of num_experts device pointers (built by the backend
 // once per layer): gate[e] and up[e] BF16 [inter, hidden] contiguous, down[e] BF16 [hidden, inter].
@@ -56,8 +56,8 @@ struct MoeStepArgs {
 // Rows [t0, t0 + n) of a step (x, routing, out and row_slots advanced together).
 MoeStepArgs moe_step_rows(const MoeStepArgs& a, int64_t t0, int64_t n);
 struct MoeSmallArgs : MoeStepArgs {
-  bf16* act = nullptr;       // scratch [T * top_k, inter], contiguous
-  float* slot_out = nullptr; // scratch [T * top_k, hidden], contiguous
+  bf16* act = nullptr;        // scratch [T * top_k, inter], contiguous
+  float* slot_out = nullptr;  // scratch [T * top_k, hidden], contiguous
 };
 void moe_experts_small(const MoeSmallArgs& a, const Launch& launch);
 
@@ -88,12 +88,10 @@ void moe_experts_grouped(const MoeGroupedArgs& a, const Launch& launch);
 // offsets[E] = pairs with a valid id), order[i] = the pair at sorted position i (pairs of one
 // expert in increasing pair order), position[p] = the sorted position of pair p (untouched for an
 // invalid id). Integer work only: the result does not depend on scheduling.
-void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k,
-                    int32_t num_experts, int32_t* counts, int32_t* offsets, int32_t* order,
-                    int32_t* position, const Launch& launch);
+void moe_sort_pairs(const int32_t* ids, int64_t ids_stride, int32_t tokens, int32_t top_k, int32_t num_experts,
+                    int32_t* counts, int32_t* offsets, int32_t* order, int32_t* position, const Launch& launch);
 // xs[i] = x[order[i] / top_k] for i < pairs (x, xs BF16).
-void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs,
-                      const Launch& launch);
+void moe_gather_pairs(const Mat& x, const int32_t* order, int32_t pairs, int32_t top_k, Mat xs, const Launch& launch);
 
 // out[t] = sum over j = 0, 1, ..., top_k - 1 (in that order, F32) of weights[t, j] *
 // y[row(t * top_k + j)], where row(p) = position ? position[p] : p; out F32 or BF16. When counters

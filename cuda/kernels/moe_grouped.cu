@@ -43,12 +43,12 @@
 namespace inferdesk::cuda {
 namespace {
 
-constexpr int kTileRows = 16;   // W rows per block and matrix (the mma's M)
-constexpr int kGroup = 8;       // token rows per mma (its N)
-constexpr int kGroups = 4;      // groups per pass: each W chunk feeds up to 4 mmas
+constexpr int kTileRows = 16;  // W rows per block and matrix (the mma's M)
+constexpr int kGroup = 8;      // token rows per mma (its N)
+constexpr int kGroups = 4;     // groups per pass: each W chunk feeds up to 4 mmas
 constexpr int kPassTokens = kGroup * kGroups;
-constexpr int kStepK = 32;      // k per warp step (4 lanes x 8 elements)
-constexpr int kWarps = 4;       // warps per block; 128 threads also finish the outputs
+constexpr int kStepK = 32;  // k per warp step (4 lanes x 8 elements)
+constexpr int kWarps = 4;   // warps per block; 128 threads also finish the outputs
 // Steps of 32 per batch of W loads: each lane has up to 2 * kMats * U chunks of 16 bytes in
 // flight (the next batch is issued before the current one is multiplied). Gate/up streams two
 // matrices and keeps 2 * 4 * 4 accumulators, so one step per batch keeps it under 128 registers.
@@ -67,8 +67,7 @@ struct WBatch {
 
 // wp point at the lane's chunk of the warp's first step; s0 is relative to that step.
 template <int U, int kMats>
-__device__ __forceinline__ void load_w_batch(WBatch<U, kMats>& w, const bf16* const (&wp)[kMats][2],
-                                             int64_t s0) {
+__device__ __forceinline__ void load_w_batch(WBatch<U, kMats>& w, const bf16* const (&wp)[kMats][2], int64_t s0) {
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t k = (s0 + static_cast<int64_t>(u) * kWarps) * kStepK;
@@ -89,8 +88,7 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][kGroups][4], const W
     if (q >= groups) break;
     uint4 b[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      b[u] = load_row16(xp[q] + (s0 + static_cast<int64_t>(u) * kWarps) * kStepK);
+    for (int u = 0; u < U; ++u) b[u] = load_row16(xp[q] + (s0 + static_cast<int64_t>(u) * kWarps) * kStepK);
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -104,10 +102,8 @@ __device__ __forceinline__ void mma_batch(float (&c)[kMats][kGroups][4], const W
 // <= 128 registers: 4 blocks of 4 warps per SM.
 template <bool kGateUp>
 __global__ void __launch_bounds__(kWarps * 32, 4)
-    moe_grouped_kernel(const bf16* __restrict__ in, int64_t in_stride,
-                       const int32_t* __restrict__ order, int32_t top_k,
-                       const int32_t* __restrict__ offsets, MoeExpertTable tbl,
-                       void* __restrict__ out) {
+    moe_grouped_kernel(const bf16* __restrict__ in, int64_t in_stride, const int32_t* __restrict__ order, int32_t top_k,
+                       const int32_t* __restrict__ offsets, MoeExpertTable tbl, void* __restrict__ out) {
   constexpr int kMats = kGateUp ? 2 : 1;
   constexpr int U = kGateUp ? kUnrollGateUp : kUnrollDown;
   __shared__ float red[kWarps][kMats * kGroups * 4][32];
@@ -128,8 +124,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4)
   for (int m = 0; m < kMats; ++m) {
     const bf16* base = kGateUp ? (m == 0 ? tbl.gate[e] : tbl.up[e]) : tbl.down[e];
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh)
-      wp[m][hh] = base + min(r0 + g + 8 * hh, rows_out - 1) * K + col0;
+    for (int hh = 0; hh < 2; ++hh) wp[m][hh] = base + min(r0 + g + 8 * hh, rows_out - 1) * K + col0;
   }
   const int64_t steps = (K + kStepK - 1) / kStepK;
   const int64_t full_steps = K / kStepK;  // steps whose 4 chunks all lie inside K
@@ -225,30 +220,27 @@ void moe_experts_grouped(const MoeGroupedArgs& a, const Launch& launch) {
   const int64_t T = a.x.rows, H = a.experts.hidden, I = a.experts.inter;
   const int32_t E = a.experts.num_experts;
   if (a.x.dt != Dt::BF16) unsupported_config("moe_experts_grouped: x must be BF16");
-  if (!moe_small_supported(H, I) || a.x.cols != H || a.out.cols != H || a.out.rows < T ||
-      !aligned16(a.x.data) || (T > 1 && a.x.stride % 8 != 0) || !aligned16(a.act) ||
-      !aligned16(a.y))
-    unsupported_config("moe_experts_grouped: hidden " + std::to_string(H) + ", inter " +
-                       std::to_string(I) + " or x/act/y alignment not supported");
+  if (!moe_small_supported(H, I) || a.x.cols != H || a.out.cols != H || a.out.rows < T || !aligned16(a.x.data) ||
+      (T > 1 && a.x.stride % 8 != 0) || !aligned16(a.act) || !aligned16(a.y))
+    unsupported_config("moe_experts_grouped: hidden " + std::to_string(H) + ", inter " + std::to_string(I) +
+                       " or x/act/y alignment not supported");
   if (E <= 0 || E > 65535 || a.top_k <= 0)
-    unsupported_config("moe_experts_grouped: " + std::to_string(a.top_k) + " of " +
-                       std::to_string(E) + " experts");
+    unsupported_config("moe_experts_grouped: " + std::to_string(a.top_k) + " of " + std::to_string(E) + " experts");
   if (T <= 0) return;
   const int64_t pairs = T * a.top_k;
   if (pairs > a.max_pairs)
-    unsupported_config("moe_experts_grouped: " + std::to_string(pairs) +
-                       " pairs, the scratch holds " + std::to_string(a.max_pairs));
-  moe_sort_pairs(a.ids, a.ids_stride, static_cast<int32_t>(T), a.top_k, E, a.counts, a.offsets,
-                 a.order, a.position, launch);
+    unsupported_config("moe_experts_grouped: " + std::to_string(pairs) + " pairs, the scratch holds " +
+                       std::to_string(a.max_pairs));
+  moe_sort_pairs(a.ids, a.ids_stride, static_cast<int32_t>(T), a.top_k, E, a.counts, a.offsets, a.order, a.position,
+                 launch);
   const auto gu_tiles = static_cast<unsigned>((I + kTileRows - 1) / kTileRows);
   const auto down_tiles = static_cast<unsigned>((H + kTileRows - 1) / kTileRows);
   const auto ey = static_cast<unsigned>(E);
-  launch_kernel("moe_grouped_gate_up", moe_grouped_kernel<true>, dim3(gu_tiles, ey),
-                dim3(kWarps * 32), 0, launch, static_cast<const bf16*>(a.x.data), a.x.stride,
-                a.order, a.top_k, a.offsets, a.experts, static_cast<void*>(a.act));
-  launch_kernel("moe_grouped_down", moe_grouped_kernel<false>, dim3(down_tiles, ey),
-                dim3(kWarps * 32), 0, launch, static_cast<const bf16*>(a.act), I, a.order,
-                a.top_k, a.offsets, a.experts, static_cast<void*>(a.y));
+  launch_kernel("moe_grouped_gate_up", moe_grouped_kernel<true>, dim3(gu_tiles, ey), dim3(kWarps * 32), 0, launch,
+                static_cast<const bf16*>(a.x.data), a.x.stride, a.order, a.top_k, a.offsets, a.experts,
+                static_cast<void*>(a.act));
+  launch_kernel("moe_grouped_down", moe_grouped_kernel<false>, dim3(down_tiles, ey), dim3(kWarps * 32), 0, launch,
+                static_cast<const bf16*>(a.act), I, a.order, a.top_k, a.offsets, a.experts, static_cast<void*>(a.y));
   moe_combine(moe_combine_args(a, a.y, a.position), launch);
 }
 

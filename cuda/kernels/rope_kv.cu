@@ -134,8 +134,7 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   const int32_t slot = active && !is_q && a.slot_mapping ? a.slot_mapping[t] : -1;
   if (threadIdx.x < kHalf) {
     const float pos = a.positions ? static_cast<float>(a.positions[t]) : 0.0f;
-    rope_cos_sin(a.inv_freq[threadIdx.x], pos, a.attention_scaling, cs_t[0][threadIdx.x],
-                 cs_t[1][threadIdx.x]);
+    rope_cos_sin(a.inv_freq[threadIdx.x], pos, a.attention_scaling, cs_t[0][threadIdx.x], cs_t[1][threadIdx.x]);
   }
   __syncthreads();  // the cos/sin table is complete (the only block-wide barrier)
   pdl_launch_dependents();
@@ -147,12 +146,12 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   uint4 xr = make_uint4(0, 0, 0, 0), vr = xr;
   if (active) {
     xp = (is_q ? a.q + t * a.q_stride + static_cast<int64_t>(h) * D
-               : a.k + t * a.k_stride + static_cast<int64_t>(kh) * D) + 8 * c;
+               : a.k + t * a.k_stride + static_cast<int64_t>(kh) * D) +
+         8 * c;
     xr = *reinterpret_cast<const uint4*>(xp);
     const bool copy_v = !is_q && a.k_cache && a.v && a.v_cache;
     // v is loaded whatever the slot, so that its load does not wait for the slot's.
-    if (copy_v)
-      vr = *reinterpret_cast<const uint4*>(a.v + t * a.v_stride + static_cast<int64_t>(kh) * D + 8 * c);
+    if (copy_v) vr = *reinterpret_cast<const uint4*>(a.v + t * a.v_stride + static_cast<int64_t>(kh) * D + 8 * c);
     if (slot >= 0 && a.k_cache) {
       // [num_blocks][num_kv_heads][block_size][head_dim]
       const int64_t block = slot / a.block_size, off = slot % a.block_size;
@@ -200,8 +199,8 @@ bool vec_path_ok(const RopeKvArgs& a) {
     return p == nullptr || (aligned16(p) && (!many || stride % 8 == 0));
   };
   return a.rotary_dim == a.head_dim && rows_ok(a.q, a.q_stride) && rows_ok(a.k, a.k_stride) &&
-         rows_ok(a.v, a.v_stride) && aligned16(a.k_cache) && aligned16(a.v_cache) &&
-         aligned16(a.q_norm) && aligned16(a.k_norm);
+         rows_ok(a.v, a.v_stride) && aligned16(a.k_cache) && aligned16(a.v_cache) && aligned16(a.q_norm) &&
+         aligned16(a.k_norm);
 }
 
 template <int D>
@@ -221,10 +220,9 @@ void qk_norm_rope_write_kv(const RopeKvArgs& a, const Launch& launch) {
     unsupported_config("qk_norm_rope_write_kv: head_dim " + std::to_string(a.head_dim));
   if (a.rotary_dim < 0 || a.rotary_dim % 2 != 0 || a.rotary_dim > a.head_dim ||
       (a.rotary_dim > 0 && a.inv_freq == nullptr))
-    unsupported_config("qk_norm_rope_write_kv: rotary_dim " + std::to_string(a.rotary_dim) +
-                       " for head_dim " + std::to_string(a.head_dim));
-  if (a.num_kv_heads > 0 && a.k == nullptr)
-    unsupported_config("qk_norm_rope_write_kv: key heads without a k tensor");
+    unsupported_config("qk_norm_rope_write_kv: rotary_dim " + std::to_string(a.rotary_dim) + " for head_dim " +
+                       std::to_string(a.head_dim));
+  if (a.num_kv_heads > 0 && a.k == nullptr) unsupported_config("qk_norm_rope_write_kv: key heads without a k tensor");
   if (a.k_cache && a.block_size <= 0)
     unsupported_config("qk_norm_rope_write_kv: block_size " + std::to_string(a.block_size));
   if (vec_path_ok(a)) {

@@ -10,21 +10,21 @@
 namespace inferdesk::cuda {
 
 struct RopeKvArgs {
-  bf16* q = nullptr;         // [T, num_q_heads * head_dim], row stride q_stride (rotated in place)
+  bf16* q = nullptr;  // [T, num_q_heads * head_dim], row stride q_stride (rotated in place)
   int64_t q_stride = 0;
-  bf16* k = nullptr;         // [T, num_kv_heads * head_dim], stride k_stride (rotated in place)
+  bf16* k = nullptr;  // [T, num_kv_heads * head_dim], stride k_stride (rotated in place)
   int64_t k_stride = 0;
-  const bf16* v = nullptr;   // [T, num_kv_heads * head_dim], stride v_stride
+  const bf16* v = nullptr;  // [T, num_kv_heads * head_dim], stride v_stride
   int64_t v_stride = 0;
   const bf16* q_norm = nullptr;  // [head_dim] per-head RMSNorm weights (qwen3), or null
   const bf16* k_norm = nullptr;
   float eps = 1e-6f;
-  const float* inv_freq = nullptr;  // [rotary_dim / 2] device
-  int32_t rotary_dim = 0;           // rotate the first rotary_dim dims of each head (rotate_half)
-  float attention_scaling = 1.0f;   // multiplies the rotated dims (llama3/yarn style)
+  const float* inv_freq = nullptr;        // [rotary_dim / 2] device
+  int32_t rotary_dim = 0;                 // rotate the first rotary_dim dims of each head (rotate_half)
+  float attention_scaling = 1.0f;         // multiplies the rotated dims (llama3/yarn style)
   const int32_t* positions = nullptr;     // [T]
   const int32_t* slot_mapping = nullptr;  // [T]; -1: do not write
-  bf16* k_cache = nullptr;  // this layer's cache
+  bf16* k_cache = nullptr;                // this layer's cache
   bf16* v_cache = nullptr;
   int32_t num_tokens = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };

@@ -65,15 +65,13 @@ namespace {
 
 using namespace sampling;
 
-constexpr float kGreedyTemperature = 1e-5f;   // SamplingParams::kGreedyTemperature
+constexpr float kGreedyTemperature = 1e-5f;     // SamplingParams::kGreedyTemperature
 constexpr float kFixedOne = 17592186044416.0f;  // 2^44: the mass of the most likely token
 
 // Workspace row stride in floats: 64-float (256-byte) rows keep every row 16-byte aligned.
 int64_t workspace_stride(int32_t vocab) { return (static_cast<int64_t>(vocab) + 63) / 64 * 64; }
 
-__device__ __forceinline__ u64 fixed_mass(float w) {
-  return w > 0.0f ? __float2ull_rz(w * kFixedOne) : 0ull;
-}
+__device__ __forceinline__ u64 fixed_mass(float w) { return w > 0.0f ? __float2ull_rz(w * kFixedOne) : 0ull; }
 
 // The tempered logit v of a (penalised) logit x, its key and its weight after min_p.
 struct Tempered {
@@ -95,8 +93,8 @@ struct Tempered {
 // Which tokens survive min_p, top-k and top-p.
 struct Kept {
   Tempered t;
-  uint32_t key_k = 0;      // top-k: keys >= key_k survive (0: off)
-  bool top_p = false;      // top-p: keys > key_p survive, and key_p itself up to id cut_p
+  uint32_t key_k = 0;  // top-k: keys >= key_k survive (0: off)
+  bool top_p = false;  // top-p: keys > key_p survive, and key_p itself up to id cut_p
   uint32_t key_p = 0;
   int32_t cut_p = INT32_MAX;
   // min_p and top-k only.
@@ -117,16 +115,15 @@ struct Kept {
 // curand_init(seed, subsequence = counter, offset = 0, Philox4_32_10 state), computed with the
 // Philox function itself (curand_kernel.h would add ~200 KB of unused generator tables).
 __device__ __forceinline__ u64 philox64(uint64_t seed, uint64_t counter) {
-  const uint4 ctr = make_uint4(0u, 0u, static_cast<uint32_t>(counter),
-                               static_cast<uint32_t>(counter >> 32));
+  const uint4 ctr = make_uint4(0u, 0u, static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32));
   const uint2 key = make_uint2(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
   const uint4 out = curand_Philox4x32_10(ctr, key);
   return (static_cast<u64>(out.x) << 32) | out.y;
 }
 
 // Applies the row's penalty entries to its copy in the workspace (CPU order and rounding).
-__device__ void apply_penalties(float* ws, int32_t vocab, const SampleRowDev& p,
-                                const int32_t* tokens, const int32_t* counts) {
+__device__ void apply_penalties(float* ws, int32_t vocab, const SampleRowDev& p, const int32_t* tokens,
+                                const int32_t* counts) {
   const bool freq_or_presence = p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f;
   for (int e = static_cast<int>(threadIdx.x); e < p.penalty_count; e += kThreads) {
     const int32_t tok = tokens[p.penalty_start + e];
@@ -147,8 +144,7 @@ __device__ void apply_penalties(float* ws, int32_t vocab, const SampleRowDev& p,
 // The id of the n-th (1-based) token of the row, in id order, whose key equals `key` and for
 // which pred(x) holds.
 template <class KeyOf>
-__device__ int32_t nth_with_key(const Row& r, KeyOf key_of, uint32_t key, uint32_t n,
-                                BlockShared& sh) {
+__device__ int32_t nth_with_key(const Row& r, KeyOf key_of, uint32_t key, uint32_t n, BlockShared& sh) {
   return find_first_exceeding<uint32_t>(
       r,
       [&](int32_t, float x) -> uint32_t {
@@ -161,8 +157,8 @@ __device__ int32_t nth_with_key(const Row& r, KeyOf key_of, uint32_t key, uint32
 // min_p, top-k and top-p thresholds, then the draw. Returns the token (-1 only for a row with no
 // positive mass, which valid logits cannot produce).
 // `hints` give the lower bound of the k-th largest value of src (see kth_bound).
-__device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float pmax,
-                                   MaxHints& hints, BlockShared& sh) {
+__device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float pmax, MaxHints& hints,
+                                   BlockShared& sh) {
   Kept kept;
   kept.t.temperature = p.temperature;
   kept.t.mx = __fdiv_rn(pmax, p.temperature);  // division is monotone: max(x / T) = max(x) / T
@@ -215,7 +211,11 @@ __device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float 
       const u64 take = one > 0 ? (sel.need + one - 1) / one : 1;
       if (take < ties) {
         kept.cut_p = nth_with_key(
-            src, [&](float x, uint32_t& key) { float w; return kept.before_top_p(x, key, w); },
+            src,
+            [&](float x, uint32_t& key) {
+              float w;
+              return kept.before_top_p(x, key, w);
+            },
             sel.key, static_cast<uint32_t>(take), sh);
       }
     }
@@ -223,15 +223,15 @@ __device__ int32_t sample_filtered(const Row& src, const SampleRowDev& p, float 
 
   const u64 rnd = philox64(p.seed, p.counter);
   return find_first_exceeding<u64>(
-      src, [&](int32_t i, float x) { return kept.mass(i, x); },
-      [&](u64 total) { return __umul64hi(rnd, total); }, sh);
+      src, [&](int32_t i, float x) { return kept.mass(i, x); }, [&](u64 total) { return __umul64hi(rnd, total); }, sh);
 }
 
 // The n (1..20) largest raw logits, best first, ties by lower id, as log-probabilities.
 // `hints` are those of the raw row (see kth_bound).
-__device__ void top_logprobs(const Row& raw, int32_t n, double log_z, MaxHints& hints,
-                             int32_t* out_ids, float* out_lp, BlockShared& sh) {
-  const uint32_t bound = kth_bound(raw, hints, n, [](float x) { return order_key(x); }, sh);
+__device__ void top_logprobs(const Row& raw, int32_t n, double log_z, MaxHints& hints, int32_t* out_ids, float* out_lp,
+                             BlockShared& sh) {
+  const uint32_t bound = kth_bound(
+      raw, hints, n, [](float x) { return order_key(x); }, sh);
   const Selection<uint32_t> sel = radix_select<uint32_t>(
       raw,
       [&](int32_t, float x, uint32_t& key, uint32_t& w) {
@@ -244,8 +244,12 @@ __device__ void top_logprobs(const Row& raw, int32_t n, double log_z, MaxHints& 
   int32_t cut = INT32_MAX;
   if (sel.need < sel.at) {
     cut = nth_with_key(
-        raw, [](float x, uint32_t& key) { key = order_key(x); return true; }, sel.key, sel.need,
-        sh);
+        raw,
+        [](float x, uint32_t& key) {
+          key = order_key(x);
+          return true;
+        },
+        sel.key, sel.need, sh);
   }
   if (threadIdx.x == 0) sh.top_count = 0;
   __syncthreads();
@@ -277,8 +281,7 @@ __device__ void top_logprobs(const Row& raw, int32_t n, double log_z, MaxHints& 
 }
 
 __device__ __forceinline__ bool is_penalised(const SampleRowDev& p) {
-  return (p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f ||
-          p.presence_penalty != 0.0f) &&
+  return (p.repetition_penalty != 1.0f || p.frequency_penalty != 0.0f || p.presence_penalty != 0.0f) &&
          p.penalty_count > 0;
 }
 
@@ -291,9 +294,8 @@ __device__ __forceinline__ float lane_of(const float4& q, int e) {
 // non-NaN elements (-inf if none), the lowest id holding it (INT32_MAX if none), the sum of
 // exp(x - m) in id order (0 when m is -inf) and whether any element is NaN.
 template <bool kWhole>
-__device__ __forceinline__ void thread_chunk_stats(const float4 (&q)[kStatGroups], int t, int len,
-                                                   int32_t begin, float& m, int32_t& id, float& s,
-                                                   bool& nan) {
+__device__ __forceinline__ void thread_chunk_stats(const float4 (&q)[kStatGroups], int t, int len, int32_t begin,
+                                                   float& m, int32_t& id, float& s, bool& nan) {
   m = -INFINITY;
   nan = false;
 #pragma unroll
@@ -344,7 +346,7 @@ __global__ void __launch_bounds__(kStatThreads)
   const int t = static_cast<int>(threadIdx.x);
   const int lane = lane_id(), warp = warp_id();
   const int32_t chunk = static_cast<int32_t>(blockIdx.x);
-  const int32_t begin = chunk * kChunk;               // < vocab: chunk < chunk_count(vocab)
+  const int32_t begin = chunk * kChunk;              // < vocab: chunk < chunk_count(vocab)
   const int32_t len = min(a.vocab - begin, kChunk);  // 1 .. kChunk
   for (int row = static_cast<int>(blockIdx.y); row < a.rows; row += static_cast<int>(gridDim.y)) {
     const float* p = a.logits + static_cast<int64_t>(row) * a.logits_stride + begin;
@@ -364,8 +366,7 @@ __global__ void __launch_bounds__(kStatThreads)
       }
     }
     if (is_penalised(a.row_params[row])) {
-      float* copy =
-          static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride + begin;
+      float* copy = static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride + begin;
       const bool copy_vec = (reinterpret_cast<uintptr_t>(copy) & 15u) == 0;
 #pragma unroll
       for (int u = 0; u < kStatGroups; ++u) {
@@ -436,14 +437,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int32_t vocab = a.vocab;
   const Row raw = make_row(a.logits + static_cast<int64_t>(row) * a.logits_stride, vocab);
   const bool penalised = is_penalised(p);
-  float* ws = penalised ? static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride
-                        : nullptr;
+  float* ws = penalised ? static_cast<float*>(a.workspace) + static_cast<int64_t>(row) * ws_stride : nullptr;
   const int t = static_cast<int>(threadIdx.x);
-  int32_t* top_ids = a.out_top_ids ? a.out_top_ids + static_cast<int64_t>(row) * kMaxTopLogprobs
-                                   : nullptr;
-  float* top_lp = a.out_top_logprobs
-                      ? a.out_top_logprobs + static_cast<int64_t>(row) * kMaxTopLogprobs
-                      : nullptr;
+  int32_t* top_ids = a.out_top_ids ? a.out_top_ids + static_cast<int64_t>(row) * kMaxTopLogprobs : nullptr;
+  float* top_lp = a.out_top_logprobs ? a.out_top_logprobs + static_cast<int64_t>(row) * kMaxTopLogprobs : nullptr;
   const int32_t n_top = min(min(p.num_logprobs, kMaxTopLogprobs), vocab);
   // Entries past num_logprobs (all of them for a bad row) are id -1.
   if (t < kMaxTopLogprobs && t >= max(n_top, 0) && top_ids && top_lp) {
@@ -522,9 +519,8 @@ size_t sample_workspace_bytes(int32_t rows, int32_t vocab) {
 
 void sample_rows(const SampleArgs& a, const Launch& launch) {
   if (a.rows <= 0) return;
-  if (a.vocab <= 0 || a.logits_stride < a.vocab || a.logits == nullptr ||
-      a.row_params == nullptr || a.out_token == nullptr || a.workspace == nullptr ||
-      (reinterpret_cast<uintptr_t>(a.workspace) & 15u) != 0) {
+  if (a.vocab <= 0 || a.logits_stride < a.vocab || a.logits == nullptr || a.row_params == nullptr ||
+      a.out_token == nullptr || a.workspace == nullptr || (reinterpret_cast<uintptr_t>(a.workspace) & 15u) != 0) {
     unsupported_config("sample_rows: vocab " + std::to_string(a.vocab) + ", logits stride " +
                        std::to_string(a.logits_stride) +
                        " (needs vocab > 0, stride >= vocab, logits, row params, a 16-byte aligned "
@@ -532,15 +528,13 @@ void sample_rows(const SampleArgs& a, const Launch& launch) {
   }
   const int32_t nchunks = chunk_count(a.vocab);
   const int64_t ws_stride = workspace_stride(a.vocab);
-  auto* stats = reinterpret_cast<ChunkStat*>(static_cast<char*>(a.workspace) +
-                                             copies_bytes(a.rows, a.vocab));
+  auto* stats = reinterpret_cast<ChunkStat*>(static_cast<char*>(a.workspace) + copies_bytes(a.rows, a.vocab));
   // Rows on y (at most 65535 there; the kernel loops over the rest), chunks on x.
-  const dim3 stats_grid(static_cast<unsigned>(nchunks),
-                        static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535));
-  launch_kernel("sample_rows (chunk statistics)", sample_row_stats_kernel, stats_grid,
-                dim3(kStatThreads), 0, launch, a, ws_stride, stats, nchunks);
-  launch_kernel("sample_rows", sample_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads),
-                0, launch, a, ws_stride, static_cast<const ChunkStat*>(stats), nchunks);
+  const dim3 stats_grid(static_cast<unsigned>(nchunks), static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535));
+  launch_kernel("sample_rows (chunk statistics)", sample_row_stats_kernel, stats_grid, dim3(kStatThreads), 0, launch, a,
+                ws_stride, stats, nchunks);
+  launch_kernel("sample_rows", sample_kernel, dim3(static_cast<unsigned>(a.rows)), dim3(kThreads), 0, launch, a,
+                ws_stride, static_cast<const ChunkStat*>(stats), nchunks);
 }
 
 }  // namespace inferdesk::cuda

@@ -21,7 +21,7 @@ struct SampleRowDev {
   int32_t top_k = 0;         // <= 0: off
   int32_t num_logprobs = 0;  // 0..20 top entries to report
   uint64_t seed = 0;
-  uint64_t counter = 0;      // tokens the request generated before this one
+  uint64_t counter = 0;  // tokens the request generated before this one
   // Penalty entries [penalty_start, penalty_start + penalty_count) of the batch arrays: each is a
   // distinct token of prompt ∪ output (repetition penalty applies to all of them) with its count
   // in the output (frequency/presence apply where count > 0).
@@ -37,7 +37,7 @@ struct SampleArgs {
   const SampleRowDev* row_params = nullptr;  // device [rows]
   const int32_t* penalty_tokens = nullptr;   // device
   const int32_t* penalty_counts = nullptr;   // device
-  void* workspace = nullptr;  // sample_workspace_bytes(rows, vocab), 16-byte aligned (cudaMalloc)
+  void* workspace = nullptr;                 // sample_workspace_bytes(rows, vocab), 16-byte aligned (cudaMalloc)
   int32_t* out_token = nullptr;              // device [rows]
   float* out_logprob = nullptr;              // device [rows]
   int32_t* out_top_ids = nullptr;            // device [rows, kMaxTopLogprobs]

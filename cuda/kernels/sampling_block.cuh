@@ -17,7 +17,7 @@ namespace inferdesk::cuda::sampling {
 // 512 threads: no register spills (1024 would cap registers at 64 and spill); a tuning knob.
 constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
-constexpr int kBins = 2048;  // radix digits of 11, 11 and 10 bits
+constexpr int kBins = 2048;               // radix digits of 11, 11 and 10 bits
 constexpr int kRanks = kBins / kThreads;  // histogram bins per thread in the radix scan
 static_assert(kBins % kThreads == 0 && kThreads % 32 == 0 && kThreads <= 1024);
 constexpr unsigned kFull = 0xffffffffu;
@@ -203,9 +203,7 @@ struct Lse {
 };
 
 __device__ __forceinline__ float& y_slot(BlockShared& sh, int w, float*) { return sh.slot_y[w].f; }
-__device__ __forceinline__ int32_t& y_slot(BlockShared& sh, int w, int32_t*) {
-  return sh.slot_y[w].i;
-}
+__device__ __forceinline__ int32_t& y_slot(BlockShared& sh, int w, int32_t*) { return sh.slot_y[w].i; }
 
 // Block-wide merge of a running state S made of a float (member x) and a 32-bit field (member
 // y), folded by S::merge(x, y): warp butterflies, then the warps' states in warp order, so the
@@ -229,9 +227,7 @@ __device__ S block_merge(S a, float S::*x, Y S::*y, BlockShared& sh) {
 __device__ __forceinline__ ArgMax block_argmax(const ArgMax& a, BlockShared& sh) {
   return block_merge(a, &ArgMax::v, &ArgMax::i, sh);
 }
-__device__ __forceinline__ Lse block_lse(const Lse& a, BlockShared& sh) {
-  return block_merge(a, &Lse::m, &Lse::s, sh);
-}
+__device__ __forceinline__ Lse block_lse(const Lse& a, BlockShared& sh) { return block_merge(a, &Lse::m, &Lse::s, sh); }
 
 // ------------------------------------------------------------------ radix select over a row
 
@@ -250,8 +246,7 @@ struct Selection {
 // and 10 bits of the key, most significant first). W is uint32_t (counts) or u64 (masses);
 // integer atomics make the result independent of thread scheduling.
 template <typename W, class Include, class TargetOf>
-__device__ Selection<W> radix_select(const Row& r, Include include, TargetOf target_of,
-                                     BlockShared& sh) {
+__device__ Selection<W> radix_select(const Row& r, Include include, TargetOf target_of, BlockShared& sh) {
   W* hist = hist_of<W>(sh);
   Selection<W> out;
   uint32_t prefix = 0, mask = 0;
@@ -366,8 +361,7 @@ __device__ __forceinline__ int pick_piece(const BlockShared& sh, W target, W& be
 // then cut into one piece per warp, again and again (each level reads 1/kWarps of the previous
 // one, all warps in parallel), until one warp can scan the last <= 32 ids in order.
 template <typename W, class WeightOf, class TargetOf>
-__device__ int32_t find_first_exceeding(const Row& r, WeightOf weight_of, TargetOf target_of,
-                                        BlockShared& sh) {
+__device__ int32_t find_first_exceeding(const Row& r, WeightOf weight_of, TargetOf target_of, BlockShared& sh) {
   const int lane = lane_id(), warp = warp_id();
   W mine = 0;
   visit(r, [&](int i, float x) { mine += weight_of(i, x); });

@@ -37,9 +37,7 @@ const std::string kArchitectures = compiled_architectures() + " (+ sm_90a kernel
 // Compiled for the module's architectures only: a GPU for which it has no code fails to find it.
 __global__ void probe_kernel() {}
 
-std::string cuda_version_text(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 // The runtime's own message for a missing driver ("CUDA driver version is insufficient") would
 // mislead on a machine that has none, so the driver library is looked for first.
@@ -58,9 +56,8 @@ bool probe_devices(std::string* reason, std::vector<GpuDeviceInfo>* devices) {
   int driver = 0;
   cudaDriverGetVersion(&driver);
   if (driver < CUDART_VERSION) {
-    *reason = "the NVIDIA driver supports CUDA " + cuda_version_text(driver) +
-              "; this CUDA backend needs CUDA " + cuda_version_text(CUDART_VERSION) +
-              " or newer: update the NVIDIA driver";
+    *reason = "the NVIDIA driver supports CUDA " + cuda_version_text(driver) + "; this CUDA backend needs CUDA " +
+              cuda_version_text(CUDART_VERSION) + " or newer: update the NVIDIA driver";
     return false;
   }
   int count = 0;
@@ -89,10 +86,9 @@ bool probe_devices(std::string* reason, std::vector<GpuDeviceInfo>* devices) {
   cudaFuncAttributes attrs{};
   if (cudaFuncGetAttributes(&attrs, probe_kernel) != cudaSuccess) {
     cudaGetLastError();
-    *reason = "this CUDA backend was built without code for " + d.name + " (" + arch +
-              "; built for " + kArchitectures + "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
-              std::to_string(d.compute_major) + std::to_string(d.compute_minor) +
-              " or install the packaged inferdesk-cuda";
+    *reason = "this CUDA backend was built without code for " + d.name + " (" + arch + "; built for " + kArchitectures +
+              "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(d.compute_major) +
+              std::to_string(d.compute_minor) + " or install the packaged inferdesk-cuda";
     return false;
   }
   return true;
@@ -125,13 +121,11 @@ Backend* create(const CudaBackendOptions* options, std::string* error, int* code
   return nullptr;
 }
 
-const CudaModuleApi kApi{INFERDESK_CUDA_MODULE_ABI, INFERDESK_VERSION, kArchitectures.c_str(),
-                         probe, create};
+const CudaModuleApi kApi{INFERDESK_CUDA_MODULE_ABI, INFERDESK_VERSION, kArchitectures.c_str(), probe, create};
 
 }  // namespace
 }  // namespace inferdesk::cuda
 
-extern "C" __attribute__((visibility("default"))) const inferdesk::CudaModuleApi*
-inferdesk_cuda_module_api() {
+extern "C" __attribute__((visibility("default"))) const inferdesk::CudaModuleApi* inferdesk_cuda_module_api() {
   return &inferdesk::cuda::kApi;
 }

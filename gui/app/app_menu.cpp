@@ -7,7 +7,8 @@
 namespace inferdesk::gui {
 
 QList<QAction*> MenuCommands::all() const {
-  QList<QAction*> list{newChat, importChat, exportChat, settings, quit, find, focusComposer, deleteChat, stop, regenerate};
+  QList<QAction*> list{newChat, importChat,    exportChat, settings, quit,
+                       find,    focusComposer, deleteChat, stop,     regenerate};
   list << pages << shortcuts << about;
   list.removeAll(nullptr);
   return list;

@@ -10,12 +10,12 @@
 namespace inferdesk::gui {
 
 struct CommandLine {
-  QString data_dir;            // --data-dir DIR ("" = the XDG default)
-  bool help = false;           // -h / --help
-  bool version = false;        // --version
+  QString data_dir;               // --data-dir DIR ("" = the XDG default)
+  bool help = false;              // -h / --help
+  bool version = false;           // --version
   bool exit_after_start = false;  // --exit-after-start: show the window, then quit (smoke test)
   CudaBackendOptions cuda;        // --cuda-option key=value (core/backend/cuda_option_table.h)
-  QString error;               // a malformed option ("" when fine)
+  QString error;                  // a malformed option ("" when fine)
 };
 
 // Reads our options; everything else (Qt's own options such as -platform) is left for Qt.

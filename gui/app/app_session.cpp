@@ -7,8 +7,7 @@
 namespace inferdesk::gui {
 
 struct AppSession::Stores {
-  explicit Stores(const QString& file)
-      : db(file.toStdString()), chats(db), models(db), settings(db) {}
+  explicit Stores(const QString& file) : db(file.toStdString()), chats(db), models(db), settings(db) {}
   store::Database db;
   store::ChatStore chats;
   store::ModelRegistry models;
@@ -19,8 +18,8 @@ AppSession::AppSession(const QString& data_dir, const CudaBackendOptions& cuda) 
   stores_ = std::make_unique<Stores>(database_path(data_dir));
   recovered_ = stores_->chats.mark_interrupted_streams();
   engine_ = std::make_unique<EngineThread>(cuda);
-  ctx_.reset(new AppContext{stores_->db, stores_->chats, stores_->models, stores_->settings,
-                            engine_->controller(), data_dir, {}});
+  ctx_.reset(new AppContext{
+      stores_->db, stores_->chats, stores_->models, stores_->settings, engine_->controller(), data_dir, {}});
 }
 
 AppSession::~AppSession() {

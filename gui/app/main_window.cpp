@@ -8,9 +8,9 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPainter>
 #include <QScreen>
 #include <QStackedWidget>
-#include <QPainter>
 #include <QStatusBar>
 #include <QStyledItemDelegate>
 
@@ -206,7 +206,8 @@ void MainWindow::showSettings() {
   if (!dialog) {
     dialog = new SettingsDialog(ctx_, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &SettingsDialog::errorOccurred, this, [this](const QString& m) { statusBar()->showMessage(m, kMessageMs); });
+    connect(dialog, &SettingsDialog::errorOccurred, this,
+            [this](const QString& m) { statusBar()->showMessage(m, kMessageMs); });
   }
   dialog->show();
   dialog->raise();
@@ -236,7 +237,8 @@ void MainWindow::offerLastModel() {
   }
 #ifdef INFERDESK_HAVE_CHAT_PAGE
   if (auto* chat = qobject_cast<ChatPage*>(chat_))
-    chat->offer(tr("%1 was loaded when InferDesk last closed. Load %1 again?").arg(m.name), tr("Load %1").arg(m.name), load);
+    chat->offer(tr("%1 was loaded when InferDesk last closed. Load %1 again?").arg(m.name), tr("Load %1").arg(m.name),
+                load);
 #endif
 }
 

@@ -48,7 +48,8 @@ SettingsDialog::SettingsDialog(AppContext& ctx, QWidget* parent) : QDialog(paren
     }
   });
   connect(startup_, &QComboBox::currentIndexChanged, this, [this] {
-    if (!ctx_.db.read_only()) LastModelMemory(ctx_.settings).setPolicy(startupModelFromName(startup_->currentData().toString()));
+    if (!ctx_.db.read_only())
+      LastModelMemory(ctx_.settings).setPolicy(startupModelFromName(startup_->currentData().toString()));
   });
 }
 

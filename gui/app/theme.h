@@ -22,7 +22,7 @@ namespace inferdesk::gui {
 
 enum class ThemeChoice { System, Light, Dark };
 
-QString themeName(ThemeChoice choice);          // "system" / "light" / "dark"
+QString themeName(ThemeChoice choice);           // "system" / "light" / "dark"
 ThemeChoice themeFromName(const QString& name);  // anything else: System
 
 QPalette lightPalette();

@@ -22,9 +22,7 @@ QJsonObject object_of(const QString& json) {
   return err.error == QJsonParseError::NoError && doc.isObject() ? doc.object() : QJsonObject{};
 }
 
-QString iso_time(std::int64_t ms) {
-  return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
-}
+QString iso_time(std::int64_t ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs); }
 
 QString role_title(store::Role r) {
   switch (r) {
@@ -94,7 +92,7 @@ QString formatReplyStats(const QString& statsJson) {
   if (rate > 0) parts << QString("%1 tok/s").arg(rate, 0, 'f', rate >= 1000 ? 0 : 1);
   const double ttft_ms = o.value("ttft_s").toDouble() * 1000.0;
   if (ttft_ms > 0)  // a tiny model on a fast CPU answers in well under a millisecond
-    parts << (ttft_ms < 0.1   ? QString("first token <0.1 ms")
+    parts << (ttft_ms < 0.1  ? QString("first token <0.1 ms")
               : ttft_ms < 10 ? QString("first token %1 ms").arg(ttft_ms, 0, 'f', 1)
                              : QString("first token %1 ms").arg(ttft_ms, 0, 'f', 0));
   const QString reason = o.value("finish_reason").toString();
@@ -175,7 +173,8 @@ QByteArray exportJson(const ChatExportInput& in) {
                    {"created_at", iso_time(in.chat.created_at)},
                    {"updated_at", iso_time(in.chat.updated_at)},
                    {"exported_at", iso_time(QDateTime::currentMSecsSinceEpoch())},
-                   {"current_leaf", in.chat.current_leaf ? QJsonValue(static_cast<qint64>(in.chat.current_leaf)) : QJsonValue()},
+                   {"current_leaf",
+                    in.chat.current_leaf ? QJsonValue(static_cast<qint64>(in.chat.current_leaf)) : QJsonValue()},
                    {"messages", messages}};
   if (!in.modelName.isEmpty()) root.insert("model", in.modelName);
   return QJsonDocument(root).toJson(QJsonDocument::Indented);

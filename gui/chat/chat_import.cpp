@@ -124,7 +124,8 @@ void parse(const QByteArray& json, std::int64_t now_ms, ParsedChat* out) {
     bad("the file is not an InferDesk chat export (\"format\" is not \"inferdesk-chat\")");
   const QJsonValue version = root.value("version");
   const std::int64_t v = integer_of(version, "\"version\"");
-  if (v < 1 || v > 2) bad(QString("version %1 of the chat format is not known to this InferDesk (it reads 1 and 2)").arg(v));
+  if (v < 1 || v > 2)
+    bad(QString("version %1 of the chat format is not known to this InferDesk (it reads 1 and 2)").arg(v));
   store::Chat& chat = out->chat;
   chat.title = string_of(root, "title", "the chat", false).trimmed().toStdString();
   if (chat.title.empty()) chat.title = "Imported chat";

@@ -26,7 +26,7 @@ struct ChatImportResult {
   bool ok = false;
   std::int64_t chat_id = 0;  // the new chat
   int messages = 0;
-  QString error;             // a sentence for the user when !ok
+  QString error;  // a sentence for the user when !ok
 };
 
 // The largest file and message count an import reads (far above any real chat).

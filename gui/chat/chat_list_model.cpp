@@ -8,8 +8,7 @@
 
 namespace inferdesk::gui {
 
-ChatListModel::ChatListModel(store::ChatStore& chats, QObject* parent)
-    : QAbstractListModel(parent), chats_(chats) {}
+ChatListModel::ChatListModel(store::ChatStore& chats, QObject* parent) : QAbstractListModel(parent), chats_(chats) {}
 
 int ChatListModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());

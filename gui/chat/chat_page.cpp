@@ -285,10 +285,9 @@ void ChatPage::connectSignals() {
     const int row = list_model_->rowOf(session_->chatId());
     if (row >= 0) list_view_->setCurrentIndex(list_model_->index(row));
   });
-  connect(list_view_->selectionModel(), &QItemSelectionModel::currentChanged, this,
-          [this](const QModelIndex& current) {
-            if (current.isValid()) onChatSelected(list_model_->idAt(current.row()));
-          });
+  connect(list_view_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
+    if (current.isValid()) onChatSelected(list_model_->idAt(current.row()));
+  });
   connect(list_model_, &ChatListModel::dataChanged, this, &ChatPage::updateTitle);
   connect(send_, &QPushButton::clicked, this, &ChatPage::sendComposerText);
   connect(stop_, &QPushButton::clicked, this, &ChatPage::stopReply);
@@ -308,16 +307,20 @@ void ChatPage::connectSignals() {
   connect(view_, &ConversationView::linkActivated, this, [this](const QString& link) {
     if (link == "models") goToModels();
   });
-  connect(list_model_, &ChatListModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
-  connect(conversation_, &ConversationModel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
-  connect(sampling_, &SamplingPanel::errorOccurred, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(list_model_, &ChatListModel::errorOccurred, this,
+          [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(conversation_, &ConversationModel::errorOccurred, this,
+          [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(sampling_, &SamplingPanel::errorOccurred, this,
+          [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
   connect(transfer_, &ChatTransfer::failed, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
   connect(transfer_, &ChatTransfer::exported, this,
           [this](const QString& path) { showNotice(QString("Saved %1").arg(path.toHtmlEscaped()), false); });
   connect(transfer_, &ChatTransfer::imported, this, [this](std::int64_t id, int messages) {
     list_model_->reload();
     selectChat(id);
-    showNotice(QString("Imported \u201c%1\u201d (%2 messages).").arg(title_->text().toHtmlEscaped()).arg(messages), false);
+    showNotice(QString("Imported \u201c%1\u201d (%2 messages).").arg(title_->text().toHtmlEscaped()).arg(messages),
+               false);
   });
   connect(system_prompt_, &QPlainTextEdit::textChanged, this, &ChatPage::scheduleSettingsSave);
   connect(sampling_, &SamplingPanel::changed, this, &ChatPage::scheduleSettingsSave);
@@ -343,8 +346,10 @@ void ChatPage::connectSession() {
   });
   connect(view_, &ConversationView::siblingRequested, this,
           [this](std::int64_t id, int delta) { session_->showSibling(id, delta); });
-  connect(session_, &ChatSession::notice, this, [this](const QString& text) { showNotice(text.toHtmlEscaped(), false); });
-  connect(session_, &ChatSession::errorMessage, this, [this](const QString& text) { showNotice(text.toHtmlEscaped(), true); });
+  connect(session_, &ChatSession::notice, this,
+          [this](const QString& text) { showNotice(text.toHtmlEscaped(), false); });
+  connect(session_, &ChatSession::errorMessage, this,
+          [this](const QString& text) { showNotice(text.toHtmlEscaped(), true); });
   connect(session_, &ChatSession::modelNeeded, this, &ChatPage::showLoadModelFirst);
   connect(session_, &ChatSession::generatingChanged, this, [this](std::int64_t chatId, bool) {
     if (chatId == session_->chatId()) updateButtons();
@@ -563,8 +568,8 @@ void ChatPage::showNotice(const QString& html, bool error, const QString& dismis
 }
 
 void ChatPage::offer(const QString& text, const QString& actionText, std::function<void()> action) {
-  showNotice(text.toHtmlEscaped() + QString("  <a href=\"offer\">%1</a> \u00b7").arg(actionText.toHtmlEscaped()),
-             false, "Not now");
+  showNotice(text.toHtmlEscaped() + QString("  <a href=\"offer\">%1</a> \u00b7").arg(actionText.toHtmlEscaped()), false,
+             "Not now");
   offered_ = std::move(action);
 }
 

@@ -50,14 +50,14 @@ class ChatPage : public QWidget {
 
   // The page's commands, for the main window's menus (each with its shortcut).
   struct Actions {
-    QAction* newChat = nullptr;       // Ctrl+N
-    QAction* importChat = nullptr;    // Ctrl+O
-    QAction* exportChat = nullptr;    // Ctrl+E
-    QAction* find = nullptr;          // Ctrl+F: the search box
-    QAction* focusComposer = nullptr; // Ctrl+L
-    QAction* deleteChat = nullptr;    // Delete, in the chat list (asks first)
-    QAction* stop = nullptr;          // Esc, while a reply is written
-    QAction* regenerate = nullptr;    // Ctrl+Shift+R
+    QAction* newChat = nullptr;        // Ctrl+N
+    QAction* importChat = nullptr;     // Ctrl+O
+    QAction* exportChat = nullptr;     // Ctrl+E
+    QAction* find = nullptr;           // Ctrl+F: the search box
+    QAction* focusComposer = nullptr;  // Ctrl+L
+    QAction* deleteChat = nullptr;     // Delete, in the chat list (asks first)
+    QAction* stop = nullptr;           // Esc, while a reply is written
+    QAction* regenerate = nullptr;     // Ctrl+Shift+R
   };
 
   ChatPage(AppContext& ctx, QWidget* parent = nullptr);

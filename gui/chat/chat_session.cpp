@@ -115,8 +115,7 @@ ContextFit ChatSession::currentPrompt() const {
   }
 }
 
-bool ChatSession::fitOrRefuse(std::int64_t chatId, const Conversation& conv, SamplingParams& params,
-                              ContextFit& f) {
+bool ChatSession::fitOrRefuse(std::int64_t chatId, const Conversation& conv, SamplingParams& params, ContextFit& f) {
   params = samplingFromJson(QString::fromStdString(ctx_.chats.get_chat(chatId).sampling_json));
   f = fit(conv, params);
   if (!f.ok) emit errorMessage(f.error);
@@ -197,7 +196,7 @@ void ChatSession::sendNextQueued(std::int64_t chatId) {
   q->second.texts.pop_front();
   const bool sent = sendTo(chatId, next);
   const auto after = queues_.find(chatId);  // signals emitted while sending may have changed it
-  if (!sent) {  // kept, first in line, until the user resumes or removes it
+  if (!sent) {                              // kept, first in line, until the user resumes or removes it
     Queue& kept = queues_[chatId];
     kept.texts.push_front(next);
     kept.paused = true;
@@ -260,10 +259,10 @@ bool ChatSession::editMessage(std::int64_t userMessageId, const QString& text) {
   }
 }
 
-bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
-                             ContextFit f, const SamplingParams& params) {
-  const std::int64_t reply_id =
-      ctx_.chats.add_message(chatId, parentId, store::Role::Assistant, "", store::MessageStatus::Streaming);
+bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv, ContextFit f,
+                             const SamplingParams& params) {
+  const std::int64_t reply_id = ctx_.chats.add_message(chatId, parentId, store::Role::Assistant, "",
+                                                       store::MessageStatus::Streaming);
   if (conversation_.chatId() == chatId) conversation_.sync();
   // Which saved messages the prompt left out: the first droppedMessages after the system prompt.
   std::set<std::int64_t> dropped;

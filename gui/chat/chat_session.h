@@ -101,7 +101,7 @@ class ChatSession : public QObject {
   void errorMessage(const QString& text);  // a refusal or a failure
   void modelNeeded();                      // sending without a loaded model
   void generatingChanged(std::int64_t chatId, bool generating);
-  void chatChanged(std::int64_t chatId);   // saved something (title, messages): list order
+  void chatChanged(std::int64_t chatId);  // saved something (title, messages): list order
   void replyFinished(std::int64_t messageId, const inferdesk::gui::GenerationStats& stats);
   void queueChanged(std::int64_t chatId);
 
@@ -137,8 +137,8 @@ class ChatSession : public QObject {
   bool sendTo(std::int64_t chatId, const QString& content);
   // Sends the chat's next queued message if no reply streams there and the queue runs.
   void sendNextQueued(std::int64_t chatId);
-  bool startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv,
-                  ContextFit fit, const SamplingParams& params);
+  bool startReply(std::int64_t chatId, std::int64_t parentId, const Conversation& conv, ContextFit fit,
+                  const SamplingParams& params);
   void maybeTitleChat(std::int64_t chatId, const QString& firstMessage);
   void onTokens(const QString& key, const QString& text, int numTokens);
   void onFinished(const QString& key, const inferdesk::gui::GenerationStats& stats);

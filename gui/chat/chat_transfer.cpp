@@ -66,7 +66,8 @@ bool ChatTransfer::exportChat(std::int64_t chatId, const QString& path, ExportFo
   return writeExportFile(path, data, error);
 }
 
-void ChatTransfer::exportWithDialog(QWidget* parent, std::int64_t chatId, const QString& title, ExportFormat suggested) {
+void ChatTransfer::exportWithDialog(QWidget* parent, std::int64_t chatId, const QString& title,
+                                    ExportFormat suggested) {
   auto* dialog = new QFileDialog(parent, "Export chat");
   dialog->setObjectName("exportDialog");
   dialog->setAttribute(Qt::WA_DeleteOnClose);

@@ -21,9 +21,7 @@ std::vector<PromptMessage> without_range(const std::vector<PromptMessage>& msgs,
   return out;
 }
 
-QString plural(int n, const char* one, const char* many) {
-  return QString("%1 %2").arg(n).arg(n == 1 ? one : many);
-}
+QString plural(int n, const char* one, const char* many) { return QString("%1 %2").arg(n).arg(n == 1 ? one : many); }
 
 }  // namespace
 
@@ -36,8 +34,8 @@ QString excerpt(const QString& text, int maxChars) {
   return s + QChar(0x2026);
 }
 
-ContextFit fitToContext(const std::vector<PromptMessage>& conversation, int contextLength,
-                        int maxTokens, const RenderFunction& render) {
+ContextFit fitToContext(const std::vector<PromptMessage>& conversation, int contextLength, int maxTokens,
+                        const RenderFunction& render) {
   ContextFit fit;
   if (conversation.empty()) {
     fit.error = "there is no message to reply to";

@@ -21,18 +21,18 @@ struct ContextFit {
   std::vector<PromptMessage> messages;  // what is sent (system prompt + the kept turns)
   RenderedPrompt prompt;                // their rendering (text and ids)
   int promptTokens = 0;
-  int droppedMessages = 0;              // left out, counted from the oldest non-system message
-  int droppedTurns = 0;                 // a turn: a user message and the replies after it
-  QString notice;                       // set when something was left out
-  QString error;                        // set when !ok
+  int droppedMessages = 0;  // left out, counted from the oldest non-system message
+  int droppedTurns = 0;     // a turn: a user message and the replies after it
+  QString notice;           // set when something was left out
+  QString error;            // set when !ok
 };
 
 using RenderFunction = std::function<RenderedPrompt(const std::vector<PromptMessage>&)>;
 
 // `conversation`: optional system message first, then the turns, ending with the user message the
 // reply is for. contextLength: the longest request the engine takes (prompt + generated tokens).
-ContextFit fitToContext(const std::vector<PromptMessage>& conversation, int contextLength,
-                        int maxTokens, const RenderFunction& render);
+ContextFit fitToContext(const std::vector<PromptMessage>& conversation, int contextLength, int maxTokens,
+                        const RenderFunction& render);
 
 // First words of a text for messages ("Tell me about the…"), at most `maxChars` characters.
 QString excerpt(const QString& text, int maxChars = 40);

@@ -124,8 +124,7 @@ void ConversationModel::sync() {
     return;
   }
   size_t common = 0;
-  while (common < rows_.size() && common < fresh.size() &&
-         rows_[common].message.id == fresh[common].message.id)
+  while (common < rows_.size() && common < fresh.size() && rows_[common].message.id == fresh[common].message.id)
     ++common;
   if (common < rows_.size()) {
     beginRemoveRows({}, static_cast<int>(common), static_cast<int>(rows_.size()) - 1);

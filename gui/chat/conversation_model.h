@@ -26,14 +26,14 @@ class ConversationModel : public QAbstractListModel {
   enum Role {
     IdRole = Qt::UserRole + 1,
     ParentIdRole,
-    RoleNameRole,     // "system" / "user" / "assistant"
-    ContentRole,      // the markdown text (also DisplayRole)
-    StatusRole,       // "complete" / "streaming" / "stopped" / "error"
-    StatsJsonRole,    // the reply's stats JSON as stored
-    StatsTextRole,    // one line: tokens, tok/s, time to first token, finish reason
-    SiblingIndexRole, // 0-based position among the messages sharing its parent
+    RoleNameRole,      // "system" / "user" / "assistant"
+    ContentRole,       // the markdown text (also DisplayRole)
+    StatusRole,        // "complete" / "streaming" / "stopped" / "error"
+    StatsJsonRole,     // the reply's stats JSON as stored
+    StatsTextRole,     // one line: tokens, tok/s, time to first token, finish reason
+    SiblingIndexRole,  // 0-based position among the messages sharing its parent
     SiblingCountRole,
-    InContextRole,    // false when the last request left this message out of the prompt
+    InContextRole,  // false when the last request left this message out of the prompt
   };
 
   struct Row {

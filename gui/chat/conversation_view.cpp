@@ -29,8 +29,7 @@ void discard(QLayoutItem* item) {
 
 }  // namespace
 
-ConversationView::ConversationView(ConversationModel& model, QWidget* parent)
-    : QScrollArea(parent), model_(model) {
+ConversationView::ConversationView(ConversationModel& model, QWidget* parent) : QScrollArea(parent), model_(model) {
   setWidgetResizable(true);
   setFrameShape(QFrame::NoFrame);
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);

@@ -81,8 +81,8 @@ class ConversationView : public QScrollArea {
   QList<MessageWidget*> widgets_;  // rows first_built_.. in order
   QLabel* placeholder_ = nullptr;
   QTimer* slices_ = nullptr;
-  int first_built_ = 0;  // model rows below this have no widget yet
-  int last_max_ = 0;     // the scroll bar's maximum before the latest range change
+  int first_built_ = 0;         // model rows below this have no widget yet
+  int last_max_ = 0;            // the scroll bar's maximum before the latest range change
   bool growing_above_ = false;  // older rows were just inserted above what the user sees
   int growth_generation_ = 0;   // the latest slice (an older slice's timer must not clear the flag)
   bool busy_ = false;

@@ -10,8 +10,8 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
-#include <QVBoxLayout>
 #include <QTimer>
+#include <QVBoxLayout>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -179,9 +179,9 @@ QChar fence_char(QStringView line) {
 std::vector<MarkdownPiece> splitMarkdown(const QString& text, int minChars, int maxChars) {
   std::vector<MarkdownPiece> pieces;
   qsizetype start = 0, pos = 0;
-  QChar fence;          // set while inside a fenced block
-  QString fence_line;   // the line that opened it
-  QString prefix;       // the next piece's prefix
+  QChar fence;         // set while inside a fenced block
+  QString fence_line;  // the line that opened it
+  QString prefix;      // the next piece's prefix
   bool blank_before = false;
   auto cut = [&](qsizetype at) {
     MarkdownPiece p{text.mid(start, at - start), prefix, QString()};
@@ -198,7 +198,7 @@ std::vector<MarkdownPiece> splitMarkdown(const QString& text, int minChars, int 
     if (pos > start && blank_before && fence.isNull() && column0 && pos - start >= minChars)
       cut(pos);  // a block boundary
     else if (pos > start && pos - start >= maxChars)
-      cut(pos);  // a long paragraph or code block: cut at a line start
+      cut(pos);            // a long paragraph or code block: cut at a line start
     if (fence.isNull()) {  // one long line: cut after a space
       for (qsizetype ws = pos; end - start > maxChars;) {
         ws = text.indexOf(' ', std::max(ws, start + maxChars));
@@ -259,8 +259,8 @@ QString preserveLineBreaks(const QString& markdown) {
     if (!f.isNull() && (fence.isNull() || f == fence)) {
       fence = fence.isNull() ? f : QChar();
     } else if (fence.isNull() && i + 1 < lines.size() && !line.trimmed().isEmpty() &&
-               !lines[i + 1].trimmed().isEmpty() && fence_char(lines[i + 1]).isNull() &&
-               !line.endsWith("  ") && !line.endsWith('\\')) {
+               !lines[i + 1].trimmed().isEmpty() && fence_char(lines[i + 1]).isNull() && !line.endsWith("  ") &&
+               !line.endsWith('\\')) {
       line += "  ";  // a hard line break (two spaces: harmless where a block ends, unlike '\\')
     }
     out << line;

@@ -45,8 +45,8 @@ class MarkdownView : public QTextBrowser {
   void styleCode();
   void fitHeight();
 
-  QString markdown_;   // the text asked for
-  QString rendered_;   // the text shown
+  QString markdown_;  // the text asked for
+  QString rendered_;  // the text shown
   int height_ = 0;
   QTimer* pending_ = nullptr;
   QElapsedTimer since_render_;

@@ -95,7 +95,8 @@ void MessageWidget::buildUi() {
   edit_box_->hide();
   outer->addWidget(edit_box_);
 
-  context_note_ = new DimLabel("Left out of the last prompt: the conversation no longer fits the model's context.", this);
+  context_note_ = new DimLabel("Left out of the last prompt: the conversation no longer fits the model's context.",
+                               this);
   context_note_->setWordWrap(true);
   context_note_->hide();
   outer->addWidget(context_note_);
@@ -155,10 +156,8 @@ void MessageWidget::setRow(const ConversationModel::Row& row, const QString& sta
       stats = statsText;
     else if (status_ != "complete")  // a reply without stats says only how it ended
       stats = status_;
-    if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped"))
-      stats += " \u00b7 stopped";
-    if (status_ == "error" && !stats.contains("error"))
-      stats += stats.isEmpty() ? "error" : " \u00b7 error";
+    if (status_ == "stopped" && !stats.contains("cancelled") && !stats.contains("stopped")) stats += " \u00b7 stopped";
+    if (status_ == "error" && !stats.contains("error")) stats += stats.isEmpty() ? "error" : " \u00b7 error";
   }
   if (stats_->text() != stats) stats_->setText(stats);
   stats_->setVisible(!stats.isEmpty());

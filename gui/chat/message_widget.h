@@ -58,7 +58,7 @@ class MessageWidget : public QFrame {
   void cancelEditing();
 
  protected:
-  void changeEvent(QEvent* event) override;  // a new palette: the greyed body follows it
+  void changeEvent(QEvent* event) override;      // a new palette: the greyed body follows it
   void paintEvent(QPaintEvent* event) override;  // the rounded frame, in the current palette
 
  public:

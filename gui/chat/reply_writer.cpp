@@ -59,8 +59,10 @@ ReplyWriter::ReplyWriter(std::filesystem::path databasePath, QObject* parent) : 
 
 ReplyWriter::~ReplyWriter() {
   Worker* w = worker_;
-  QMetaObject::invokeMethod(w, [w] { w->close(); }, Qt::BlockingQueuedConnection);  // after the queue
-  QMetaObject::invokeMethod(w, [w] { delete w; }, Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      w, [w] { w->close(); }, Qt::BlockingQueuedConnection);  // after the queue
+  QMetaObject::invokeMethod(
+      w, [w] { delete w; }, Qt::BlockingQueuedConnection);
   thread_->quit();
   thread_->wait();
   delete thread_;
@@ -68,26 +70,37 @@ ReplyWriter::~ReplyWriter() {
 
 void ReplyWriter::append(std::int64_t messageId, const QString& text) {
   Worker* w = worker_;
-  QMetaObject::invokeMethod(w, [this, w, messageId, utf8 = text.toStdString()] {
-    const QString error = w->append(messageId, utf8);
-    if (!error.isEmpty())
-      QMetaObject::invokeMethod(this, [this, messageId, error] { emit failed(messageId, error); }, Qt::QueuedConnection);
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      w,
+      [this, w, messageId, utf8 = text.toStdString()] {
+        const QString error = w->append(messageId, utf8);
+        if (!error.isEmpty())
+          QMetaObject::invokeMethod(
+              this, [this, messageId, error] { emit failed(messageId, error); }, Qt::QueuedConnection);
+      },
+      Qt::QueuedConnection);
 }
 
 void ReplyWriter::finish(std::int64_t messageId, store::MessageStatus status, const QString& statsJson) {
   Worker* w = worker_;
-  QMetaObject::invokeMethod(w, [this, w, messageId, status, stats = statsJson.toStdString()] {
-    const QString error = w->finish(messageId, status, stats);
-    QMetaObject::invokeMethod(this, [this, messageId, error] {
-      if (!error.isEmpty()) emit failed(messageId, error);
-      emit finished(messageId);
-    }, Qt::QueuedConnection);
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      w,
+      [this, w, messageId, status, stats = statsJson.toStdString()] {
+        const QString error = w->finish(messageId, status, stats);
+        QMetaObject::invokeMethod(
+            this,
+            [this, messageId, error] {
+              if (!error.isEmpty()) emit failed(messageId, error);
+              emit finished(messageId);
+            },
+            Qt::QueuedConnection);
+      },
+      Qt::QueuedConnection);
 }
 
 void ReplyWriter::flush() {
-  QMetaObject::invokeMethod(worker_, [] {}, Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      worker_, [] {}, Qt::BlockingQueuedConnection);
 }
 
 }  // namespace inferdesk::gui

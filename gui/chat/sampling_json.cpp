@@ -71,20 +71,27 @@ SamplingParams samplingFromJson(const QString& json, QStringList* problems_out) 
       problems << "the saved sampling settings are not a JSON object; using the defaults";
     } else {
       const QJsonObject o = doc.object();
-      read_number(o, "temperature", p.temperature, [](double d) { return d >= 0 && d <= 100; },
-                  "between 0 and 100", problems);
-      read_number(o, "top_p", p.top_p, [](double d) { return d > 0 && d <= 1; }, "in (0, 1]", problems);
-      read_number(o, "top_k", p.top_k, [](double d) { return is_integer(d) && d >= -1 && d <= 1e9; },
-                  "an integer >= -1", problems);
-      read_number(o, "min_p", p.min_p, [](double d) { return d >= 0 && d <= 1; }, "in [0, 1]", problems);
-      read_number(o, "repetition_penalty", p.repetition_penalty, [](double d) { return d > 0 && d <= 100; },
-                  "in (0, 100]", problems);
-      read_number(o, "presence_penalty", p.presence_penalty, [](double d) { return d >= -2 && d <= 2; },
-                  "in [-2, 2]", problems);
-      read_number(o, "frequency_penalty", p.frequency_penalty, [](double d) { return d >= -2 && d <= 2; },
-                  "in [-2, 2]", problems);
-      read_number(o, "max_tokens", p.max_tokens, [](double d) { return is_integer(d) && d >= 1 && d <= 1e9; },
-                  "an integer >= 1", problems);
+      read_number(
+          o, "temperature", p.temperature, [](double d) { return d >= 0 && d <= 100; }, "between 0 and 100", problems);
+      read_number(
+          o, "top_p", p.top_p, [](double d) { return d > 0 && d <= 1; }, "in (0, 1]", problems);
+      read_number(
+          o, "top_k", p.top_k, [](double d) { return is_integer(d) && d >= -1 && d <= 1e9; }, "an integer >= -1",
+          problems);
+      read_number(
+          o, "min_p", p.min_p, [](double d) { return d >= 0 && d <= 1; }, "in [0, 1]", problems);
+      read_number(
+          o, "repetition_penalty", p.repetition_penalty, [](double d) { return d > 0 && d <= 100; }, "in (0, 100]",
+          problems);
+      read_number(
+          o, "presence_penalty", p.presence_penalty, [](double d) { return d >= -2 && d <= 2; }, "in [-2, 2]",
+          problems);
+      read_number(
+          o, "frequency_penalty", p.frequency_penalty, [](double d) { return d >= -2 && d <= 2; }, "in [-2, 2]",
+          problems);
+      read_number(
+          o, "max_tokens", p.max_tokens, [](double d) { return is_integer(d) && d >= 1 && d <= 1e9; },
+          "an integer >= 1", problems);
       const QJsonValue seed = o.value("seed");
       if (!seed.isUndefined() && !seed.isNull()) {
         const double d = seed.toDouble(-1);

@@ -196,8 +196,7 @@ void SamplingPanel::reloadPresets() {
   presets_->blockSignals(false);
   const bool builtin = match > 0 && isBuiltinPreset(presets_->itemText(match));
   delete_->setEnabled(match > 0 && !builtin);
-  delete_->setToolTip(builtin ? "Built-in presets cannot be deleted"
-                              : "Delete the selected preset (asks first)");
+  delete_->setToolTip(builtin ? "Built-in presets cannot be deleted" : "Delete the selected preset (asks first)");
 }
 
 QStringList SamplingPanel::presetNames() const {

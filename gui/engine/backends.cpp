@@ -37,8 +37,7 @@ std::unique_ptr<Backend> make_backend_by_name(const QString& name, const CudaBac
   if (name == "cuda") {
     const CudaModule cuda = open_cuda_module();
     if (!cuda.usable())
-      throw Error(ErrorCode::Unsupported,
-                  "CUDA is not available: " + cuda.reason() + "; load the model on the CPU");
+      throw Error(ErrorCode::Unsupported, "CUDA is not available: " + cuda.reason() + "; load the model on the CPU");
     return cuda.create(cuda_options);
   }
   throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name.toStdString() + "' (cpu, cuda)");

@@ -14,11 +14,11 @@
 namespace inferdesk::gui {
 
 struct CudaStatus {
-  bool built = false;        // the CUDA backend module was found and opened
-  bool usable = false;       // built, a GPU is present, and models can be loaded on it
-  QString reason;            // why not usable ("" when usable)
-  QStringList devices;       // "NVIDIA H200 (139.8 GiB, sm_90)"
-  qint64 free_memory = 0;    // of device 0, bytes
+  bool built = false;      // the CUDA backend module was found and opened
+  bool usable = false;     // built, a GPU is present, and models can be loaded on it
+  QString reason;          // why not usable ("" when usable)
+  QStringList devices;     // "NVIDIA H200 (139.8 GiB, sm_90)"
+  qint64 free_memory = 0;  // of device 0, bytes
   qint64 total_memory = 0;
 };
 

@@ -72,9 +72,7 @@ struct EngineController::Active {
   QString decode_error;  // set when a token could not be decoded: the request ends as an error
 };
 
-
-EngineController::EngineController(const CudaBackendOptions& cuda, QObject* parent)
-    : QObject(parent), cuda_(cuda) {
+EngineController::EngineController(const CudaBackendOptions& cuda, QObject* parent) : QObject(parent), cuda_(cuda) {
   register_meta_types();
   flush_timer_ = new QTimer(this);
   flush_timer_->setInterval(kFlushIntervalMs);
@@ -112,8 +110,7 @@ std::shared_ptr<const PromptRenderer> EngineController::promptRenderer() const {
 }
 
 RenderedPrompt EngineController::renderPrompt(const std::vector<PromptMessage>& messages,
-                                              const QString& templateKwargsJson,
-                                              bool addGenerationPrompt) const {
+                                              const QString& templateKwargsJson, bool addGenerationPrompt) const {
   const auto renderer = promptRenderer();
   if (!renderer) {
     RenderedPrompt r;
@@ -135,8 +132,7 @@ std::weak_ptr<Engine> EngineController::engineHandle() const {
   return engine_;
 }
 
-void EngineController::loadModel(const QString& path, const QString& backend, int contextLength,
-                                 qint64 kvBudgetBytes) {
+void EngineController::loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes) {
   unload();
   cancel_load_ = false;
   emit loadStarted(path);
@@ -156,9 +152,8 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     LoadedModel model = load_model_folder(dir, make_backend_by_name(backend, cuda_), progress);
     const int64_t max_pos = model.config.max_position_embeddings;
     if (contextLength > max_pos)
-      throw Error(ErrorCode::InvalidArgument,
-                  "context length " + std::to_string(contextLength) +
-                      " is longer than the model's maximum " + std::to_string(max_pos));
+      throw Error(ErrorCode::InvalidArgument, "context length " + std::to_string(contextLength) +
+                                                  " is longer than the model's maximum " + std::to_string(max_pos));
     EngineOptions options;
     options.max_model_len = contextLength;
     const int64_t ctx = contextLength > 0 ? contextLength : max_pos;
@@ -247,8 +242,7 @@ void EngineController::failRequest(const QString& key, const QString& message) {
   emit errorOccurred(message);
 }
 
-void EngineController::submit(const QString& key, const std::vector<int32_t>& promptIds,
-                              const SamplingParams& params) {
+void EngineController::submit(const QString& key, const std::vector<int32_t>& promptIds, const SamplingParams& params) {
   QString refusal;
   std::shared_ptr<const PromptRenderer> renderer;
   if (active_.count(key)) {
@@ -274,8 +268,7 @@ void EngineController::submit(const QString& key, const std::vector<int32_t>& pr
     return;
   }
   auto active = std::make_unique<Active>();
-  if (renderer && renderer->tokenizer())
-    active->decoder.emplace(*renderer->tokenizer(), /*skip_special_tokens=*/true);
+  if (renderer && renderer->tokenizer()) active->decoder.emplace(*renderer->tokenizer(), /*skip_special_tokens=*/true);
   active_[key] = std::move(active);
   active_count_ = static_cast<int>(active_.size());
   if (!flush_timer_->isActive()) flush_timer_->start();
@@ -391,7 +384,8 @@ EngineThread::EngineThread(const CudaBackendOptions& cuda) {
 EngineThread::~EngineThread() {
   controller_->cancelLoad();
   EngineController* c = controller_;
-  QMetaObject::invokeMethod(c, [c] { delete c; }, Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      c, [c] { delete c; }, Qt::BlockingQueuedConnection);
   thread_->quit();
   thread_->wait();
   delete thread_;

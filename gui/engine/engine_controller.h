@@ -26,10 +26,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <map>
 #include <vector>
 
 #include "core/backend/cuda_options.h"
@@ -49,35 +49,35 @@ namespace inferdesk::gui {
 
 // What is loaded (a copy; immutable while the model stays loaded).
 struct ModelSummary {
-  QString name;           // folder name
-  QString path;           // absolute folder path
-  QString backend;        // "cpu" or "cuda"
-  QString architecture;   // config.json model_type
-  int context_length = 0; // the engine's max_model_len (prompt + generated tokens of one request)
+  QString name;            // folder name
+  QString path;            // absolute folder path
+  QString backend;         // "cpu" or "cuda"
+  QString architecture;    // config.json model_type
+  int context_length = 0;  // the engine's max_model_len (prompt + generated tokens of one request)
   int kv_blocks = 0;
   int block_size = 0;
   qint64 weight_bytes = 0;
   int num_layers = 0;
-  int num_experts = 0;    // 0 for dense models
+  int num_experts = 0;  // 0 for dense models
   int experts_per_token = 0;
   bool has_shared_expert = false;  // qwen2_moe: an expert every token goes through
   std::vector<bool> moe_layers;    // per layer: routes to experts (false: a dense layer)
-  int vocab_size = 0;     // config.json vocab_size (rows of the embedding and lm_head)
-  int sample_vocab = 0;   // ids the engine may generate: the tokenizer's size when it is smaller
+  int vocab_size = 0;              // config.json vocab_size (rows of the embedding and lm_head)
+  int sample_vocab = 0;            // ids the engine may generate: the tokenizer's size when it is smaller
   bool has_tokenizer = false;
   bool has_chat_template = false;
 };
 
 // One finished request (finished signal): what the chat page shows under a reply and stores.
 struct GenerationStats {
-  int tokens = 0;               // generated tokens
+  int tokens = 0;  // generated tokens
   int prompt_tokens = 0;
-  int cached_prompt_tokens = 0; // served from the prefix cache
-  double tokens_per_s = 0;      // decode rate: (tokens - 1) / (elapsed - ttft)
-  double ttft_s = 0;            // time to first token (since submit)
-  double elapsed_s = 0;         // since submit
-  QString finish_reason;        // "stop", "length", "cancelled", "error"
-  QString error;                // set when finish_reason == "error" (incl. undecodable output)
+  int cached_prompt_tokens = 0;  // served from the prefix cache
+  double tokens_per_s = 0;       // decode rate: (tokens - 1) / (elapsed - ttft)
+  double ttft_s = 0;             // time to first token (since submit)
+  double elapsed_s = 0;          // since submit
+  QString finish_reason;         // "stop", "length", "cancelled", "error"
+  QString error;                 // set when finish_reason == "error" (incl. undecodable output)
 
   // {"tokens":..,"prompt_tokens":..,"tokens_per_s":..,"ttft_s":..,"elapsed_s":..,
   //  "finish_reason":"..","error":".."} (compact JSON, for store::Message stats).
@@ -103,8 +103,7 @@ class EngineController : public QObject {
   std::shared_ptr<const PromptRenderer> promptRenderer() const;
   // Shorthand for promptRenderer()->render(...); RenderedPrompt::error says why when no model is
   // loaded or the template fails.
-  RenderedPrompt renderPrompt(const std::vector<PromptMessage>& messages,
-                              const QString& templateKwargsJson = {},
+  RenderedPrompt renderPrompt(const std::vector<PromptMessage>& messages, const QString& templateKwargsJson = {},
                               bool addGenerationPrompt = true) const;
   // The latest statistics snapshot (all zero without a model).
   EngineStats currentStats() const;
@@ -124,16 +123,14 @@ class EngineController : public QObject {
   // (0: on the CPU enough for one request of contextLength tokens; on CUDA what the GPU has left
   // after the weights, as the engine sizes it). Emits loadStarted, loadProgress (weight
   // bytes), then modelLoaded or loadFailed (+ errorOccurred unless cancelled).
-  void loadModel(const QString& path, const QString& backend, int contextLength,
-                 qint64 kvBudgetBytes);
+  void loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes);
   // Cancels every running request (each gets finished(.., "cancelled")) and frees the model.
   void unload();
   // Queues a request under the caller's key (unique among active requests). Tokens arrive as
   // tokensArrived(key, ..) batches, then finished(key, ..). A request that cannot be queued (no
   // model, bad parameters, prompt too long, duplicate key) gets finished(key, stats with
   // finish_reason "error") and errorOccurred at once.
-  void submit(const QString& key, const std::vector<int32_t>& promptIds,
-              const inferdesk::SamplingParams& params);
+  void submit(const QString& key, const std::vector<int32_t>& promptIds, const inferdesk::SamplingParams& params);
   // Cancels a request now (Engine::cancel): its finished signal follows with "cancelled" and the
   // text generated so far has been delivered. Unknown keys are ignored. Thread-safe.
   void stop(const QString& key);
@@ -150,8 +147,8 @@ class EngineController : public QObject {
   void statsUpdated(const inferdesk::EngineStats& stats);
 
  private:
-  struct Pending;     // tokens the engine delivered and the flush has not yet
-  struct Active;      // controller-thread state per request (decoder, counts)
+  struct Pending;  // tokens the engine delivered and the flush has not yet
+  struct Active;   // controller-thread state per request (decoder, counts)
   void onStreamEvent(const QString& key, const StreamEvent& ev);  // engine thread
   void flush();
   void emitStats();

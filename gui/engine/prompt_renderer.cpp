@@ -31,8 +31,8 @@ std::string marker(size_t i) { return "\x1e\x1f@inferdesk-msg-" + std::to_string
 chat::Json to_json(const std::vector<PromptMessage>& messages, bool with_markers) {
   chat::Json out = chat::Json::array();
   for (size_t i = 0; i < messages.size(); ++i)
-    out.push_back({{"role", utf8(messages[i].role)},
-                   {"content", with_markers ? marker(i) : utf8(messages[i].content)}});
+    out.push_back(
+        {{"role", utf8(messages[i].role)}, {"content", with_markers ? marker(i) : utf8(messages[i].content)}});
   return out;
 }
 
@@ -60,8 +60,7 @@ std::vector<int32_t> PromptRenderer::encode(const QString& text) const {
   return tokenizer_->encode(utf8(text), kSpecialAsText);
 }
 
-RenderedPrompt PromptRenderer::render(const std::vector<PromptMessage>& messages,
-                                      const QString& templateKwargsJson,
+RenderedPrompt PromptRenderer::render(const std::vector<PromptMessage>& messages, const QString& templateKwargsJson,
                                       bool addGenerationPrompt) const {
   RenderedPrompt out;
   if (!tokenizer_) {
@@ -94,13 +93,12 @@ RenderedPrompt PromptRenderer::render(const std::vector<PromptMessage>& messages
   return out;
 }
 
-RenderedPrompt PromptRenderer::renderWithTemplate(const std::vector<PromptMessage>& messages,
-                                                  const chat::Json& kwargs,
+RenderedPrompt PromptRenderer::renderWithTemplate(const std::vector<PromptMessage>& messages, const chat::Json& kwargs,
                                                   bool addGenerationPrompt) const {
   RenderedPrompt out;
-  const std::string rendered =
-      chat::apply_chat_template(*template_, to_json(messages, false), nullptr, addGenerationPrompt,
-                                templates_->bos_token, templates_->eos_token, kwargs);
+  const std::string rendered = chat::apply_chat_template(*template_, to_json(messages, false), nullptr,
+                                                         addGenerationPrompt, templates_->bos_token,
+                                                         templates_->eos_token, kwargs);
   out.text = QString::fromStdString(rendered);
   const bool user_has_control = std::any_of(messages.begin(), messages.end(), [&](const auto& m) {
     return chat::has_special_token_text(*tokenizer_, utf8(m.content));
@@ -119,12 +117,11 @@ RenderedPrompt PromptRenderer::renderWithTemplate(const std::vector<PromptMessag
 // text with special tokens parsed, each content as plain text (chat::tokenize_with_plain_parts).
 // Empty when the template does not place every content exactly once and unchanged.
 std::vector<int32_t> PromptRenderer::spliceUserText(const std::vector<PromptMessage>& messages,
-                                                    const chat::Json& kwargs,
-                                                    bool addGenerationPrompt,
+                                                    const chat::Json& kwargs, bool addGenerationPrompt,
                                                     const std::string& rendered) const {
-  const std::string skeleton =
-      chat::apply_chat_template(*template_, to_json(messages, true), nullptr, addGenerationPrompt,
-                                templates_->bos_token, templates_->eos_token, kwargs);
+  const std::string skeleton = chat::apply_chat_template(*template_, to_json(messages, true), nullptr,
+                                                         addGenerationPrompt, templates_->bos_token,
+                                                         templates_->eos_token, kwargs);
   std::vector<chat::PromptPart> parts;
   for (size_t i = 0; i < messages.size(); ++i) parts.push_back({marker(i), utf8(messages[i].content)});
   return chat::tokenize_with_plain_parts(*tokenizer_, rendered, skeleton, parts);

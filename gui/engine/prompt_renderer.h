@@ -24,15 +24,15 @@
 namespace inferdesk::gui {
 
 struct PromptMessage {
-  QString role;     // "system", "user", "assistant"
+  QString role;  // "system", "user", "assistant"
   QString content;
 };
 
 struct RenderedPrompt {
-  QString text;                 // the chat template's output (what is tokenized)
-  std::vector<int32_t> ids;     // its token ids
-  QString warning;              // e.g. "no chat template: messages joined as plain text"
-  QString error;                // non-empty when nothing could be rendered
+  QString text;              // the chat template's output (what is tokenized)
+  std::vector<int32_t> ids;  // its token ids
+  QString warning;           // e.g. "no chat template: messages joined as plain text"
+  QString error;             // non-empty when nothing could be rendered
   bool ok() const { return error.isEmpty(); }
 };
 
@@ -53,8 +53,7 @@ class PromptRenderer {
   // Renders `messages` with the model's default template (add_generation_prompt as given;
   // templateKwargsJson: a JSON object of extra template variables such as
   // {"enable_thinking": false}, or empty) and tokenizes the result.
-  RenderedPrompt render(const std::vector<PromptMessage>& messages,
-                        const QString& templateKwargsJson = {},
+  RenderedPrompt render(const std::vector<PromptMessage>& messages, const QString& templateKwargsJson = {},
                         bool addGenerationPrompt = true) const;
   // Plain text → ids without special tokens (special-token strings stay text); empty without a
   // tokenizer.
@@ -63,11 +62,10 @@ class PromptRenderer {
 
  private:
   PromptRenderer() = default;
-  RenderedPrompt renderWithTemplate(const std::vector<PromptMessage>& messages,
-                                    const chat::Json& kwargs, bool addGenerationPrompt) const;
-  std::vector<int32_t> spliceUserText(const std::vector<PromptMessage>& messages,
-                                      const chat::Json& kwargs, bool addGenerationPrompt,
-                                      const std::string& rendered) const;
+  RenderedPrompt renderWithTemplate(const std::vector<PromptMessage>& messages, const chat::Json& kwargs,
+                                    bool addGenerationPrompt) const;
+  std::vector<int32_t> spliceUserText(const std::vector<PromptMessage>& messages, const chat::Json& kwargs,
+                                      bool addGenerationPrompt, const std::string& rendered) const;
 
   std::optional<Tokenizer> tokenizer_;
   std::optional<chat::ModelChatTemplates> templates_;

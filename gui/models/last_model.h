@@ -17,10 +17,10 @@ namespace inferdesk::gui {
 enum class StartupModel { Offer, Load, Nothing };
 
 struct LastModel {
-  qint64 id = 0;       // registry id
+  qint64 id = 0;  // registry id
   QString name;
-  QString backend;     // "cpu" / "cuda"
-  int context = 0;     // tokens
+  QString backend;  // "cpu" / "cuda"
+  int context = 0;  // tokens
 };
 
 class LastModelMemory {
@@ -38,7 +38,7 @@ class LastModelMemory {
   store::Settings& settings_;
 };
 
-QString startupModelName(StartupModel policy);          // "offer" / "load" / "nothing"
+QString startupModelName(StartupModel policy);           // "offer" / "load" / "nothing"
 StartupModel startupModelFromName(const QString& name);  // anything else: Offer
 
 }  // namespace inferdesk::gui

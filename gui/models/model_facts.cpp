@@ -64,8 +64,7 @@ std::optional<ModelFacts> ModelFacts::fromJson(const QString& json) {
 ModelFacts inspect_model_facts(const QString& path) {
   if (path.trimmed().isEmpty()) throw Error(ErrorCode::InvalidArgument, "no folder was given");
   const QFileInfo fi(path);
-  if (!fi.isDir())
-    throw Error(ErrorCode::NotFound, path.toStdString() + " is not a folder");
+  if (!fi.isDir()) throw Error(ErrorCode::NotFound, path.toStdString() + " is not a folder");
   const QString abs = QDir::cleanPath(fi.absoluteFilePath());
   const std::filesystem::path dir = abs.toStdString();
   const ModelInfo info = inspect_model_folder(dir);

@@ -10,13 +10,13 @@
 namespace inferdesk::gui {
 
 struct ModelFacts {
-  QString path;             // absolute folder path
-  QString name;             // folder name
-  QString model_type;       // "qwen3", "mixtral", ...
-  QString architecture;     // "Qwen3ForCausalLM" (may be empty)
-  QString dtype;            // dtype holding most weight bytes ("BF16")
+  QString path;          // absolute folder path
+  QString name;          // folder name
+  QString model_type;    // "qwen3", "mixtral", ...
+  QString architecture;  // "Qwen3ForCausalLM" (may be empty)
+  QString dtype;         // dtype holding most weight bytes ("BF16")
   qint64 params_total = 0;
-  qint64 params_active = 0; // per token; == total for dense models
+  qint64 params_active = 0;  // per token; == total for dense models
   qint64 weight_bytes = 0;
   qint64 size_on_disk = 0;
   qint64 context_length = 0;

@@ -19,8 +19,7 @@ QString backend_label(const QString& backend) { return backend == "cuda" ? "CUDA
 
 }  // namespace
 
-ModelManager::ModelManager(AppContext& ctx, QObject* parent)
-    : QObject(parent), ctx_(ctx), last_(ctx.settings) {
+ModelManager::ModelManager(AppContext& ctx, QObject* parent) : QObject(parent), ctx_(ctx), last_(ctx.settings) {
   reload();
   EngineController* engine = ctx_.engine;
   if (!engine) return;
@@ -69,8 +68,8 @@ void ModelManager::reload() {
   std::vector<ModelRow> rows;
   try {
     for (const auto& e : ctx_.models.list())
-      rows.push_back(rowFor(e.id, QString::fromStdString(e.display_name),
-                            QString::fromStdString(e.path), QString::fromStdString(e.info_json)));
+      rows.push_back(rowFor(e.id, QString::fromStdString(e.display_name), QString::fromStdString(e.path),
+                            QString::fromStdString(e.info_json)));
   } catch (const std::exception& e) {
     emit statusMessage(tr("could not read the model list: %1").arg(message_of(e)));
   }
@@ -78,8 +77,7 @@ void ModelManager::reload() {
   if (loaded_id_ != 0) table_.setState(loaded_id_, tr("loaded"));
 }
 
-ModelRow ModelManager::rowFor(qint64 id, const QString& name, const QString& path,
-                              const QString& info_json) {
+ModelRow ModelManager::rowFor(qint64 id, const QString& name, const QString& path, const QString& info_json) {
   ModelRow r;
   r.id = id;
   r.display_name = name;
@@ -90,8 +88,7 @@ ModelRow ModelManager::rowFor(qint64 id, const QString& name, const QString& pat
 
 const ModelInfo& ModelManager::info(const QString& path) {
   auto it = info_cache_.find(path);
-  if (it == info_cache_.end())
-    it = info_cache_.emplace(path, inspect_model_folder(path.toStdString())).first;
+  if (it == info_cache_.end()) it = info_cache_.emplace(path, inspect_model_folder(path.toStdString())).first;
   return it->second;
 }
 
@@ -101,8 +98,8 @@ AddModelResult ModelManager::addFolder(const QString& path) {
     r.facts = inspect_model_facts(path);
     info_cache_.erase(r.facts.path);
     const bool existed = ctx_.models.find_by_path(r.facts.path.toStdString()).has_value();
-    r.id = ctx_.models.add(r.facts.path.toStdString(), r.facts.name.toStdString(),
-                           r.facts.model_type.toStdString(), r.facts.toJson().toStdString());
+    r.id = ctx_.models.add(r.facts.path.toStdString(), r.facts.name.toStdString(), r.facts.model_type.toStdString(),
+                           r.facts.toJson().toStdString());
     r.updated = existed;
     r.ok = true;
     table_.upsert(rowFor(r.id, r.facts.name, r.facts.path, r.facts.toJson()));
@@ -144,16 +141,14 @@ qint64 ModelManager::availableMemory(const QString& backend) {
   return 0;
 }
 
-MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& backend,
-                                      qint64 context, qint64 budget) {
+MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget) {
   MemoryCheck m;
   m.context = context > 0 ? context : info.context_length;
   const bool cuda = backend == "cuda";
   // CPU keeps weights as stored (read in place) and a float32 cache; CUDA keeps BF16 weights and
   // a BF16 cache.
-  const MemoryEstimate e =
-      cuda ? estimate_memory(info.config, info.params_total * 2, m.context, DType::BF16)
-           : estimate_memory(info.config, info.weight_bytes, m.context, DType::F32);
+  const MemoryEstimate e = cuda ? estimate_memory(info.config, info.params_total * 2, m.context, DType::BF16)
+                                : estimate_memory(info.config, info.weight_bytes, m.context, DType::F32);
   m.weights = e.weights;
   m.kv_cache = e.kv_cache;
   m.activations = e.activations;
@@ -168,8 +163,8 @@ MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& back
   if (budget > 0) m.summary += QObject::tr("; %1 of %2 available").arg(format_bytes(budget), m.where);
   if (!m.fits) {
     m.reason = QObject::tr("it will not fit: %1 needs %2 but only %3 of %4 is available")
-                   .arg(QString::fromStdString(info.config.model_type), format_bytes(e.total),
-                        format_bytes(budget), m.where);
+                   .arg(QString::fromStdString(info.config.model_type), format_bytes(e.total), format_bytes(budget),
+                        m.where);
     if (e.kv_cache > 0 && e.weights + e.activations < budget)
       m.reason += QObject::tr(" (a shorter context needs less KV cache: %1 per token)")
                       .arg(format_bytes(e.kv_bytes_per_token));
@@ -177,8 +172,7 @@ MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& back
   return m;
 }
 
-MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 context,
-                                      std::optional<qint64> budget) {
+MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 context, std::optional<qint64> budget) {
   const ModelRow* row = table_.find(id);
   if (!row) {
     MemoryCheck m;
@@ -186,8 +180,7 @@ MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 
     return m;
   }
   try {
-    return checkMemory(info(row->path), backend, context,
-                       budget ? *budget : availableMemory(backend));
+    return checkMemory(info(row->path), backend, context, budget ? *budget : availableMemory(backend));
   } catch (const std::exception& e) {
     MemoryCheck m;
     m.reason = tr("cannot read %1: %2").arg(row->path, message_of(e));
@@ -215,9 +208,8 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   EngineController* engine = ctx_.engine;
   const QString path = row->path;
   const int ctx = static_cast<int>(std::min<qint64>(m.context, INT32_MAX));
-  QMetaObject::invokeMethod(engine, [engine, path, backend, ctx] {
-    engine->loadModel(path, backend, ctx, 0);
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      engine, [engine, path, backend, ctx] { engine->loadModel(path, backend, ctx, 0); }, Qt::QueuedConnection);
   emit statusMessage(tr("loading %1 on %2…").arg(row->display_name, backend_label(backend)));
   return true;
 }
@@ -227,7 +219,8 @@ void ModelManager::unload() {
   if (!ctx_.db.read_only()) last_.forget();
   EngineController* engine = ctx_.engine;
   engine->cancelLoad();
-  QMetaObject::invokeMethod(engine, [engine] { engine->unload(); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      engine, [engine] { engine->unload(); }, Qt::QueuedConnection);
 }
 
 void ModelManager::cancelLoad() {

@@ -22,22 +22,22 @@ namespace inferdesk::gui {
 struct AddModelResult {
   bool ok = false;
   qint64 id = 0;
-  bool updated = false;   // the folder was already registered (its record was refreshed)
+  bool updated = false;  // the folder was already registered (its record was refreshed)
   ModelFacts facts;
-  QString error;          // why the folder was refused
+  QString error;  // why the folder was refused
 };
 
 struct MemoryCheck {
   bool fits = false;
-  qint64 context = 0;     // tokens the estimate is for
+  qint64 context = 0;  // tokens the estimate is for
   qint64 weights = 0;
   qint64 kv_cache = 0;
   qint64 activations = 0;
-  qint64 required = 0;    // total
-  qint64 available = 0;   // the budget compared with (0: unknown, then it is assumed to fit)
-  QString where;          // "RAM" or "GPU memory"
-  QString summary;        // one line: "needs 1.20 GiB (weights .. + KV cache .. ) of 60 GiB RAM"
-  QString reason;         // why it does not fit ("" when it fits)
+  qint64 required = 0;   // total
+  qint64 available = 0;  // the budget compared with (0: unknown, then it is assumed to fit)
+  QString where;         // "RAM" or "GPU memory"
+  QString summary;       // one line: "needs 1.20 GiB (weights .. + KV cache .. ) of 60 GiB RAM"
+  QString reason;        // why it does not fit ("" when it fits)
 };
 
 class ModelManager : public QObject {
@@ -63,8 +63,7 @@ class ModelManager : public QObject {
   // compares it with `budget` (nullopt: availableMemory(backend)).
   MemoryCheck checkMemory(qint64 id, const QString& backend, qint64 context,
                           std::optional<qint64> budget = std::nullopt);
-  static MemoryCheck checkMemory(const ModelInfo& info, const QString& backend, qint64 context,
-                                 qint64 budget);
+  static MemoryCheck checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget);
 
   // Checks memory (refusing with *reason when it will not fit) and asks the engine to load the
   // model; progress and the result arrive through the controller's signals (the table's Status

@@ -8,9 +8,7 @@ int ModelTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-int ModelTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
+int ModelTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant ModelTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
@@ -29,8 +27,7 @@ QVariant ModelTableModel::headerData(int section, Qt::Orientation orientation, i
 }
 
 QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return {};
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const ModelRow& r = rows_[static_cast<size_t>(index.row())];
   if (role == IdRole) return r.id;
   if (role == PathRole) return r.path;
@@ -38,8 +35,8 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole) {
     const bool numeric = index.column() == Parameters || index.column() == ActiveParameters ||
                          index.column() == Context || index.column() == SizeOnDisk;
-    return QVariant::fromValue(Qt::Alignment(numeric ? Qt::AlignRight | Qt::AlignVCenter
-                                                     : Qt::AlignLeft | Qt::AlignVCenter));
+    return QVariant::fromValue(
+        Qt::Alignment(numeric ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter));
   }
   if (role != Qt::DisplayRole) return {};
   if (index.column() == Name) return r.display_name;

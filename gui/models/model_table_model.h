@@ -13,19 +13,29 @@
 namespace inferdesk::gui {
 
 struct ModelRow {
-  qint64 id = 0;                   // registry id
+  qint64 id = 0;  // registry id
   QString display_name;
   QString path;
-  std::optional<ModelFacts> facts; // absent when the registry's record could not be read
-  QString state;                   // "", "loading 40%", "loaded on CPU", ...
+  std::optional<ModelFacts> facts;  // absent when the registry's record could not be read
+  QString state;                    // "", "loading 40%", "loaded on CPU", ...
 };
 
 class ModelTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { Name, Architecture, Parameters, ActiveParameters, DType, Context, SizeOnDisk,
-                ChatTemplate, State, ColumnCount };
+  enum Column {
+    Name,
+    Architecture,
+    Parameters,
+    ActiveParameters,
+    DType,
+    Context,
+    SizeOnDisk,
+    ChatTemplate,
+    State,
+    ColumnCount
+  };
   enum Role { IdRole = Qt::UserRole + 1, PathRole };
 
   explicit ModelTableModel(QObject* parent = nullptr);

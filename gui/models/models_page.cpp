@@ -28,10 +28,9 @@ namespace inferdesk::gui {
 namespace {
 constexpr int kDefaultContext = 8192;
 constexpr int kLongestContext = 1 << 24;  // the engine's limit; the model's own is checked apart
-}
+}  // namespace
 
-ModelsPage::ModelsPage(AppContext& ctx, QWidget* parent)
-    : QWidget(parent), ctx_(ctx), manager_(ctx, this) {
+ModelsPage::ModelsPage(AppContext& ctx, QWidget* parent) : QWidget(parent), ctx_(ctx), manager_(ctx, this) {
   buildUi();
   connect(&manager_, &ModelManager::statusMessage, status_, &QLabel::setText);
   if (EngineController* engine = ctx_.engine) {
@@ -161,9 +160,8 @@ void ModelsPage::buildUi() {
   connect(unload_, &QPushButton::clicked, this, &ModelsPage::unloadWithConfirmation);
   connect(cancel_, &QPushButton::clicked, this, [this] { manager_.cancelLoad(); });
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ModelsPage::showDetails);
-  connect(manager_.table(), &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
-    table_->selectRow(first);
-  });
+  connect(manager_.table(), &QAbstractItemModel::rowsInserted, this,
+          [this](const QModelIndex&, int first) { table_->selectRow(first); });
   connect(manager_.table(), &QAbstractItemModel::dataChanged, this, [this] { updateButtons(); });
   connect(backend_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
   connect(context_, &QSpinBox::valueChanged, this, &ModelsPage::updateEstimate);
@@ -184,8 +182,8 @@ bool ModelsPage::selectModel(qint64 id) {
 }
 
 void ModelsPage::addFolderWithDialog() {
-  const QString dir = QFileDialog::getExistingDirectory(
-      this, tr("Add a Hugging Face model folder"), QString(), QFileDialog::ShowDirsOnly);
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Add a Hugging Face model folder"), QString(),
+                                                        QFileDialog::ShowDirsOnly);
   if (dir.isEmpty()) return;
   const AddModelResult r = manager_.addFolder(dir);
   if (!r.ok) QMessageBox::warning(this, tr("Cannot add this folder"), r.error);
@@ -202,7 +200,8 @@ void ModelsPage::loadSelected() {
   // Loading replaces the loaded model: replies being written stop, so ask first.
   confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context] {
     QString reason;
-    if (!manager_.load(id, backend, context, &reason) && isVisible()) QMessageBox::warning(this, tr("Not loaded"), reason);
+    if (!manager_.load(id, backend, context, &reason) && isVisible())
+      QMessageBox::warning(this, tr("Not loaded"), reason);
   });
 }
 
@@ -229,24 +228,23 @@ void ModelsPage::showDetails() {
                     .arg(format_count(f.params_active))
                     .arg(f.experts_per_token)
                     .arg(f.num_experts);
-    details_->setText(
-        tr("<b>%1</b> <small>%2</small><table cellspacing=3>"
-           "<tr><td>Architecture</td><td>%3 %4</td></tr>"
-           "<tr><td>Parameters</td><td>%5</td></tr>"
-           "<tr><td>Weights</td><td>%6, %7 in %8 file(s)</td></tr>"
-           "<tr><td>Layers</td><td>%9</td></tr>"
-           "<tr><td>Context</td><td>%10 tokens</td></tr>"
-           "<tr><td>On disk</td><td>%11</td></tr>"
-           "<tr><td>Tokenizer</td><td>%12</td></tr>"
-           "<tr><td>Chat template</td><td>%13</td></tr></table>")
-            .arg(f.name.toHtmlEscaped(), f.path.toHtmlEscaped(), f.model_type.toHtmlEscaped(),
-                 f.architecture.isEmpty() ? QString() : "(" + f.architecture.toHtmlEscaped() + ")",
-                 params, f.dtype, format_bytes(f.weight_bytes))
-            .arg(f.num_shards)
-            .arg(f.num_layers)
-            .arg(f.context_length)
-            .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
-                 f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)")));
+    details_->setText(tr("<b>%1</b> <small>%2</small><table cellspacing=3>"
+                         "<tr><td>Architecture</td><td>%3 %4</td></tr>"
+                         "<tr><td>Parameters</td><td>%5</td></tr>"
+                         "<tr><td>Weights</td><td>%6, %7 in %8 file(s)</td></tr>"
+                         "<tr><td>Layers</td><td>%9</td></tr>"
+                         "<tr><td>Context</td><td>%10 tokens</td></tr>"
+                         "<tr><td>On disk</td><td>%11</td></tr>"
+                         "<tr><td>Tokenizer</td><td>%12</td></tr>"
+                         "<tr><td>Chat template</td><td>%13</td></tr></table>")
+                          .arg(f.name.toHtmlEscaped(), f.path.toHtmlEscaped(), f.model_type.toHtmlEscaped(),
+                               f.architecture.isEmpty() ? QString() : "(" + f.architecture.toHtmlEscaped() + ")",
+                               params, f.dtype, format_bytes(f.weight_bytes))
+                          .arg(f.num_shards)
+                          .arg(f.num_layers)
+                          .arg(f.context_length)
+                          .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
+                               f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)")));
     model_max_context_ = f.context_length;
     const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, kLongestContext));
     const QSignalBlocker block(context_);
@@ -299,12 +297,12 @@ void ModelsPage::confirmStoppingReplies(const QString& action, std::function<voi
     return;
   }
   const auto model = engine->loadedModel();
-  auto* box = new QMessageBox(
-      QMessageBox::Warning, tr("Stop the replies?"),
-      tr("%1 is writing %2. This stops %3; the text so far is kept.")
-          .arg(model ? model->name : tr("The model"), running == 1 ? tr("a reply") : tr("%1 replies").arg(running),
-               running == 1 ? tr("it") : tr("them")),
-      QMessageBox::Cancel, this);
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("Stop the replies?"),
+                              tr("%1 is writing %2. This stops %3; the text so far is kept.")
+                                  .arg(model ? model->name : tr("The model"),
+                                       running == 1 ? tr("a reply") : tr("%1 replies").arg(running),
+                                       running == 1 ? tr("it") : tr("them")),
+                              QMessageBox::Cancel, this);
   box->setObjectName("unloadConfirmation");
   QPushButton* yes = box->addButton(action, QMessageBox::DestructiveRole);
   box->setDefaultButton(QMessageBox::Cancel);

@@ -35,16 +35,14 @@ ExpertHeatmap::ExpertHeatmap(QWidget* parent) : QWidget(parent) {
 
 QColor ExpertHeatmap::colorAt(double t) {
   // A perceptually ordered dark-blue → teal → yellow scale (viridis-like stops).
-  static const std::array<QColor, 5> stops = {QColor(68, 1, 84), QColor(59, 82, 139),
-                                              QColor(33, 145, 140), QColor(94, 201, 98),
-                                              QColor(253, 231, 37)};
+  static const std::array<QColor, 5> stops = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140),
+                                              QColor(94, 201, 98), QColor(253, 231, 37)};
   t = std::clamp(t, 0.0, 1.0) * (stops.size() - 1);
   const size_t i = std::min(static_cast<size_t>(t), stops.size() - 2);
   const double f = t - static_cast<double>(i);
   const QColor& a = stops[i];
   const QColor& b = stops[i + 1];
-  return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
-                          a.greenF() + (b.greenF() - a.greenF()) * f,
+  return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * f, a.greenF() + (b.greenF() - a.greenF()) * f,
                           a.blueF() + (b.blueF() - a.blueF()) * f);
 }
 
@@ -160,7 +158,11 @@ QString ExpertHeatmap::cellText(int layer, int column) const {
   if (column == experts_) return tr("layer %1, shared expert: %2 tokens (every token of the layer)").arg(layer).arg(n);
   const int64_t total = layer_totals_[static_cast<size_t>(layer)];
   const double share = total > 0 ? 100.0 * double(c) / double(total) : 0.0;
-  return tr("layer %1, expert %2: %3 tokens (%4% of the layer's routing)").arg(layer).arg(column).arg(n).arg(share, 0, 'f', 1);
+  return tr("layer %1, expert %2: %3 tokens (%4% of the layer's routing)")
+      .arg(layer)
+      .arg(column)
+      .arg(n)
+      .arg(share, 0, 'f', 1);
 }
 
 void ExpertHeatmap::paintCells(QPainter& p) const {
@@ -193,7 +195,8 @@ void ExpertHeatmap::paintCells(QPainter& p) const {
     QRect note = g.adjusted(4, 4, -4, -4);
     p.fillRect(QRect(note.left(), note.center().y() - 14, note.width(), 28), palette().brush(QPalette::Base));
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(note, Qt::AlignCenter | Qt::TextWordWrap, tr("No tokens routed yet: generate to see which experts each layer uses."));
+    p.drawText(note, Qt::AlignCenter | Qt::TextWordWrap,
+               tr("No tokens routed yet: generate to see which experts each layer uses."));
   }
 }
 
@@ -227,7 +230,8 @@ void ExpertHeatmap::paintLabels(QPainter& p) const {
   p.drawText(QRect(bar.left() - 6, g.top() - 2, kRight - 8, 14), Qt::AlignLeft | Qt::AlignTop, tr("tokens"));
   p.drawText(QRect(bar.right() + 4, bar.top() - 2, kRight - kBarWidth - 16, 16), Qt::AlignLeft | Qt::AlignTop,
              loc.toString(static_cast<qlonglong>(max_)));
-  p.drawText(QRect(bar.right() + 4, bar.bottom() - 14, kRight - kBarWidth - 16, 16), Qt::AlignLeft | Qt::AlignBottom, "0");
+  p.drawText(QRect(bar.right() + 4, bar.bottom() - 14, kRight - kBarWidth - 16, 16), Qt::AlignLeft | Qt::AlignBottom,
+             "0");
 }
 
 void ExpertHeatmap::paintEvent(QPaintEvent*) {
@@ -235,7 +239,8 @@ void ExpertHeatmap::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   if (layers_ == 0) {
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, tr("Expert routing appears here for mixture-of-experts models."));
+    p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+               tr("Expert routing appears here for mixture-of-experts models."));
     return;
   }
   paintCells(p);

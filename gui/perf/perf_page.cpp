@@ -42,10 +42,10 @@ void PerfPage::buildUi() {
   headline_->setTextFormat(Qt::RichText);
   root->addWidget(headline_);
 
-  const QColor blue(31, 119, 180), orange(255, 127, 14), green(44, 160, 44), red(214, 39, 40),
-      purple(148, 103, 189);
+  const QColor blue(31, 119, 180), orange(255, 127, 14), green(44, 160, 44), red(214, 39, 40), purple(148, 103, 189);
   auto* grid = new QGridLayout();
-  decode_chart_ = new TimeSeriesChart(tr("Decode tokens/s (2 s average)"), tr("time (s)"), tr("tokens/s"), kWindowSeconds);
+  decode_chart_ = new TimeSeriesChart(tr("Decode tokens/s (2 s average)"), tr("time (s)"), tr("tokens/s"),
+                                      kWindowSeconds);
   decode_ = decode_chart_->addSeries(tr("decode"), blue);
   ttft_chart_ = new TimeSeriesChart(tr("Time to first token per request"), tr("request #"), tr("ms"), 0);
   ttft_ = ttft_chart_->addSeries(tr("TTFT"), orange);
@@ -83,7 +83,8 @@ void PerfPage::buildUi() {
   // Equal rows whatever the heatmap's caption asks for: size hints are ignored vertically, so
   // no chart is squeezed until its axis labels turn into "…".
   heat_box->setMinimumHeight(180);
-  for (QWidget* w : std::initializer_list<QWidget*>{decode_chart_, ttft_chart_, kv_chart_, mem_chart_, req_chart_, heat_box})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{decode_chart_, ttft_chart_, kv_chart_, mem_chart_, req_chart_, heat_box})
     w->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
   for (int r = 0; r < 3; ++r) grid->setRowStretch(r, 1);
   for (int c = 0; c < 2; ++c) grid->setColumnStretch(c, 1);
@@ -121,10 +122,12 @@ QString PerfPage::headlineText(const EngineStats& s) const {
                             .arg(prompt, 0, 'f', 1)
                             .arg(s.running)
                             .arg(s.waiting);
-  text += tr(" &nbsp; KV <b>%1 / %2</b> blocks (%3%)").arg(s.kv_blocks_used).arg(s.kv_blocks_total).arg(kv_pct, 0, 'f', 0);
+  text +=
+      tr(" &nbsp; KV <b>%1 / %2</b> blocks (%3%)").arg(s.kv_blocks_used).arg(s.kv_blocks_total).arg(kv_pct, 0, 'f', 0);
   if (s.process_rss_bytes > 0) text += tr(" &nbsp; process <b>%1</b>").arg(format_bytes(s.process_rss_bytes));
   if (gpu_ && s.memory.device_total > 0)
-    text += tr(" &nbsp; GPU <b>%1 / %2</b>").arg(format_bytes(s.memory.device_used), format_bytes(s.memory.device_total));
+    text += tr(" &nbsp; GPU <b>%1 / %2</b>")
+                .arg(format_bytes(s.memory.device_used), format_bytes(s.memory.device_total));
   return text;
 }
 
@@ -154,11 +157,9 @@ void PerfPage::onModelLoaded(const ModelSummary& m) {
   QStringList dense;
   for (int l = 0; l < m.num_layers; ++l)
     if (!heatmap_->isMoeLayer(l)) dense << QString::number(l);
-  QString note = tr("%1 MoE layers × %2 experts, %3 per token")
-                     .arg(moe)
-                     .arg(m.num_experts)
-                     .arg(m.experts_per_token);
-  if (!dense.isEmpty()) note += tr("; %1 %2 dense").arg(dense.size() == 1 ? tr("layer") : tr("layers"), dense.join(", "));
+  QString note = tr("%1 MoE layers × %2 experts, %3 per token").arg(moe).arg(m.num_experts).arg(m.experts_per_token);
+  if (!dense.isEmpty())
+    note += tr("; %1 %2 dense").arg(dense.size() == 1 ? tr("layer") : tr("layers"), dense.join(", "));
   if (m.has_shared_expert) note += tr("; the shared expert sees every token");
   heatmap_note_->setFullText(tr("%1. Counts are routed tokens since the load; hover a cell for its count.").arg(note));
 }

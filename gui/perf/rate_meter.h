@@ -32,8 +32,7 @@ class SteadyClock : public Clock {
 // Tokens per second over the last `window` seconds of a cumulative counter.
 class RateMeter {
  public:
-  explicit RateMeter(const Clock& clock, double windowSeconds = 2.0)
-      : clock_(clock), window_(windowSeconds) {}
+  explicit RateMeter(const Clock& clock, double windowSeconds = 2.0) : clock_(clock), window_(windowSeconds) {}
 
   // The counter's value now. A value below the previous one (a new model) starts over.
   void update(std::int64_t total);

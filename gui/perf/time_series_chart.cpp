@@ -8,8 +8,8 @@
 
 namespace inferdesk::gui {
 
-TimeSeriesChart::TimeSeriesChart(const QString& title, const QString& xLabel,
-                                 const QString& yLabel, double windowX, QWidget* parent)
+TimeSeriesChart::TimeSeriesChart(const QString& title, const QString& xLabel, const QString& yLabel, double windowX,
+                                 QWidget* parent)
     : QChartView(parent), window_(windowX) {
   chart_ = new QChart();
   chart_->setTitle(title);
@@ -32,7 +32,8 @@ TimeSeriesChart::TimeSeriesChart(const QString& title, const QString& xLabel,
 void TimeSeriesChart::applyPalette() {
   const QPalette pal = palette();
   const QColor base = pal.color(QPalette::Base), text = pal.color(QPalette::Text);
-  const QColor grid = QColor::fromRgbF(base.redF() * 0.8f + text.redF() * 0.2f, base.greenF() * 0.8f + text.greenF() * 0.2f,
+  const QColor grid = QColor::fromRgbF(base.redF() * 0.8f + text.redF() * 0.2f,
+                                       base.greenF() * 0.8f + text.greenF() * 0.2f,
                                        base.blueF() * 0.8f + text.blueF() * 0.2f);
   chart_->setBackgroundBrush(pal.brush(QPalette::Base));
   chart_->setBackgroundPen(QPen(grid));

@@ -19,8 +19,8 @@ namespace inferdesk::gui {
 class TimeSeriesChart : public QChartView {
  public:
   // windowX > 0: show only the last windowX units of x (seconds); 0: keep up to maxPoints points.
-  TimeSeriesChart(const QString& title, const QString& xLabel, const QString& yLabel,
-                  double windowX, QWidget* parent = nullptr);
+  TimeSeriesChart(const QString& title, const QString& xLabel, const QString& yLabel, double windowX,
+                  QWidget* parent = nullptr);
 
   QLineSeries* addSeries(const QString& name, const QColor& color);
   void append(QLineSeries* series, double x, double y);

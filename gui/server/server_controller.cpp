@@ -15,8 +15,8 @@ namespace inferdesk::gui {
 namespace {
 
 QString log_line(const server::RequestLogEntry& e) {
-  QString line = QDateTime::currentDateTime().toString("HH:mm:ss") + "  " + QString::fromStdString(e.method) +
-                 " " + QString::fromStdString(e.path) + "  " + QString::number(e.status);
+  QString line = QDateTime::currentDateTime().toString("HH:mm:ss") + "  " + QString::fromStdString(e.method) + " " +
+                 QString::fromStdString(e.path) + "  " + QString::number(e.status);
   if (e.stream) line += "  stream";
   if (e.prompt_tokens || e.completion_tokens)
     line += QString("  %1 + %2 tokens").arg(e.prompt_tokens).arg(e.completion_tokens);
@@ -27,8 +27,7 @@ QString log_line(const server::RequestLogEntry& e) {
 
 }  // namespace
 
-ServerController::ServerController(EngineController* engine, QObject* parent)
-    : QObject(parent), engine_(engine) {
+ServerController::ServerController(EngineController* engine, QObject* parent) : QObject(parent), engine_(engine) {
   poll_ = new QTimer(this);
   poll_->setInterval(kClientsPollMs);
   connect(poll_, &QTimer::timeout, this, [this] {
@@ -67,9 +66,12 @@ bool ServerController::start(int port) {
     o.on_request = [self](const server::RequestLogEntry& e) {
       const QString line = log_line(e);
       const int status = e.status;
-      QMetaObject::invokeMethod(self, [self, line, status] {
-        if (self) emit self->requestLogged(line, status);
-      }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          self,
+          [self, line, status] {
+            if (self) emit self->requestLogged(line, status);
+          },
+          Qt::QueuedConnection);
     };
     auto served = server::make_served_model(engine, summary->path.toStdString(), {summary->name.toStdString()});
     engine.reset();

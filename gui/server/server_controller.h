@@ -28,7 +28,7 @@ class ServerController : public QObject {
   ~ServerController() override;  // stops the server (in-flight requests are cancelled)
 
   bool isRunning() const { return server_ != nullptr; }
-  QString url() const;        // "http://127.0.0.1:PORT" while running, else ""
+  QString url() const;  // "http://127.0.0.1:PORT" while running, else ""
   int connectedClients() const;
 
   static constexpr int kClientsPollMs = 250;

@@ -31,16 +31,16 @@ inline std::string no_gpu_reason() {
   return {};
 }
 
-#define INFERDESK_REQUIRE_GPU()                                            \
-  do {                                                                     \
-    const std::string why_ = ::inferdesk::gputest::no_gpu_reason();        \
-    if (!why_.empty()) GTEST_SKIP() << "skipped (needs a GPU): " << why_;  \
+#define INFERDESK_REQUIRE_GPU()                                           \
+  do {                                                                    \
+    const std::string why_ = ::inferdesk::gputest::no_gpu_reason();       \
+    if (!why_.empty()) GTEST_SKIP() << "skipped (needs a GPU): " << why_; \
   } while (0)
 
-#define CUDA_OK(expr)                                                              \
-  do {                                                                             \
-    const cudaError_t e_ = (expr);                                                 \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_);          \
+#define CUDA_OK(expr)                                                      \
+  do {                                                                     \
+    const cudaError_t e_ = (expr);                                         \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
   } while (0)
 
 // A device buffer of T; filled with a poison byte pattern (0xFF: NaN for float and bf16) so a
@@ -60,7 +60,10 @@ class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
@@ -72,8 +75,7 @@ class DeviceBuffer {
     if (p_) cudaMemset(p_, 0xFF, n_ * sizeof(T));
   }
   void upload(const std::vector<T>& host) {
-    if (cudaMemcpy(p_, host.data(), std::min(n_, host.size()) * sizeof(T),
-                   cudaMemcpyHostToDevice) != cudaSuccess)
+    if (cudaMemcpy(p_, host.data(), std::min(n_, host.size()) * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess)
       throw std::runtime_error("cudaMemcpy H2D failed");
   }
   std::vector<T> download() const {

@@ -41,7 +41,8 @@ TEST(Faults, ABadRequestLineIsAnswered400AndClosed) {
 }
 
 TEST(Faults, OversizedHeadersAreRefusedWith431) {
-  const std::string got = exchange("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 << 10, 'a') + "\r\n\r\n");
+  const std::string got = exchange("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 << 10, 'a') +
+                                   "\r\n\r\n");
   EXPECT_EQ(got.rfind("HTTP/1.1 431", 0), 0u) << got.substr(0, 200);
   const std::string line = exchange("GET /" + std::string(40 << 10, 'p') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(line.rfind("HTTP/1.1 431", 0), 0u) << line.substr(0, 200);
@@ -51,16 +52,19 @@ TEST(Faults, OversizedHeadersAreRefusedWith431) {
 TEST(Faults, BodiesOverTheLimitOrBadlyChunkedAreRefused) {
   // A Content-Length far over the limit is refused before any body is read.
   const auto t0 = Clock::now();
-  const std::string huge = exchange("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n{");
+  const std::string huge = exchange(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n{");
   EXPECT_EQ(huge.rfind("HTTP/1.1 413", 0), 0u) << huge;
   EXPECT_LT(Clock::now() - t0, 900ms);
   // Chunked bodies are counted as they arrive.
   std::string chunked = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 80; ++i) chunked += "400\r\n" + std::string(1024, ' ') + "\r\n";
   EXPECT_EQ(exchange(chunked).rfind("HTTP/1.1 413", 0), 0u);
-  const std::string bad = exchange("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n");
+  const std::string bad = exchange(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n");
   EXPECT_EQ(bad.rfind("HTTP/1.1 400", 0), 0u) << bad;
-  const std::string conflict = exchange("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n12345");
+  const std::string conflict = exchange(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n12345");
   EXPECT_EQ(conflict.rfind("HTTP/1.1 400", 0), 0u) << conflict;
   EXPECT_TRUE(healthy());
 }
@@ -99,8 +103,9 @@ TEST(Faults, SlowClientsAreClosedAtTheRequestDeadline) {
 
 TEST(Faults, RandomBytesNeverBringTheServerDown) {
   std::mt19937 rng(99);
-  const std::vector<std::string> starts = {"", "GET / HTTP/1.1\r\n", "POST /v1/completions HTTP/1.1\r\nContent-Length: 20\r\n\r\n",
-                                           "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\n"};
+  const std::vector<std::string> starts = {
+      "", "GET / HTTP/1.1\r\n", "POST /v1/completions HTTP/1.1\r\nContent-Length: 20\r\n\r\n",
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\n"};
   for (int i = 0; i < 150; ++i) {
     std::string bytes = starts[rng() % starts.size()];
     const size_t n = rng() % 300;
@@ -129,7 +134,8 @@ TEST(Faults, ConnectionsOverTheLimitGet503) {
 
 TEST(Faults, Http10StreamsEndByClosingTheConnection) {
   const std::string body = completion({1, 2}, {{"max_tokens", 3}, {"stream", true}, {"ignore_eos", true}}).dump();
-  const std::string got = exchange("POST /v1/completions HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  const std::string got = exchange("POST /v1/completions HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) +
+                                   "\r\n\r\n" + body);
   EXPECT_EQ(got.rfind("HTTP/1.0 200", 0), 0u) << got;
   EXPECT_EQ(got.find("Transfer-Encoding"), std::string::npos);
   EXPECT_EQ(sse_data(got.substr(got.find("\r\n\r\n") + 4)).size(), 4u) << got;  // 3 tokens + [DONE]
@@ -139,7 +145,8 @@ TEST(Faults, SigtermFinishesInFlightStreamsAndExitsZero) {
   ServerProcess s(tiny_args({"--shutdown-grace", "30"}, 4096));
   RawConnection conn(s.port());
   const std::string body = completion({1, 2, 3}, {{"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}}).dump();
-  ASSERT_TRUE(conn.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(conn.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n\r\n" + body));
   ASSERT_NE(conn.read_until("data: {", 5000ms).find("data: {"), std::string::npos);
   s.signal(SIGTERM);
   std::this_thread::sleep_for(100ms);
@@ -160,7 +167,8 @@ TEST(Faults, SigtermCancelsWhatOutlastsTheGraceWithAnErrorEvent) {
   ServerProcess s(tiny_args({"--shutdown-grace", "0.2"}, 4096));
   RawConnection conn(s.port());
   const std::string body = completion({1, 2, 3}, {{"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}}).dump();
-  ASSERT_TRUE(conn.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(conn.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n\r\n" + body));
   ASSERT_NE(conn.read_until("data: {", 5000ms).find("data: {"), std::string::npos);
   const auto t0 = Clock::now();
   s.signal(SIGTERM);

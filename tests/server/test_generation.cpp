@@ -58,13 +58,25 @@ TEST(ChatRequest, RendersTheChatTemplateAndTokenizesWithoutAddingSpecialTokens) 
 
 TEST(ChatRequest, ReadsTheSamplingFieldsAndMaxCompletionTokensWins) {
   const ServedModel m = tiny_model();
-  const GenerationRequest r = parse_chat_request(
-      chat_body({{"max_tokens", 3}, {"max_completion_tokens", 5}, {"temperature", 0.5}, {"top_p", 0.9},
-                 {"top_k", 7}, {"min_p", 0.1}, {"seed", -3}, {"stop", "x"}, {"stop_token_ids", {4, 5}},
-                 {"presence_penalty", 0.5}, {"frequency_penalty", -0.5}, {"repetition_penalty", 1.2},
-                 {"n", 2}, {"ignore_eos", true}, {"logprobs", true}, {"top_logprobs", 3},
-                 {"stream", true}, {"stream_options", {{"include_usage", true}}}}),
-      m, {});
+  const GenerationRequest r = parse_chat_request(chat_body({{"max_tokens", 3},
+                                                            {"max_completion_tokens", 5},
+                                                            {"temperature", 0.5},
+                                                            {"top_p", 0.9},
+                                                            {"top_k", 7},
+                                                            {"min_p", 0.1},
+                                                            {"seed", -3},
+                                                            {"stop", "x"},
+                                                            {"stop_token_ids", {4, 5}},
+                                                            {"presence_penalty", 0.5},
+                                                            {"frequency_penalty", -0.5},
+                                                            {"repetition_penalty", 1.2},
+                                                            {"n", 2},
+                                                            {"ignore_eos", true},
+                                                            {"logprobs", true},
+                                                            {"top_logprobs", 3},
+                                                            {"stream", true},
+                                                            {"stream_options", {{"include_usage", true}}}}),
+                                                 m, {});
   EXPECT_EQ(r.prompts[0].max_tokens, 5);
   EXPECT_FLOAT_EQ(r.params.temperature, 0.5f);
   EXPECT_FLOAT_EQ(r.params.top_p, 0.9f);
@@ -88,9 +100,9 @@ TEST(ChatRequest, TextPartsAreJoinedAndKwargsReachTheTemplate) {
   const ServedModel m = tiny_model();
   Json body = chat_body({{"chat_template", "{{ greeting }}{% for m in messages %}{{ m['content'] }}{% endfor %}"},
                          {"chat_template_kwargs", {{"greeting", "Hi "}}}});
-  body["messages"] = Json::array({{{"role", "user"},
-                                   {"content", Json::array({{{"type", "text"}, {"text", "a"}},
-                                                            {{"type", "text"}, {"text", "b"}}})}}});
+  body["messages"] = Json::array(
+      {{{"role", "user"},
+        {"content", Json::array({{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}})}}});
   const GenerationRequest r = parse_chat_request(body, m, {});
   EXPECT_EQ(r.prompts[0].text, "Hi a\nb");
 }
@@ -116,7 +128,8 @@ TEST(CompletionRequest, AcceptsTextIdsAndListsOfEitherInOrder) {
   ASSERT_EQ(ids.prompts.size(), 2u);
   EXPECT_EQ(ids.prompts[0].ids, (std::vector<int32_t>{5, 6}));
   EXPECT_EQ(ids.prompts[1].ids, (std::vector<int32_t>{7}));
-  const GenerationRequest flat = parse_completion_request({{"prompt", {9, 8, 7}}, {"max_tokens", 1}, {"logprobs", 2}}, m, {});
+  const GenerationRequest flat = parse_completion_request({{"prompt", {9, 8, 7}}, {"max_tokens", 1}, {"logprobs", 2}},
+                                                          m, {});
   EXPECT_EQ(flat.prompts.size(), 1u);
   EXPECT_TRUE(flat.logprobs);
   EXPECT_EQ(flat.top_logprobs, 2);
@@ -156,11 +169,16 @@ TEST(RequestErrors, WrongTypesRangesAndLimitsAreTypedErrorsNamingTheField) {
       {"top_logprobs range", chat_body({{"logprobs", true}, {"top_logprobs", 21}}), true, 400, "top_logprobs"},
       {"logprobs type", chat_body({{"logprobs", 3}}), true, 400, "logprobs"},
       {"stream type", chat_body({{"stream", "yes"}}), true, 400, "stream"},
-      {"stream_options without stream", chat_body({{"stream_options", {{"include_usage", true}}}}), true, 400, "stream_options"},
+      {"stream_options without stream", chat_body({{"stream_options", {{"include_usage", true}}}}), true, 400,
+       "stream_options"},
       {"messages missing", {{"model", "tiny"}}, true, 400, "messages"},
       {"messages empty", {{"messages", Json::array()}}, true, 400, "messages"},
       {"message role", {{"messages", Json::array({{{"content", "x"}}})}}, true, 400, "messages"},
-      {"image part", {{"messages", Json::array({{{"role", "user"}, {"content", Json::array({{{"type", "image_url"}}})}}})}}, true, 400, "messages"},
+      {"image part",
+       {{"messages", Json::array({{{"role", "user"}, {"content", Json::array({{{"type", "image_url"}}})}}})}},
+       true,
+       400,
+       "messages"},
       {"kwargs type", chat_body({{"chat_template_kwargs", 3}}), true, 400, "chat_template_kwargs"},
       {"bad own template", chat_body({{"chat_template", "{% for %}"}}), true, 400, "chat_template"},
       {"tools", chat_body({{"tools", Json::array()}, {"tool_choice", "auto"}}), true, 400, "tool_choice"},
@@ -294,7 +312,8 @@ TEST(Generation, LengthFlushesHeldTextAndErrorsAndCancelsAreReported) {
 
 TEST(Generation, LogprobOffsetsStartAfterAnEchoedPrompt) {
   const ServedModel m = tiny_model();
-  const GenerationRequest req = parse_completion_request({{"prompt", "the"}, {"max_tokens", 4}, {"logprobs", 1}}, m, {});
+  const GenerationRequest req = parse_completion_request({{"prompt", "the"}, {"max_tokens", 4}, {"logprobs", 1}}, m,
+                                                         {});
   Generation g(req, &*m.tokenizer);
   const std::vector<int32_t> ids = ids_of(m, " quick brown");
   g.apply(0, event(ids, true, FinishReason::Length));

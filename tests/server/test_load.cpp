@@ -91,7 +91,8 @@ TEST(Load, TenTimesTheAdmissionLimitGets429ForTheExcessOnly) {
   }
   EXPECT_EQ(ok, 8);
   EXPECT_EQ(limited, 72);
-  std::printf("80 requests against 8 admitted: %d served (1,000 tokens each), %d got 429, %.2f s\n", ok, limited, run.duration_s);
+  std::printf("80 requests against 8 admitted: %d served (1,000 tokens each), %d got 429, %.2f s\n", ok, limited,
+              run.duration_s);
   HttpClient c(s.url());
   std::string m;
   EXPECT_TRUE(engine_drains(c, std::chrono::seconds(5), &m)) << m;
@@ -103,8 +104,10 @@ TEST(Load, ClientsThatHangUpAtRandomPointsLeaveNothingBehind) {
   auto requests = random_streams(100, 8, 3000, 11);
   std::mt19937 rng(2024);
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (i % 2 == 0) requests[i].abort_after_chunks = static_cast<int32_t>(rng() % 40);
-    else requests[i].abort_after_s = static_cast<double>(20 + rng() % 480) / 1000.0;  // sent by then
+    if (i % 2 == 0)
+      requests[i].abort_after_chunks = static_cast<int32_t>(rng() % 40);
+    else
+      requests[i].abort_after_s = static_cast<double>(20 + rng() % 480) / 1000.0;  // sent by then
   }
   const bench::LoadResult run = bench::run_load(load_options(s), requests);
   for (const auto& r : run.requests) EXPECT_TRUE(r.aborted) << r.error;
@@ -138,7 +141,8 @@ std::vector<bench::BenchRequest> request_mix(int cycles) {
       {"/v1/completions", completion({1, 2, 3}, {{"max_tokens", 4}})},
       {"/v1/completions", completion("the quick", {{"max_tokens", 4}, {"stream", true}, {"logprobs", 2}})},
       {"/v1/chat/completions", user_chat("hi", {{"max_tokens", 4}})},
-      {"/v1/chat/completions", user_chat("hi", {{"max_tokens", 4}, {"stream", true}, {"stream_options", {{"include_usage", true}}}})},
+      {"/v1/chat/completions",
+       user_chat("hi", {{"max_tokens", 4}, {"stream", true}, {"stream_options", {{"include_usage", true}}}})},
       {"/v1/completions", completion({4, 5}, {{"max_tokens", 4}, {"n", 2}, {"stop", {"a", "e"}}})},
       {"/v1/completions", completion({1}, {{"temperature", -1}})},
       {"/v1/chat/completions", user_chat("x", {{"model", "missing"}})},

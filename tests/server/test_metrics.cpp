@@ -32,10 +32,14 @@ TEST(ServerMetrics, RendersVllmNamesWithCumulativeBucketsAndEscapedLabels) {
   EXPECT_NE(text.find("finished_reason=\"stop\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("finished_reason=\"abort\"} 1\n"), std::string::npos);
   // 0.003 falls in le=0.005 (and every larger bucket): cumulative counts.
-  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"0.001\"} 0\n"), std::string::npos);
-  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"0.005\"} 1\n"), std::string::npos);
-  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"+Inf\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_count{model_name=\"a\\\"b\",engine=\"0\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"0.001\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"0.005\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_bucket{model_name=\"a\\\"b\",engine=\"0\",le=\"+Inf\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:time_to_first_token_seconds_count{model_name=\"a\\\"b\",engine=\"0\"} 2\n"),
+            std::string::npos);
   EXPECT_NE(text.find("# TYPE vllm:e2e_request_latency_seconds histogram\n"), std::string::npos);
   EXPECT_EQ(m.finished("stop"), 1u);
 }
@@ -79,8 +83,8 @@ TEST(BenchMetrics, SummaryUsesVllmDefinitions) {
   EXPECT_NEAR(s.itl_ms.mean, 100.0, 1e-9);
   EXPECT_EQ(s.errors, std::vector<std::string>{"HTTP 500"});
   const auto j = bench::to_json(s);
-  for (const char* key : {"completed", "duration", "mean_ttft_ms", "median_tpot_ms", "p99_itl_ms",
-                          "std_e2el_ms", "output_throughput", "total_token_throughput"})
+  for (const char* key : {"completed", "duration", "mean_ttft_ms", "median_tpot_ms", "p99_itl_ms", "std_e2el_ms",
+                          "output_throughput", "total_token_throughput"})
     EXPECT_TRUE(j.contains(key)) << key;
 }
 

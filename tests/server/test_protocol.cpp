@@ -38,8 +38,7 @@ std::string detokenize(const std::vector<int32_t>& ids) {
 
 // Greedy, EOS ignored, token ids returned: the reference run of most tests.
 Json greedy(Json extra = Json::object()) {
-  Json e = {{"temperature", 0}, {"ignore_eos", true}, {"return_token_ids", true},
-            {"skip_special_tokens", false}};
+  Json e = {{"temperature", 0}, {"ignore_eos", true}, {"return_token_ids", true}, {"skip_special_tokens", false}};
   for (auto it = extra.begin(); it != extra.end(); ++it) e[it.key()] = it.value();
   return e;
 }
@@ -113,16 +112,19 @@ TEST(Protocol, ChatStreamCarriesTheSameTextAsTheWholeResponse) {
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"], whole["usage"]);
   // Without include_usage no usage chunk.
-  const HttpClient::Stream plain = client().stream("/v1/chat/completions", user_chat("x", greedy({{"max_tokens", 2}, {"stream", true}})));
+  const HttpClient::Stream plain = client().stream("/v1/chat/completions",
+                                                   user_chat("x", greedy({{"max_tokens", 2}, {"stream", true}})));
   for (const Json& e : plain.events) EXPECT_FALSE(e.contains("usage") && !e["usage"].is_null());
 }
 
 TEST(Protocol, CompletionsTakeTextIdsAndBatchesWithEchoAndCountPromptsOnce) {
-  const Json r = post("/v1/completions", completion(Json::array({"Hello", "the quick"}), greedy({{"max_tokens", 3}, {"n", 2}})));
+  const Json r = post("/v1/completions",
+                      completion(Json::array({"Hello", "the quick"}), greedy({{"max_tokens", 3}, {"n", 2}})));
   EXPECT_EQ(r["object"], "text_completion");
   ASSERT_EQ(r["choices"].size(), 4u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(r["choices"][i]["index"], i);
-  const int p0 = post("/tokenize", {{"prompt", "Hello"}})["count"], p1 = post("/tokenize", {{"prompt", "the quick"}})["count"];
+  const int p0 = post("/tokenize", {{"prompt", "Hello"}})["count"],
+            p1 = post("/tokenize", {{"prompt", "the quick"}})["count"];
   EXPECT_EQ(r["usage"]["prompt_tokens"], p0 + p1);
   EXPECT_EQ(r["usage"]["completion_tokens"], 12);
   // Greedy: both choices of one prompt agree.
@@ -132,7 +134,8 @@ TEST(Protocol, CompletionsTakeTextIdsAndBatchesWithEchoAndCountPromptsOnce) {
   const Json echo = post("/v1/completions", completion("the quick", greedy({{"max_tokens", 4}, {"echo", true}})));
   const std::string text = echo["choices"][0]["text"];
   EXPECT_EQ(text.rfind("the quick", 0), 0u);
-  const HttpClient::Stream s = client().stream("/v1/completions", completion("the quick", greedy({{"max_tokens", 4}, {"echo", true}, {"stream", true}})));
+  const HttpClient::Stream s = client().stream(
+      "/v1/completions", completion("the quick", greedy({{"max_tokens", 4}, {"echo", true}, {"stream", true}})));
   ASSERT_TRUE(s.done);
   EXPECT_EQ(stream_text(s, false), text);
 }
@@ -153,7 +156,8 @@ TEST(Protocol, LogprobsInBothShapes) {
     EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), best, 1e-6);  // greedy picks the best
     EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
   }
-  const Json chat = post("/v1/chat/completions", user_chat("hi", greedy({{"max_tokens", 5}, {"logprobs", true}, {"top_logprobs", 2}})));
+  const Json chat = post("/v1/chat/completions",
+                         user_chat("hi", greedy({{"max_tokens", 5}, {"logprobs", true}, {"top_logprobs", 2}})));
   const Json& content = chat["choices"][0]["logprobs"]["content"];
   ASSERT_EQ(content.size(), 5u);
   for (const Json& t : content) {
@@ -162,7 +166,8 @@ TEST(Protocol, LogprobsInBothShapes) {
     EXPECT_EQ(t["token"], t["top_logprobs"][0]["token"]);
     EXPECT_TRUE(t["bytes"].is_array());
   }
-  EXPECT_TRUE(post("/v1/chat/completions", user_chat("hi", greedy({{"max_tokens", 2}})))["choices"][0]["logprobs"].is_null());
+  EXPECT_TRUE(
+      post("/v1/chat/completions", user_chat("hi", greedy({{"max_tokens", 2}})))["choices"][0]["logprobs"].is_null());
 }
 
 bool printable_ascii(const std::string& s) {
@@ -213,7 +218,9 @@ TEST(Protocol, AStopStringSplitAcrossTokensEndsTheOutputAndNeverLeaks) {
       EXPECT_EQ(r["choices"][0]["token_ids"].size(), tokens_needed);
     }
   }
-  const Json inc = post("/v1/completions", completion(prompt, greedy({{"max_tokens", 60}, {"stop", stop}, {"include_stop_str_in_output", true}})));
+  const Json inc = post("/v1/completions",
+                        completion(prompt,
+                                   greedy({{"max_tokens", 60}, {"stop", stop}, {"include_stop_str_in_output", true}})));
   EXPECT_EQ(inc["choices"][0]["text"], full.substr(0, pos + stop.size()));
 }
 
@@ -222,9 +229,12 @@ TEST(Protocol, AStopTokenIdEndsTheOutputWithoutItsText) {
   const Json ref = post("/v1/completions", completion(prompt, greedy({{"max_tokens", 30}})));
   const auto ids = ref["choices"][0]["token_ids"].get<std::vector<int32_t>>();
   size_t k = 3;
-  while (k < ids.size() && std::find(ids.begin(), ids.begin() + static_cast<long>(k), ids[k]) != ids.begin() + static_cast<long>(k)) ++k;
+  while (k < ids.size() &&
+         std::find(ids.begin(), ids.begin() + static_cast<long>(k), ids[k]) != ids.begin() + static_cast<long>(k))
+    ++k;
   ASSERT_LT(k, ids.size());
-  const Json r = post("/v1/completions", completion(prompt, greedy({{"max_tokens", 30}, {"stop_token_ids", {ids[k]}}})));
+  const Json r = post("/v1/completions",
+                      completion(prompt, greedy({{"max_tokens", 30}, {"stop_token_ids", {ids[k]}}})));
   EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(r["choices"][0]["stop_reason"], ids[k]);
   EXPECT_EQ(r["usage"]["completion_tokens"], k + 1);
@@ -264,8 +274,10 @@ TEST(Protocol, SamplingFieldsReachTheSampler) {
   EXPECT_NE(text({{"temperature", 0}, {"repetition_penalty", 2.0}}), plain);
   EXPECT_NE(text({{"temperature", 0}, {"presence_penalty", 2.0}}), plain);
   EXPECT_NE(text({{"temperature", 0}, {"frequency_penalty", 2.0}}), plain);
-  EXPECT_EQ(text({{"temperature", 0.8}, {"top_p", 0.9}, {"seed", 5}}), text({{"temperature", 0.8}, {"top_p", 0.9}, {"seed", 5}}));
-  const Json r = post("/v1/chat/completions", user_chat("x", {{"max_tokens", 9}, {"max_completion_tokens", 3}, {"ignore_eos", true}}));
+  EXPECT_EQ(text({{"temperature", 0.8}, {"top_p", 0.9}, {"seed", 5}}),
+            text({{"temperature", 0.8}, {"top_p", 0.9}, {"seed", 5}}));
+  const Json r = post("/v1/chat/completions",
+                      user_chat("x", {{"max_tokens", 9}, {"max_completion_tokens", 3}, {"ignore_eos", true}}));
   EXPECT_EQ(r["usage"]["completion_tokens"], 3);
 }
 
@@ -285,7 +297,8 @@ TEST(Protocol, ChatTemplateKwargsReachTheTemplate) {
   Json tok_body = extra;
   tok_body["messages"] = user_chat("brown fox")["messages"];
   const Json t = post("/tokenize", tok_body);
-  EXPECT_EQ(t["tokens"], post("/tokenize", {{"prompt", "the quick brown fox"}, {"add_special_tokens", false}})["tokens"]);
+  EXPECT_EQ(t["tokens"],
+            post("/tokenize", {{"prompt", "the quick brown fox"}, {"add_special_tokens", false}})["tokens"]);
   Json chat = extra;
   chat["max_tokens"] = 2;
   const Json r = post("/v1/chat/completions", user_chat("brown fox", chat));
@@ -294,11 +307,15 @@ TEST(Protocol, ChatTemplateKwargsReachTheTemplate) {
 
 TEST(Protocol, DummyWeightsServeTokenIdPromptsWithTokenIdsInEveryChunk) {
   // What the GPU benchmark runs: random weights of a shape, no tokenizer.
-  ServerProcess dummy({"--dummy", ServerProcess::tiny_chat() + "/config.json", "--threads", "1",
-                       "--max-model-len", "256", "--served-model-name", "shape"});
+  ServerProcess dummy({"--dummy", ServerProcess::tiny_chat() + "/config.json", "--threads", "1", "--max-model-len",
+                       "256", "--served-model-name", "shape"});
   HttpClient c(dummy.url());
-  const HttpClient::Stream s = c.stream("/v1/completions", completion({5, 6, 7}, {{"model", "shape"}, {"max_tokens", 4},
-      {"ignore_eos", true}, {"stream", true}, {"stream_options", {{"include_usage", true}}}}));
+  const HttpClient::Stream s = c.stream("/v1/completions",
+                                        completion({5, 6, 7}, {{"model", "shape"},
+                                                               {"max_tokens", 4},
+                                                               {"ignore_eos", true},
+                                                               {"stream", true},
+                                                               {"stream_options", {{"include_usage", true}}}}));
   ASSERT_TRUE(s.done) << s.raw;
   ASSERT_EQ(s.events.size(), 5u);  // 4 tokens + usage
   for (size_t i = 0; i < 4; ++i) {
@@ -335,7 +352,8 @@ std::string run(const std::string& cmd) {
 
 TEST(Protocol, CurlSeesWellFormedServerSentEvents) {
   const std::string body = completion({1, 2, 3}, {{"max_tokens", 5}, {"stream", true}, {"ignore_eos", true}}).dump();
-  const std::string raw = run("curl -N -s -X POST " + server().url() + "/v1/completions -H 'Content-Type: application/json' -d '" + body + "'");
+  const std::string raw = run("curl -N -s -X POST " + server().url() +
+                              "/v1/completions -H 'Content-Type: application/json' -d '" + body + "'");
   // Events are "data: <json>" lines, each followed by a blank line; the last one is [DONE].
   std::vector<std::string> lines;
   for (size_t at = 0; at < raw.size();) {
@@ -357,7 +375,8 @@ TEST(Protocol, ALargeBodyWithExpectContinueIsNotDelayed) {
   // curl sends "Expect: 100-continue" for bodies over 1 KiB and waits up to 1 s for it.
   Json body = completion("a", {{"max_tokens", 1}, {"user", std::string(3000, 'u')}});
   const auto t0 = Clock::now();
-  const std::string out = run("curl -s -X POST " + server().url() + "/v1/completions -H 'Content-Type: application/json' -d '" + body.dump() + "'");
+  const std::string out = run("curl -s -X POST " + server().url() +
+                              "/v1/completions -H 'Content-Type: application/json' -d '" + body.dump() + "'");
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_EQ(Json::parse(out, nullptr, false)["object"], "text_completion") << out;
   EXPECT_LT(s, 0.9);
@@ -369,10 +388,11 @@ TEST(Protocol, AClientThatDisconnectsMidStreamIsCancelledAtOnce) {
   HttpClient c(long_server.url());
   RawConnection conn(long_server.port());
   ASSERT_TRUE(conn.ok());
-  const std::string body = completion({1, 2, 3}, {{"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true},
-                                                  {"temperature", 0}}).dump();
+  const std::string body =
+      completion({1, 2, 3}, {{"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}, {"temperature", 0}}).dump();
   ASSERT_TRUE(conn.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+                        "Content-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body));
   const std::string got = conn.read_until("data: {\"id\"", std::chrono::seconds(10));
   ASSERT_NE(got.find("data: "), std::string::npos);
   conn.close();
@@ -405,10 +425,10 @@ TEST(Protocol, MetricsReportTheTraffic) {
   const HttpResponse r = client().get("/metrics");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("Content-Type").rfind("text/plain", 0), 0u);
-  for (const char* name : {"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
-                           "vllm:prompt_tokens_total{", "vllm:generation_tokens_total{",
-                           "vllm:time_to_first_token_seconds_count{", "vllm:time_per_output_token_seconds_count{",
-                           "vllm:e2e_request_latency_seconds_count{"})
+  for (const char* name :
+       {"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
+        "vllm:prompt_tokens_total{", "vllm:generation_tokens_total{", "vllm:time_to_first_token_seconds_count{",
+        "vllm:time_per_output_token_seconds_count{", "vllm:e2e_request_latency_seconds_count{"})
     EXPECT_GE(metric(r.body, name), 0) << name;
   EXPECT_GT(metric(r.body, "vllm:prompt_tokens_total{"), 0);
   EXPECT_GT(metric(r.body, "vllm:generation_tokens_total{"), 0);

@@ -22,8 +22,10 @@ void expect_error_object(const HttpResponse& r, long status, const std::string& 
   EXPECT_TRUE(e["message"].is_string() && !e["message"].get<std::string>().empty()) << what;
   EXPECT_TRUE(e["type"].is_string()) << what;
   EXPECT_EQ(e["code"], status) << what;
-  if (param.empty()) EXPECT_TRUE(e["param"].is_null()) << what << ": " << r.body;
-  else EXPECT_EQ(e["param"], param) << what;
+  if (param.empty())
+    EXPECT_TRUE(e["param"].is_null()) << what << ": " << r.body;
+  else
+    EXPECT_EQ(e["param"], param) << what;
 }
 
 struct Case {
@@ -55,14 +57,17 @@ TEST(ProtocolErrors, BadRequestsGetTypedErrorObjects) {
       {"presence range", "/v1/chat/completions", chat_with({{"presence_penalty", 2.5}}), 400, "presence_penalty"},
       {"frequency range", "/v1/chat/completions", chat_with({{"frequency_penalty", -3}}), 400, "frequency_penalty"},
       {"repetition range", "/v1/chat/completions", chat_with({{"repetition_penalty", -1}}), 400, "repetition_penalty"},
-      {"top_logprobs range", "/v1/chat/completions", chat_with({{"logprobs", true}, {"top_logprobs", 50}}), 400, "top_logprobs"},
+      {"top_logprobs range", "/v1/chat/completions", chat_with({{"logprobs", true}, {"top_logprobs", 50}}), 400,
+       "top_logprobs"},
       {"n range", "/v1/chat/completions", chat_with({{"n", 0}}), 400, "n"},
       {"max_tokens over context", "/v1/chat/completions", chat_with({{"max_tokens", 1000}}), 400, "max_tokens"},
       {"chat prompt over context", "/v1/chat/completions", user_chat(std::string(2000, 'z')).dump(), 400, "messages"},
       {"prompt over context", "/v1/completions", completion(Json(std::vector<int>(300, 7))).dump(), 400, "prompt"},
       {"token outside vocab", "/v1/completions", completion({1, 480}).dump(), 400, "prompt"},
-      {"stream_options alone", "/v1/completions", completion({1}, {{"stream_options", {{"include_usage", true}}}}).dump(), 400, "stream_options"},
-      {"stream with a bad field", "/v1/completions", completion({1}, {{"stream", true}, {"top_p", 7}}).dump(), 400, "top_p"},
+      {"stream_options alone", "/v1/completions",
+       completion({1}, {{"stream_options", {{"include_usage", true}}}}).dump(), 400, "stream_options"},
+      {"stream with a bad field", "/v1/completions", completion({1}, {{"stream", true}, {"top_p", 7}}).dump(), 400,
+       "top_p"},
       {"unknown chat model", "/v1/chat/completions", chat_with({{"model", "llama"}}), 404, "model"},
       {"unknown completion model", "/v1/completions", completion({1}, {{"model", "llama"}}).dump(), 404, "model"},
       {"tokenize without prompt", "/tokenize", "{}", 400, "prompt"},
@@ -90,7 +95,9 @@ TEST(ProtocolErrors, TheApiKeyGuardsV1Only) {
   expect_error_object(c.get("/v1/models", {"Authorization: Bearer sekri"}), 401, "", "a prefix of the key");
   expect_error_object(c.post("/v1/completions", completion({1}).dump()), 401, "", "no key on a POST");
   EXPECT_EQ(c.get("/v1/models", {"Authorization: Bearer sekrit"}).status, 200);
-  EXPECT_EQ(c.post("/v1/completions", completion({1}, {{"max_tokens", 1}}).dump(), {"Authorization: Bearer sekrit"}).status, 200);
+  EXPECT_EQ(
+      c.post("/v1/completions", completion({1}, {{"max_tokens", 1}}).dump(), {"Authorization: Bearer sekrit"}).status,
+      200);
   EXPECT_EQ(c.get("/health").status, 200);
   EXPECT_EQ(c.get("/metrics").status, 200);
 }

@@ -31,9 +31,7 @@ class ForwardingBackend : public Backend {
   StepPlan begin_step(const StepInput& s) override { return b_->begin_step(s); }
   void end_step() override { b_->end_step(); }
   void embed(const Tensor& table, Tensor out) override { b_->embed(table, out); }
-  void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override {
-    b_->rms_norm(x, w, eps, out);
-  }
+  void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override { b_->rms_norm(x, w, eps, out); }
   void add_rms_norm(Tensor r, const Tensor& x, const Tensor& w, float eps, Tensor out) override {
     b_->add_rms_norm(r, x, w, eps, out);
   }
@@ -53,13 +51,11 @@ class ForwardingBackend : public Backend {
   void moe_route(const Tensor& l, int32_t k, bool norm, Tensor ids, Tensor w) override {
     b_->moe_route(l, k, norm, ids, w);
   }
-  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e,
-                   const Tensor& ids, const Tensor& w, Tensor out) override {
+  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e, const Tensor& ids,
+                   const Tensor& w, Tensor out) override {
     b_->moe_experts(layer, x, e, ids, w, out);
   }
-  void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& g) override {
-    b_->sigmoid_gate_add(out, x, g);
-  }
+  void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& g) override { b_->sigmoid_gate_add(out, x, g); }
   void init_expert_counters(int32_t l, int32_t e) override { b_->init_expert_counters(l, e); }
   std::vector<int64_t> expert_counts() override { return b_->expert_counts(); }
   void to_host(const Tensor& t, float* dst) override { b_->to_host(t, dst); }

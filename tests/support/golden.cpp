@@ -1,8 +1,8 @@
 #include "tests/support/golden.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -58,9 +58,8 @@ Request golden_request(const GoldenCase& c, int32_t max_new_tokens) {
   return r;
 }
 
-std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got,
-                                double logprob_tol, int* compared_steps, double near_tie_margin,
-                                int* near_ties) {
+std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got, double logprob_tol,
+                                int* compared_steps, double near_tie_margin, int* near_ties) {
   if (near_ties) *near_ties = 0;
   std::ostringstream err;
   const size_t n = std::min(ref.tokens.size(), got.tokens.size());
@@ -73,11 +72,9 @@ std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& g
       const auto& ours = got.tokens[i].top;
       const bool a_in_ref = std::any_of(ref.top5[i].begin(), ref.top5[i].end(),
                                         [&](const auto& e) { return e.first == a; });
-      const bool b_in_ours = std::any_of(ours.begin(), ours.end(),
-                                         [&](const auto& e) { return e.id == b; });
+      const bool b_in_ours = std::any_of(ours.begin(), ours.end(), [&](const auto& e) { return e.id == b; });
       if (!a_in_ref || !b_in_ours)
-        err << "step " << i << ": token " << a << " vs reference " << b
-            << " and they are not in each other's top-5; ";
+        err << "step " << i << ": token " << a << " vs reference " << b << " and they are not in each other's top-5; ";
       break;
     }
     ++steps;
@@ -87,8 +84,8 @@ std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& g
     }
     const double diff = std::fabs(static_cast<double>(got.tokens[i].logprob) - ref.top5[i][0].second);
     if (diff > logprob_tol)
-      err << "step " << i << ": logprob " << got.tokens[i].logprob << " vs reference "
-          << ref.top5[i][0].second << " (diff " << diff << "); ";
+      err << "step " << i << ": logprob " << got.tokens[i].logprob << " vs reference " << ref.top5[i][0].second
+          << " (diff " << diff << "); ";
   }
   if (compared_steps) *compared_steps = steps;
   return err.str();

@@ -47,8 +47,7 @@ Request golden_request(const GoldenCase& c, int32_t max_new_tokens);
 // `near_tie_margin` (BF16 backends: kRouterNearTie; 0, the F32 CPU backend: every step), where
 // only the token is compared. Returns "" when it holds, else a description of the failure;
 // *near_ties (if given) counts the equal steps not log-prob-checked.
-std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got,
-                                double logprob_tol, int* compared_steps = nullptr,
-                                double near_tie_margin = 0, int* near_ties = nullptr);
+std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got, double logprob_tol,
+                                int* compared_steps = nullptr, double near_tie_margin = 0, int* near_ties = nullptr);
 
 }  // namespace inferdesk::test

@@ -143,9 +143,8 @@ int main(int argc, char** argv) {
   const double best = bytes / seconds.front() / 1e9;
   double check = 0;
   for (double s : sink) check += s;
-  std::printf(
-      "{\"tool\": \"inferdesk-membw\", \"isa\": \"%s\", \"threads\": %ld, \"buffer_bytes\": %.0f, "
-      "\"runs\": %ld, \"read_gbps_median\": %.2f, \"read_gbps_best\": %.2f, \"checksum\": %.0f}\n",
-      isa, threads, bytes, runs, median, best, check);
+  std::printf("{\"tool\": \"inferdesk-membw\", \"isa\": \"%s\", \"threads\": %ld, \"buffer_bytes\": %.0f, "
+              "\"runs\": %ld, \"read_gbps_median\": %.2f, \"read_gbps_best\": %.2f, \"checksum\": %.0f}\n",
+              isa, threads, bytes, runs, median, best, check);
   return 0;
 }

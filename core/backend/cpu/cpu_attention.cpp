@@ -18,8 +18,7 @@ float* frow(const Tensor& t, int64_t r) { return static_cast<float*>(t.data) + r
 // way); cos and sin of that float are then evaluated in double and rounded once, and multiplied by
 // attention_scaling in float32 as HF does.
 const std::vector<float>& CpuBackend::rope_table(const RopeConfig& rope, int32_t half) {
-  if (rope_step_id_ == step_id_ && rope_scaling_ == rope.attention_scaling &&
-      rope_inv_freq_ == rope.inv_freq)
+  if (rope_step_id_ == step_id_ && rope_scaling_ == rope.attention_scaling && rope_inv_freq_ == rope.inv_freq)
     return rope_cs_;
   const int64_t T = step_.num_tokens();
   rope_cs_.assign(static_cast<size_t>(T * 2 * half), 0.0f);
@@ -39,14 +38,13 @@ const std::vector<float>& CpuBackend::rope_table(const RopeConfig& rope, int32_t
   return rope_cs_;
 }
 
-void CpuBackend::rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads,
-                      int32_t head_dim, const RopeConfig& rope) {
+void CpuBackend::rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                      const RopeConfig& rope) {
   const int32_t half = rope.rotary_dim / 2;
   if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0 ||
       static_cast<int32_t>(rope.inv_freq.size()) != half)
-    throw Error(ErrorCode::Internal, "rope: rotary_dim " + std::to_string(rope.rotary_dim) +
-                                         " does not fit head_dim " + std::to_string(head_dim) +
-                                         " and " + std::to_string(rope.inv_freq.size()) +
+    throw Error(ErrorCode::Internal, "rope: rotary_dim " + std::to_string(rope.rotary_dim) + " does not fit head_dim " +
+                                         std::to_string(head_dim) + " and " + std::to_string(rope.inv_freq.size()) +
                                          " frequencies");
   if (static_cast<int64_t>(step_.positions.size()) < q.rows)
     throw Error(ErrorCode::Internal, "rope: the step has fewer positions than rows");
@@ -87,9 +85,8 @@ void CpuBackend::write_kv(int32_t layer, const Tensor& k, const Tensor& v) {
   for (int64_t t = 0; t < k.rows; ++t) {
     const int64_t slot = step_.slot_mapping[t];
     if (slot < 0 || slot >= slots)
-      throw Error(ErrorCode::Internal, "write_kv: slot " + std::to_string(slot) +
-                                           " is outside the cache (" + std::to_string(slots) +
-                                           " slots)");
+      throw Error(ErrorCode::Internal, "write_kv: slot " + std::to_string(slot) + " is outside the cache (" +
+                                           std::to_string(slots) + " slots)");
     const int64_t dst = slot / s.block_size * row * s.block_size + slot % s.block_size * s.head_dim;
     const float* kr = frow(k, t);
     const float* vr = frow(v, t);
@@ -111,24 +108,21 @@ void CpuBackend::check_attention_step(const AttentionParams& p) const {
     throw Error(ErrorCode::Internal, "attention: step block_size differs from the cache's");
   for (const StepSeq& q : step_.seqs) {
     const int64_t needed = (int64_t{q.context_len} + s.block_size - 1) / s.block_size;
-    if (q.query_len < 0 || q.context_len < q.query_len || q.num_blocks < needed ||
-        q.query_start < 0 || q.query_start + q.query_len > step_.num_tokens() ||
-        q.block_table_start < 0 ||
+    if (q.query_len < 0 || q.context_len < q.query_len || q.num_blocks < needed || q.query_start < 0 ||
+        q.query_start + q.query_len > step_.num_tokens() || q.block_table_start < 0 ||
         int64_t{q.block_table_start} + needed > static_cast<int64_t>(step_.block_tables.size()))
       throw Error(ErrorCode::Internal, "attention: inconsistent sequence in the step");
     for (int64_t b = 0; b < needed; ++b) {
       const int32_t id = step_.block_tables[q.block_table_start + b];
       if (id < 0 || id >= s.num_blocks)
-        throw Error(ErrorCode::Internal, "attention: block id " + std::to_string(id) +
-                                             " is outside the cache");
+        throw Error(ErrorCode::Internal, "attention: block id " + std::to_string(id) + " is outside the cache");
     }
   }
 }
 
 void CpuBackend::attention(int32_t layer, const Tensor& q, const AttentionParams& p, Tensor out) {
   check_attention_step(p);
-  if (layer < 0 || layer >= kv_shape_.num_layers)
-    throw Error(ErrorCode::Internal, "attention: layer out of range");
+  if (layer < 0 || layer >= kv_shape_.num_layers) throw Error(ErrorCode::Internal, "attention: layer out of range");
   const float* kc = kv_.get() + int64_t{2} * layer * kv_layer_elems_;
   const float* vc = kc + kv_layer_elems_;
   const int32_t group = p.num_heads / p.num_kv_heads;

@@ -59,8 +59,7 @@ void* alloc_zeroed(int64_t bytes) {
   }
   // Map 2 MiB more than needed, then trim to a 2 MiB-aligned window.
   const size_t size = static_cast<size_t>(huge_rounded(bytes));
-  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (base + kHugePage - 1) / kHugePage * kHugePage;
@@ -106,16 +105,14 @@ std::string CpuBackend::name() const {
 
 Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols))
-    throw Error(ErrorCode::InvalidArgument, "CPU backend: cannot allocate a tensor of " +
-                                                std::to_string(rows) + " x " + std::to_string(cols));
+    throw Error(ErrorCode::InvalidArgument,
+                "CPU backend: cannot allocate a tensor of " + std::to_string(rows) + " x " + std::to_string(cols));
   if (dtype != DType::F32 && dtype != DType::I32 && dtype != DType::BF16 && dtype != DType::F16)
-    throw Error(ErrorCode::Unsupported,
-                std::string("CPU backend: cannot allocate dtype ") + dtype_name(dtype));
+    throw Error(ErrorCode::Unsupported, std::string("CPU backend: cannot allocate dtype ") + dtype_name(dtype));
   const int64_t bytes = rows * cols * static_cast<int64_t>(dtype_size(dtype));
   void* p = alloc_zeroed(bytes);
   if (!p)
-    throw Error(ErrorCode::OutOfMemory,
-                "CPU backend: out of memory allocating " + std::to_string(bytes) + " bytes");
+    throw Error(ErrorCode::OutOfMemory, "CPU backend: out of memory allocating " + std::to_string(bytes) + " bytes");
   counters_->activations += bytes;
   std::shared_ptr<void> owner(p, [c = counters_, bytes](void* q) {
     c->activations -= bytes;
@@ -127,21 +124,19 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
 Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t cols) {
   const std::string what = "weight '" + host.name + "'";
   if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16)
-    throw Error(ErrorCode::Unsupported, what + ": dtype " + dtype_name(host.dtype) +
-                                            " is not supported by the CPU backend (F32, F16, BF16)");
-  if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols) ||
-      rows * cols != host.numel())
-    throw Error(ErrorCode::Format, what + ": shape does not match a " + std::to_string(rows) +
-                                       " x " + std::to_string(cols) + " view");
+    throw Error(ErrorCode::Unsupported,
+                what + ": dtype " + dtype_name(host.dtype) + " is not supported by the CPU backend (F32, F16, BF16)");
+  if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols) || rows * cols != host.numel())
+    throw Error(ErrorCode::Format,
+                what + ": shape does not match a " + std::to_string(rows) + " x " + std::to_string(cols) + " view");
   const int64_t bytes = host.numel() * static_cast<int64_t>(dtype_size(host.dtype));
   if (static_cast<int64_t>(host.nbytes) != bytes || (bytes > 0 && host.data == nullptr))
-    throw Error(ErrorCode::Format, what + ": holds " + std::to_string(host.nbytes) +
-                                       " bytes, its shape needs " + std::to_string(bytes));
+    throw Error(ErrorCode::Format,
+                what + ": holds " + std::to_string(host.nbytes) + " bytes, its shape needs " + std::to_string(bytes));
   counters_->weights += bytes;
   // Non-owning: the host memory (an mmapped file) must outlive the model. The owner only keeps
   // the byte count honest.
-  std::shared_ptr<void> owner(counters_.get(),
-                              [c = counters_, bytes](void*) { c->weights -= bytes; });
+  std::shared_ptr<void> owner(counters_.get(), [c = counters_, bytes](void*) { c->weights -= bytes; });
   void* data = const_cast<std::byte*>(host.data);
   return Buffer(Tensor{data, host.dtype, rows, cols, cols}, std::move(owner));
 }
@@ -174,11 +169,9 @@ int64_t CpuBackend::kv_block_bytes(const KvCacheShape& s) const {
 }
 
 void CpuBackend::init_kv_cache(const KvCacheShape& s) {
-  if (s.num_layers <= 0 || s.num_blocks <= 0 || s.block_size <= 0 || s.num_kv_heads <= 0 ||
-      s.head_dim <= 0)
+  if (s.num_layers <= 0 || s.num_blocks <= 0 || s.block_size <= 0 || s.num_kv_heads <= 0 || s.head_dim <= 0)
     throw Error(ErrorCode::InvalidArgument, "init_kv_cache: every dimension must be positive");
-  const int64_t per_layer =
-      int64_t{s.num_blocks} * s.block_size * s.num_kv_heads * s.head_dim;
+  const int64_t per_layer = int64_t{s.num_blocks} * s.block_size * s.num_kv_heads * s.head_dim;
   if (per_layer > kMaxElements / (2 * s.num_layers))
     throw Error(ErrorCode::OutOfMemory, "init_kv_cache: the requested cache is too large");
   const int64_t bytes = per_layer * 2 * s.num_layers * 4;
@@ -186,8 +179,8 @@ void CpuBackend::init_kv_cache(const KvCacheShape& s) {
   // Large caches are mapped lazily: pages are only backed as tokens are written.
   float* p = static_cast<float*>(alloc_zeroed(bytes));
   if (!p)
-    throw Error(ErrorCode::OutOfMemory, "init_kv_cache: cannot allocate " +
-                                            std::to_string(bytes >> 20) + " MiB for the KV cache");
+    throw Error(ErrorCode::OutOfMemory,
+                "init_kv_cache: cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
   kv_ = std::shared_ptr<float>(p, [bytes](float* q) { free_zeroed(q, bytes); });
   kv_shape_ = s;
   kv_layer_elems_ = per_layer;
@@ -210,8 +203,7 @@ StepPlan CpuBackend::begin_step(const StepInput& step) {
   return StepPlan{step.num_tokens(), static_cast<int32_t>(step.logit_rows.size()), false};
 }
 
-void CpuBackend::for_rows(int64_t rows, int64_t cost_per_row,
-                          const std::function<void(int64_t, int64_t)>& fn) {
+void CpuBackend::for_rows(int64_t rows, int64_t cost_per_row, const std::function<void(int64_t, int64_t)>& fn) {
   if (rows <= 0) return;
   if (pool_.size() == 1 || rows < 2 || rows * cost_per_row < 32768) {
     fn(0, rows);
@@ -231,8 +223,7 @@ void CpuBackend::embed(const Tensor& table, Tensor out) {
   for (int64_t i = 0; i < T; ++i) {
     const int32_t id = step_.token_ids[i];
     if (id < 0 || id >= table.rows)
-      throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(id) +
-                                                  " is outside the embedding table (" +
+      throw Error(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the embedding table (" +
                                                   std::to_string(table.rows) + " rows)");
   }
   for_rows(T, table.cols, [&](int64_t r0, int64_t r1) {
@@ -243,13 +234,11 @@ void CpuBackend::embed(const Tensor& table, Tensor out) {
 
 void CpuBackend::rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) {
   for_rows(x.rows, x.cols, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      k_.rms_norm_row(frow(x, r), w.data, w.dtype, eps, frow(out, r), x.cols);
+    for (int64_t r = r0; r < r1; ++r) k_.rms_norm_row(frow(x, r), w.data, w.dtype, eps, frow(out, r), x.cols);
   });
 }
 
-void CpuBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
-                              Tensor out) {
+void CpuBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps, Tensor out) {
   for_rows(x.rows, x.cols * 2, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* res = frow(residual, r);
@@ -261,8 +250,7 @@ void CpuBackend::add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w,
 
 void CpuBackend::silu_mul(const Tensor& gate, const Tensor& up, Tensor out) {
   for_rows(gate.rows, gate.cols * 4, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      k_.silu_mul_row(frow(gate, r), frow(up, r), frow(out, r), gate.cols);
+    for (int64_t r = r0; r < r1; ++r) k_.silu_mul_row(frow(gate, r), frow(up, r), frow(out, r), gate.cols);
   });
 }
 
@@ -276,11 +264,9 @@ void CpuBackend::gather_rows(const Tensor& x, Tensor out) {
   for (size_t j = 0; j < step_.logit_rows.size(); ++j) {
     const int32_t r = step_.logit_rows[j];
     if (r < 0 || r >= x.rows)
-      throw Error(ErrorCode::Internal, "gather_rows: logit row " + std::to_string(r) +
-                                           " is outside the tensor's " + std::to_string(x.rows) +
-                                           " rows");
-    std::memcpy(row_ptr(out, static_cast<int64_t>(j)), row_ptr(x, r),
-                static_cast<size_t>(x.cols) * x.element_size());
+      throw Error(ErrorCode::Internal, "gather_rows: logit row " + std::to_string(r) + " is outside the tensor's " +
+                                           std::to_string(x.rows) + " rows");
+    std::memcpy(row_ptr(out, static_cast<int64_t>(j)), row_ptr(x, r), static_cast<size_t>(x.cols) * x.element_size());
   }
 }
 

@@ -15,8 +15,8 @@ namespace inferdesk {
 enum class CpuIsa { Auto, Scalar, Avx2, Avx512 };
 
 struct CpuBackendOptions {
-  int num_threads = 0;         // <= 0: one per hardware thread
-  CpuIsa isa = CpuIsa::Auto;   // an ISA the CPU lacks is an Error(Unsupported)
+  int num_threads = 0;        // <= 0: one per hardware thread
+  CpuIsa isa = CpuIsa::Auto;  // an ISA the CPU lacks is an Error(Unsupported)
 };
 
 // make_cpu_backend(int num_threads = 0) is declared in backend.h.

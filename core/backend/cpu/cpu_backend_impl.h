@@ -61,8 +61,7 @@ class CpuBackend final : public Backend {
 
   void embed(const Tensor& table, Tensor out) override;
   void rms_norm(const Tensor& x, const Tensor& w, float eps, Tensor out) override;
-  void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps,
-                    Tensor out) override;
+  void add_rms_norm(Tensor residual, const Tensor& x, const Tensor& w, float eps, Tensor out) override;
   void linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) override;
   void rope(Tensor q, Tensor k, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
             const RopeConfig& rope) override;
@@ -72,10 +71,9 @@ class CpuBackend final : public Backend {
   void add(Tensor inout, const Tensor& x) override;
   void gather_rows(const Tensor& x, Tensor out) override;
 
-  void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids,
-                 Tensor weights) override;
-  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts,
-                   const Tensor& ids, const Tensor& weights, Tensor out) override;
+  void moe_route(const Tensor& router_logits, int32_t top_k, bool normalize, Tensor ids, Tensor weights) override;
+  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts, const Tensor& ids,
+                   const Tensor& weights, Tensor out) override;
   void sigmoid_gate_add(Tensor out, const Tensor& x, const Tensor& gate) override;
   void init_expert_counters(int32_t num_layers, int32_t num_experts) override;
   std::vector<int64_t> expert_counts() override;
@@ -85,8 +83,7 @@ class CpuBackend final : public Backend {
 
  private:
   // Runs fn(row_begin, row_end) over [0, rows) on the pool when the work is big enough.
-  void for_rows(int64_t rows, int64_t cost_per_row,
-                const std::function<void(int64_t, int64_t)>& fn);
+  void for_rows(int64_t rows, int64_t cost_per_row, const std::function<void(int64_t, int64_t)>& fn);
   // out[T, O] = x[T, K] @ w^T (+ bias), threaded.
   void run_linear(const LinearArgs& a);
   const std::vector<float>& rope_table(const RopeConfig& rope, int32_t half);
@@ -117,8 +114,8 @@ class CpuBackend final : public Backend {
   float rope_scaling_ = 0.0f;
   std::vector<float> rope_cs_;  // [T][2][half]: cos then sin
 
-  Scratch scratch_threads_;    // per-thread scratch
-  Scratch scratch_moe_;        // gathered rows and expert intermediates
+  Scratch scratch_threads_;  // per-thread scratch
+  Scratch scratch_moe_;      // gathered rows and expert intermediates
 };
 
 }  // namespace inferdesk::cpu

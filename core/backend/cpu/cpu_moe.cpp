@@ -33,13 +33,12 @@ LinearArgs make_args(const float* x, int64_t x_stride, int64_t T, const Tensor& 
 }
 }  // namespace
 
-void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids,
-                           Tensor weights) {
+void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids, Tensor weights) {
   const int64_t E = logits.cols;
-  if (top_k <= 0 || top_k > E || ids.cols != top_k || weights.cols != top_k ||
-      ids.dtype != DType::I32 || weights.dtype != DType::F32)
-    throw Error(ErrorCode::Internal, "moe_route: top_k " + std::to_string(top_k) +
-                                         " does not fit " + std::to_string(E) + " experts");
+  if (top_k <= 0 || top_k > E || ids.cols != top_k || weights.cols != top_k || ids.dtype != DType::I32 ||
+      weights.dtype != DType::F32)
+    throw Error(ErrorCode::Internal,
+                "moe_route: top_k " + std::to_string(top_k) + " does not fit " + std::to_string(E) + " experts");
   std::vector<float> prob(static_cast<size_t>(E));
   std::vector<int32_t> order(static_cast<size_t>(E));
   for (int64_t t = 0; t < logits.rows; ++t) {
@@ -55,9 +54,8 @@ void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, 
     for (int64_t e = 0; e < E; ++e) prob[e] = sum > 0.0f ? prob[e] / sum : 0.0f;
     for (int64_t e = 0; e < E; ++e) order[e] = static_cast<int32_t>(e);
     // Largest first; equal probabilities keep the lower expert id first.
-    std::partial_sort(order.begin(), order.begin() + top_k, order.end(), [&](int32_t a, int32_t b) {
-      return prob[a] > prob[b] || (prob[a] == prob[b] && a < b);
-    });
+    std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                      [&](int32_t a, int32_t b) { return prob[a] > prob[b] || (prob[a] == prob[b] && a < b); });
     float chosen = 0.0f;
     for (int32_t j = 0; j < top_k; ++j) chosen += prob[order[j]];
     int32_t* id = irow(ids, t);
@@ -70,8 +68,7 @@ void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, 
 }
 
 void CpuBackend::init_expert_counters(int32_t num_layers, int32_t num_experts) {
-  if (num_layers < 0 || num_experts < 0)
-    throw Error(ErrorCode::InvalidArgument, "init_expert_counters: negative size");
+  if (num_layers < 0 || num_experts < 0) throw Error(ErrorCode::InvalidArgument, "init_expert_counters: negative size");
   counter_layers_ = num_layers;
   counter_experts_ = num_experts;
   expert_counts_.assign(static_cast<size_t>(num_layers) * num_experts, 0);
@@ -91,8 +88,7 @@ void CpuBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<E
     for (int64_t j = 0; j < k; ++j) {
       const int32_t e = irow(ids, t)[j];
       if (e < 0 || e >= E)
-        throw Error(ErrorCode::Internal, "moe_experts: expert id " + std::to_string(e) +
-                                             " out of range");
+        throw Error(ErrorCode::Internal, "moe_experts: expert id " + std::to_string(e) + " out of range");
       ++start[e + 1];
     }
   }
@@ -128,20 +124,16 @@ void CpuBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<E
     if (n == 0) continue;
     const ExpertWeights& ew = experts[e];
     const int64_t I = ew.gate.rows;
-    if (ew.gate.cols != H || ew.up.rows != I || ew.up.cols != H || ew.down.rows != H ||
-        ew.down.cols != I)
-      throw Error(ErrorCode::Internal, "moe_experts: expert " + std::to_string(e) +
-                                           " has inconsistent weight shapes");
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(xs + i * H, frow(x, tok[start[e] + i]), static_cast<size_t>(H) * 4);
+    if (ew.gate.cols != H || ew.up.rows != I || ew.up.cols != H || ew.down.rows != H || ew.down.cols != I)
+      throw Error(ErrorCode::Internal, "moe_experts: expert " + std::to_string(e) + " has inconsistent weight shapes");
+    for (int64_t i = 0; i < n; ++i) std::memcpy(xs + i * H, frow(x, tok[start[e] + i]), static_cast<size_t>(H) * 4);
     run_linear(make_args(xs, H, n, ew.gate, gate));
     run_linear(make_args(xs, H, n, ew.up, up));
     for_rows(n, I * 4, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) k_.silu_mul_row(gate + r * I, up + r * I, gate + r * I, I);
     });
     run_linear(make_args(gate, I, n, ew.down, down));
-    for (int64_t i = 0; i < n; ++i)
-      k_.axpy_row(wgt[start[e] + i], down + i * H, frow(out, tok[start[e] + i]), H);
+    for (int64_t i = 0; i < n; ++i) k_.axpy_row(wgt[start[e] + i], down + i * H, frow(out, tok[start[e] + i]), H);
   }
 }
 

@@ -20,7 +20,7 @@ struct LinearArgs {
   int64_t x_stride = 0;
   const void* w = nullptr;
   DType w_dtype = DType::F32;
-  int64_t w_stride = 0;  // elements
+  int64_t w_stride = 0;        // elements
   const void* bias = nullptr;  // [O] or null
   DType bias_dtype = DType::F32;
   float* out = nullptr;
@@ -37,9 +37,9 @@ struct LinearArgs {
 // together reads each K/V row once for all of them.
 constexpr int kAttentionMaxRows = 4;
 struct AttentionItem {
-  const float* q = nullptr;      // row 0, first query head of the group; heads are head_dim apart
-  int64_t q_stride = 0;          // floats between rows
-  float* out = nullptr;          // same layout as q
+  const float* q = nullptr;  // row 0, first query head of the group; heads are head_dim apart
+  int64_t q_stride = 0;      // floats between rows
+  float* out = nullptr;      // same layout as q
   int64_t out_stride = 0;
   int32_t rows = 1;
   int32_t group = 1;
@@ -51,9 +51,9 @@ struct AttentionItem {
   int32_t num_kv_heads = 1;
   int32_t kv_head = 0;
   const int32_t* block_table = nullptr;
-  int64_t key_end = -1;         // row 0's position (its last key)
-  int32_t sliding_window = 0;   // 0: full causal
-  float* scratch = nullptr;  // attention_scratch_floats(head_dim, block_size) floats
+  int64_t key_end = -1;        // row 0's position (its last key)
+  int32_t sliding_window = 0;  // 0: full causal
+  float* scratch = nullptr;    // attention_scratch_floats(head_dim, block_size) floats
 };
 
 inline int64_t attention_scratch_floats(int64_t head_dim, int64_t block_size) {
@@ -67,8 +67,7 @@ struct KernelTable {
   // Row helpers (n elements).
   void (*convert_row)(const void* src, DType dtype, float* dst, int64_t n) = nullptr;
   // out = x * rsqrt(mean(x^2) + eps) * w; x and out may alias.
-  void (*rms_norm_row)(const float* x, const void* w, DType w_dtype, float eps, float* out,
-                       int64_t n) = nullptr;
+  void (*rms_norm_row)(const float* x, const void* w, DType w_dtype, float eps, float* out, int64_t n) = nullptr;
   // out = silu(gate) * up
   void (*silu_mul_row)(const float* gate, const float* up, float* out, int64_t n) = nullptr;
   // y += a * x

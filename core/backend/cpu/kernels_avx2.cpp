@@ -1,7 +1,7 @@
 // The CPU kernels compiled for avx2 (see kernels_impl.inc).
+#include <immintrin.h>
 #include <math.h>
 #include <cstdint>
-#include <immintrin.h>
 
 #include "core/backend/cpu/kernels.h"
 

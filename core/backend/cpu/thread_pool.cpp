@@ -98,8 +98,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>
   });
 }
 
-void ThreadPool::split(int64_t n, int64_t align, int thread, int num_threads, int64_t* begin,
-                       int64_t* end) {
+void ThreadPool::split(int64_t n, int64_t align, int thread, int num_threads, int64_t* begin, int64_t* end) {
   if (align < 1) align = 1;
   int64_t units = (n + align - 1) / align;
   int64_t per = units / num_threads;

@@ -33,8 +33,7 @@ class ThreadPool {
   void parallel_for(int64_t n, const std::function<void(int64_t i, int thread)>& fn);
 
   // Splits [0, n) into size() contiguous ranges whose bounds are multiples of `align` (except n).
-  static void split(int64_t n, int64_t align, int thread, int num_threads, int64_t* begin,
-                    int64_t* end);
+  static void split(int64_t n, int64_t align, int thread, int num_threads, int64_t* begin, int64_t* end);
 
  private:
   void worker_loop(int index);

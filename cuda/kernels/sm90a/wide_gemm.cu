@@ -45,7 +45,7 @@
 namespace inferdesk::cuda {
 namespace {
 
-constexpr int kTokens = kWideGemmMaxRows;      // the wgmma M: 64 token rows
+constexpr int kTokens = kWideGemmMaxRows;       // the wgmma M: 64 token rows
 constexpr int kConsumers = 256;                 // two multiplying warpgroups
 constexpr int kWideThreads = kConsumers + 128;  // + the producer warpgroup
 constexpr int kPanelK = 64;                     // k per stage: one 128-byte swizzled panel
@@ -67,10 +67,10 @@ struct WideTile {
 };
 
 struct WideParams {
-  int32_t m;               // token rows
-  int32_t k_steps;         // stages: K / (64 P)
-  int64_t block_rows;      // W rows advanced per block: 2 H (k-split) or H (SwiGLU)
-  int64_t second_offset;   // warpgroup 1's rows start this far after warpgroup 0's: H, or I
+  int32_t m;              // token rows
+  int32_t k_steps;        // stages: K / (64 P)
+  int64_t block_rows;     // W rows advanced per block: 2 H (k-split) or H (SwiGLU)
+  int64_t second_offset;  // warpgroup 1's rows start this far after warpgroup 0's: H, or I
   bool swiglu;
   bf16* y;
   int64_t ldy;
@@ -141,9 +141,8 @@ __device__ __forceinline__ void load_norm_operands(const WideParams& p, int64_t 
 template <int H, int kAcc>
 __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, const float (&acc)[kAcc],
                                                        const float2 (&rpre)[2][H / 8],
-                                                       const __nv_bfloat162 (&gpre)[H / 8],
-                                                       float (&s_norm)[2][kTokens], uint32_t ssfull, int64_t col0,
-                                                       int64_t tile, int t0, int c0) {
+                                                       const __nv_bfloat162 (&gpre)[H / 8], float (&s_norm)[2][kTokens],
+                                                       uint32_t ssfull, int64_t col0, int64_t tile, int t0, int c0) {
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
   const WideNorm& n = p.norm;
   float ss[2] = {0.0f, 0.0f};
@@ -182,7 +181,7 @@ __device__ __forceinline__ void producer_norm_epilogue(const WideParams& p, cons
     s_norm[0][t0 + 8] = ss[1];
   }
   asm volatile("bar.sync 3, 128;" ::: "memory");  // the warpgroup's sums in s_norm[0]
-  mbar_wait(ssfull, 0);                             // the other warpgroup's in s_norm[1]
+  mbar_wait(ssfull, 0);                           // the other warpgroup's in s_norm[1]
   if (tid < kTokens && tid < p.m) n.ss_out[tile * kWideNormRows + tid] = s_norm[0][tid] + s_norm[1][tid];
 }
 #endif
@@ -227,7 +226,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   const uint32_t rank = KS > 1 ? cluster_rank() : 0;
   const int64_t tile = static_cast<int64_t>(blockIdx.x) / KS;
   const int64_t r0 = tile * p.block_rows, r1 = r0 + p.second_offset;
-  const int steps = p.k_steps / KS;                           // this block's stages
+  const int steps = p.k_steps / KS;                               // this block's stages
   const int first = KS > 1 ? static_cast<int>(rank) * steps : 0;  // and the first of them
   if (KS > 1 && tid == 0) {
     mbar_init(smem_addr(&xready), kConsumers / 32);
@@ -253,7 +252,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
   for (int i = 0; i < T::kAcc; ++i) acc[i] = 0.0f;
 
-  if (tid == kConsumers) {  // the producer: one thread issues every copy
+  if (tid == kConsumers) {                   // the producer: one thread issues every copy
     const uint64_t once = l2_evict_first();  // W is read once per step
     auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
       if constexpr (A) {
@@ -307,8 +306,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     const int lane = tid % 32, wg = tid / 128;
     if constexpr (KS > 1) {
       if (p.norm.resid && static_cast<uint32_t>(wg) == rank)  // WideNorm producer: its epilogue's operands
-        load_norm_operands<H>(p, wg == 0 ? r0 : r1, 16 * ((tid % 128) / 32) + lane / 4, 2 * (lane % 4), rpre,
-                              gpre);
+        load_norm_operands<H>(p, wg == 0 ? r0 : r1, 16 * ((tid % 128) / 32) + lane / 4, 2 * (lane % 4), rpre, gpre);
     }
     for (int i = 0; i < steps; ++i) {
       const int slot = i % S;
@@ -369,8 +367,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       // sent to the other block
     } else if (KS > 1 && p.norm.resid) {  // WideNorm producer (the k-split form only)
       if constexpr (KS > 1)
-        producer_norm_epilogue<H, T::kAcc>(p, acc, rpre, gpre, s_norm, smem_addr(&ssfull), wg == 0 ? r0 : r1, tile,
-                                           t0, c0);
+        producer_norm_epilogue<H, T::kAcc>(p, acc, rpre, gpre, s_norm, smem_addr(&ssfull), wg == 0 ? r0 : r1, tile, t0,
+                                           c0);
     } else if (!p.swiglu) {
       bf16* const y = p.y + (wg == 0 ? r0 : r1) + c0;
 #pragma unroll
@@ -437,8 +435,7 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   using T = WideTile<H, P>;
   constexpr size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;  // + the 1024-byte alignment
   allow_dynamic_smem<wide_gemm_kernel<H, P, KS, A>>(smem, "wide_gemm", 2 * 8 * T::kStages + 64);
-  const CUtensorMap wmap =
-      A ? tensor_map_row_panels(w, k, n, k, P, H) : tensor_map(w, k, n, k, H, /*promote=*/false);
+  const CUtensorMap wmap = A ? tensor_map_row_panels(w, k, n, k, P, H) : tensor_map(w, k, n, k, H, /*promote=*/false);
   const CUtensorMap xmap = tensor_map(x.data, k, x.rows, x.stride, kTokens);
   WideParams p;
   p.m = static_cast<int32_t>(x.rows);
@@ -513,8 +510,8 @@ void launch_swiglu(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat&
 bool operands_ok(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y, int64_t cols) {
   auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
   return hopper_kernels_available() && x.dt == Dt::BF16 && y.dt == Dt::BF16 && x.rows >= 1 &&
-         x.rows <= kWideGemmMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 &&
-         k % kPanelK == 0 && x.stride % 8 == 0 && aligned(x.data) && aligned(w) && y.stride % 2 == 0 &&
+         x.rows <= kWideGemmMaxRows && y.rows >= x.rows && y.cols == cols && x.cols == k && k > 0 && k % kPanelK == 0 &&
+         x.stride % 8 == 0 && aligned(x.data) && aligned(w) && y.stride % 2 == 0 &&
          reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && n <= (int64_t{1} << 31) && k <= (int64_t{1} << 31);
 }
 

@@ -27,7 +27,8 @@ RenderOptions fixed_clock(const Json& meta) {
   std::tm tm{};
   std::istringstream ss(meta.at("fixed_now").get<std::string>());
   char sep;
-  ss >> tm.tm_year >> sep >> tm.tm_mon >> sep >> tm.tm_mday >> sep >> tm.tm_hour >> sep >> tm.tm_min >> sep >> tm.tm_sec;
+  ss >> tm.tm_year >> sep >> tm.tm_mon >> sep >> tm.tm_mday >> sep >> tm.tm_hour >> sep >> tm.tm_min >> sep >>
+      tm.tm_sec;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   timegm(&tm);  // fills tm_wday / tm_yday
@@ -91,8 +92,8 @@ TEST_F(ChatGolden, EveryTemplateMatchesTransformers) {
           const Json tools = conv["tools"].is_null() ? Json() : tool_sets[conv["tools"].get<std::string>()];
           Json kwargs = conv["kwargs"];
           if (conv.contains("documents")) kwargs["documents"] = conv["documents"];
-          got = apply_chat_template(*tpl, conv["messages"], tools, conv["add_generation_prompt"].get<bool>(), bos,
-                                    eos, kwargs, options);
+          got = apply_chat_template(*tpl, conv["messages"], tools, conv["add_generation_prompt"].get<bool>(), bos, eos,
+                                    kwargs, options);
         } catch (const Error& e) {
           error = e.what();
         }

@@ -25,16 +25,14 @@ TEST_P(GoldenCpu, MatchesTransformersOneRequestAtATime) {
     ASSERT_EQ(results[0].reason, FinishReason::Length) << results[0].error;
     int steps = 0;
     const std::string diff = test::compare_with_golden(g.cases[i], results[0], 1e-3, &steps);
-    EXPECT_EQ(diff, "") << GetParam() << " case " << i << " (prompt of "
-                        << g.cases[i].prompt_ids.size() << " tokens)";
+    EXPECT_EQ(diff, "") << GetParam() << " case " << i << " (prompt of " << g.cases[i].prompt_ids.size() << " tokens)";
     total_steps += steps;
   }
   // The rule stops at the first tolerated difference; most steps must still be compared.
   EXPECT_GE(total_steps, static_cast<int>(g.cases.size()) * g.max_new_tokens * 3 / 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllArchitectures, GoldenCpu,
-                         ::testing::ValuesIn(test::golden_model_names()),
+INSTANTIATE_TEST_SUITE_P(AllArchitectures, GoldenCpu, ::testing::ValuesIn(test::golden_model_names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

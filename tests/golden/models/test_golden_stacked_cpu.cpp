@@ -51,8 +51,8 @@ class StackingCpuBackend : public test::ForwardingBackend {
   }
 
   std::string name() const override { return "stacking-cpu"; }
-  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e,
-                   const Tensor& ids, const Tensor& w, Tensor out) override {
+  void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e, const Tensor& ids,
+                   const Tensor& w, Tensor out) override {
     // The views of a stacked expert are the two row halves of one weight.
     for (const ExpertWeights& ew : e)
       if (static_cast<const char*>(ew.up.data) !=
@@ -87,8 +87,7 @@ TEST_P(GoldenStackedCpu, MatchesTransformers) {
     const Request r = test::golden_request(g.cases[i], g.max_new_tokens);
     const auto results = generate_all(engine, {r});
     ASSERT_EQ(results[0].reason, FinishReason::Length) << results[0].error;
-    EXPECT_EQ(test::compare_with_golden(g.cases[i], results[0], 1e-3), "")
-        << GetParam() << " case " << i;
+    EXPECT_EQ(test::compare_with_golden(g.cases[i], results[0], 1e-3), "") << GetParam() << " case " << i;
   }
 }
 

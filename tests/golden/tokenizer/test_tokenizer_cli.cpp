@@ -73,8 +73,8 @@ TEST_P(Cli, DetokenizePrintsExactlyTheDecodedText) {
   int checked = 0;
   for (const auto& r : read_jsonl(kGolden / "ref" / (GetParam() + ".jsonl"))) {
     if (!r.contains("corpus") || r["ids_special"].empty() || r["corpus"].get<int>() % 15 != 0) continue;
-    const std::string base =
-        "detokenize --tokenizer \"" + (kShared / GetParam()).string() + "\" --ids " + join_ids(r["ids_special"]);
+    const std::string base = "detokenize --tokenizer \"" + (kShared / GetParam()).string() + "\" --ids " +
+                             join_ids(r["ids_special"]);
     const Result plain = run(base);
     EXPECT_EQ(plain.status, 0);
     EXPECT_EQ(plain.out, r["decode"].get<std::string>());

@@ -80,7 +80,8 @@ std::string stream_decode(const Tokenizer& tok, const std::vector<int32_t>& ids,
   std::string all;
   for (int32_t id : ids) {
     const std::string d = dec.push(id);
-    if (!inferdesk::tok::is_valid_utf8(d) && problem) *problem = "delta with broken UTF-8 after id " + std::to_string(id);
+    if (!inferdesk::tok::is_valid_utf8(d) && problem)
+      *problem = "delta with broken UTF-8 after id " + std::to_string(id);
     all += d;
   }
   const std::string rest = dec.finish();
@@ -112,15 +113,19 @@ TEST_P(HfReference, MetadataMatches) {
   EXPECT_EQ(tok_->hf_class(), meta["class"].get<std::string>());
   EXPECT_EQ(tok_->vocab_size(), attrs["len"].get<size_t>());
   auto check = [&](const char* key, const std::optional<std::string>& ours) {
-    if (attrs[key].is_null()) EXPECT_FALSE(ours.has_value()) << key;
-    else EXPECT_EQ(ours.value_or("<none>"), attrs[key].get<std::string>()) << key;
+    if (attrs[key].is_null())
+      EXPECT_FALSE(ours.has_value()) << key;
+    else
+      EXPECT_EQ(ours.value_or("<none>"), attrs[key].get<std::string>()) << key;
   };
   check("bos_token", tok_->bos_token());
   check("eos_token", tok_->eos_token());
   check("pad_token", tok_->pad_token());
   auto check_id = [&](const char* key, const std::optional<int32_t>& ours) {
-    if (attrs[key].is_null()) EXPECT_FALSE(ours.has_value()) << key;
-    else EXPECT_EQ(ours.value_or(-1), attrs[key].get<int32_t>()) << key;
+    if (attrs[key].is_null())
+      EXPECT_FALSE(ours.has_value()) << key;
+    else
+      EXPECT_EQ(ours.value_or(-1), attrs[key].get<int32_t>()) << key;
   };
   check_id("bos_token_id", tok_->bos_id());
   check_id("eos_token_id", tok_->eos_id());
@@ -231,8 +236,8 @@ TEST_P(LlamaCppVocab, OutFileMatches) {
   const fs::path dir = kShared / c.folder;
   const fs::path vt = kShared / "llama.cpp-vocab-tests";
   Tokenizer tok = fs::exists(dir / "tokenizer.json")
-                      ? Tokenizer::from_json(read_file(dir / "tokenizer.json"), read_file(dir / "tokenizer_config.json"),
-                                             c.model_config, c.folder)
+                      ? Tokenizer::from_json(read_file(dir / "tokenizer.json"),
+                                             read_file(dir / "tokenizer_config.json"), c.model_config, c.folder)
                       : Tokenizer::from_dir(dir);
   const std::string inp = read_file(vt / (std::string(c.file) + ".inp"));
   const std::string out = read_file(vt / (std::string(c.file) + ".out"));

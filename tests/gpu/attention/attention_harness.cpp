@@ -16,7 +16,7 @@ namespace inferdesk::gputest::attn {
 namespace {
 
 constexpr int32_t kPoisonBlockId = 0x3fffffff;  // far outside any cache: reading it faults
-constexpr uint16_t kPoisonBits = 0xFFFF;         // DeviceBuffer's poison as bf16 bits (NaN)
+constexpr uint16_t kPoisonBits = 0xFFFF;        // DeviceBuffer's poison as bf16 bits (NaN)
 
 uint16_t bits_of(bf16 v) {
   uint16_t b;
@@ -97,8 +97,7 @@ void cpu_reference(AttnData& d) {
   if (tc == 0) return;
   Buffer qb = cpu->alloc(DType::F32, tc, W), ob = cpu->alloc(DType::F32, tc, W);
   float* qp = static_cast<float*>(qb.tensor().data);
-  for (int64_t r = 0; r < tc; ++r)
-    std::copy_n(d.q.data() + cpu_row_of[r] * d.q_stride, W, qp + r * W);
+  for (int64_t r = 0; r < tc; ++r) std::copy_n(d.q.data() + cpu_row_of[r] * d.q_stride, W, qp + r * W);
   AttentionParams p;
   p.num_heads = H;
   p.num_kv_heads = Hk;
@@ -109,8 +108,7 @@ void cpu_reference(AttnData& d) {
   cpu->attention(0, qb.tensor(), p, ob.tensor());
   std::vector<float> out(static_cast<size_t>(tc * W));
   cpu->to_host(ob.tensor(), out.data());
-  for (int64_t r = 0; r < tc; ++r)
-    std::copy_n(out.data() + r * W, W, d.want.data() + cpu_row_of[r] * W);
+  for (int64_t r = 0; r < tc; ++r) std::copy_n(out.data() + r * W, W, d.want.data() + cpu_row_of[r] * W);
 }
 
 std::vector<bf16> with_offset(const std::vector<float>& v, int32_t offset) {
@@ -123,18 +121,18 @@ std::vector<bf16> with_offset(const std::vector<float>& v, int32_t offset) {
 
 std::string AttnCase::describe() const {
   std::ostringstream o;
-  o << "H " << num_heads << " Hk " << num_kv_heads << " D " << head_dim << " bs " << block_size
-    << " window " << sliding_window << " seed " << seed;
+  o << "H " << num_heads << " Hk " << num_kv_heads << " D " << head_dim << " bs " << block_size << " window "
+    << sliding_window << " seed " << seed;
   if (q_pad || out_pad || q_offset || cache_offset || row_gap)
-    o << " q_pad " << q_pad << " out_pad " << out_pad << " q_offset " << q_offset
-      << " cache_offset " << cache_offset << " row_gap " << row_gap;
+    o << " q_pad " << q_pad << " out_pad " << out_pad << " q_offset " << q_offset << " cache_offset " << cache_offset
+      << " row_gap " << row_gap;
   o << " seqs (q,ctx):";
   for (const SeqSpec& s : seqs) o << " (" << s.query_len << "," << s.context_len << ")";
   return o.str();
 }
 
-AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads,
-                   int32_t head_dim, int32_t block_size, uint64_t seed) {
+AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads, int32_t head_dim,
+                   int32_t block_size, uint64_t seed) {
   AttnCase c;
   c.seqs = std::move(seqs);
   c.num_heads = num_heads;
@@ -179,8 +177,7 @@ AttnData make_data(const AttnCase& c) {
   const int32_t bs = c.block_size, D = c.head_dim;
   // q: random rows of the sequences, NaN in gap rows and pad columns (a kernel must not read them).
   d.q.assign(static_cast<size_t>(d.rows * d.q_stride), NAN);
-  const std::vector<float> qv =
-      round_bf16(random_vector(d.q.size(), c.seed * 31 + 1, -c.q_range, c.q_range));
+  const std::vector<float> qv = round_bf16(random_vector(d.q.size(), c.seed * 31 + 1, -c.q_range, c.q_range));
   for (size_t s = 0; s < c.seqs.size(); ++s)
     for (int32_t j = 0; j < c.seqs[s].query_len; ++j) {
       const int64_t r = d.query_start[s] + j;
@@ -207,8 +204,8 @@ AttnData make_data(const AttnCase& c) {
 
 void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
   const AttnCase& c = d.c;
-  const size_t cache_elems =
-      static_cast<size_t>(c.cache_offset) + static_cast<size_t>(d.num_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
+  const size_t cache_elems = static_cast<size_t>(c.cache_offset) +
+                             static_cast<size_t>(d.num_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
   dev.q = DeviceBuffer<bf16>(static_cast<size_t>(c.q_offset + d.rows * d.q_stride));
   dev.out = DeviceBuffer<bf16>(static_cast<size_t>(d.rows * d.out_stride));
   dev.k_cache = DeviceBuffer<bf16>(cache_elems);
@@ -222,8 +219,7 @@ void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
   refill_device(d, dev);
 }
 
-void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v,
-                   DeviceAttn& dev) {
+void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v, DeviceAttn& dev) {
   if (k.empty()) return;
   dev.k_cache.upload(with_offset(k, d.c.cache_offset));
   dev.v_cache.upload(with_offset(v, d.c.cache_offset));
@@ -297,8 +293,7 @@ void set_splits(DeviceAttn& dev, int32_t num_splits) {
   const cuda::PagedAttentionArgs& a = dev.args;
   const size_t bytes = cuda::decode_workspace_bytes(a.num_seqs, a.num_heads, a.head_dim, num_splits);
   dev.workspace = DeviceBuffer<char>(bytes);
-  dev.split_counters =
-      DeviceBuffer<int32_t>(std::vector<int32_t>(static_cast<size_t>(a.num_seqs) * a.num_heads, 0));
+  dev.split_counters = DeviceBuffer<int32_t>(std::vector<int32_t>(static_cast<size_t>(a.num_seqs) * a.num_heads, 0));
   dev.args.num_splits = num_splits;
   dev.args.workspace = dev.workspace.get();
   dev.args.split_counters = dev.split_counters.get();
@@ -332,18 +327,17 @@ void set_splits(DeviceAttn& dev, int32_t num_splits) {
     if (d.context_len[s] == 0) {
       const auto nz = std::find_if(got.begin(), got.end(), [](float v) { return v != 0.0f; });
       if (nz != got.end())
-        bad << "\n  padding seq " << s << ": element " << (nz - got.begin()) << " is " << *nz
-            << ", not 0";
+        bad << "\n  padding seq " << s << ": element " << (nz - got.begin()) << " is " << *nz << ", not 0";
       continue;
     }
     const double err = normalised_error(got, want);
     if (!(err < tol)) {
-      bad << "\n  seq " << s << " (query_len " << ql << ", context_len " << d.context_len[s]
-          << "): normalised error " << err;
+      bad << "\n  seq " << s << " (query_len " << ql << ", context_len " << d.context_len[s] << "): normalised error "
+          << err;
       for (int64_t i = 0; i < static_cast<int64_t>(got.size()); ++i)
         if (!std::isfinite(got[i]) || std::fabs(got[i] - want[i]) > 0.05 + 0.05 * std::fabs(want[i])) {
-          bad << "; first bad: row +" << i / W << " head " << (i % W) / c.head_dim << " dim "
-              << i % c.head_dim << " got " << got[i] << " want " << want[i];
+          bad << "; first bad: row +" << i / W << " head " << (i % W) / c.head_dim << " dim " << i % c.head_dim
+              << " got " << got[i] << " want " << want[i];
           break;
         }
     }
@@ -379,8 +373,11 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
   using Load = cuda::DecodeLoad;
   std::vector<std::pair<Load, Load>> loads = {{Load::Auto, Load::Pipelined}};
   if (kernel == Kernel::Decode)
-    loads = {{Load::Registers, Load::Pipelined}, {Load::Pipelined, Load::Pipelined},
-             {Load::Mma, Load::Pipelined}, {Load::Auto, Load::Pipelined}, {Load::Auto, Load::Mma}};
+    loads = {{Load::Registers, Load::Pipelined},
+             {Load::Pipelined, Load::Pipelined},
+             {Load::Mma, Load::Pipelined},
+             {Load::Auto, Load::Pipelined},
+             {Load::Auto, Load::Mma}};
   // A kv group is also served in chunks of 4, 2 and 1 query heads per block where it has more
   // (each chunk's block reads the group's K/V again).
   const int32_t group = c.num_heads / c.num_kv_heads;
@@ -389,30 +386,30 @@ void run_and_check(const AttnCase& c, Kernel kernel, int32_t num_splits, int32_t
     for (int32_t h : {4, 2, 1})
       if (group > h) head_caps.push_back(h);
   for (int32_t heads : head_caps)
-  for (const auto& [load, large_load] : loads) {
-    SCOPED_TRACE(std::string("K/V ") + load_name(load) +
-                 (load == Load::Auto ? std::string(" (many blocks: ") + load_name(large_load) + ")" : "") +
-                 ", at most " + std::to_string(heads) + " heads per block");
-    DeviceAttn dev;
-    make_device(d, dev);
-    set_splits(dev, num_splits);
-    dev.args.min_keys_per_split = min_keys_per_split;
-    dev.args.decode_load = load;
-    dev.args.large_grid_load = large_load;
-    dev.args.max_heads_per_block = heads;
-    if (kernel == Kernel::Decode)
-      cuda::paged_attention_decode(dev.args, test_launch());
-    else
-      cuda::paged_attention_prefill(dev.args, test_launch());
-    const cudaError_t sync = cudaDeviceSynchronize();
-    ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
-    const cudaError_t last = cudaGetLastError();
-    ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
-    EXPECT_TRUE(output_matches(d, dev, kTol));
-    if (kernel == Kernel::Decode) {
-      EXPECT_TRUE(counters_are_zero(dev));
+    for (const auto& [load, large_load] : loads) {
+      SCOPED_TRACE(std::string("K/V ") + load_name(load) +
+                   (load == Load::Auto ? std::string(" (many blocks: ") + load_name(large_load) + ")" : "") +
+                   ", at most " + std::to_string(heads) + " heads per block");
+      DeviceAttn dev;
+      make_device(d, dev);
+      set_splits(dev, num_splits);
+      dev.args.min_keys_per_split = min_keys_per_split;
+      dev.args.decode_load = load;
+      dev.args.large_grid_load = large_load;
+      dev.args.max_heads_per_block = heads;
+      if (kernel == Kernel::Decode)
+        cuda::paged_attention_decode(dev.args, test_launch());
+      else
+        cuda::paged_attention_prefill(dev.args, test_launch());
+      const cudaError_t sync = cudaDeviceSynchronize();
+      ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
+      const cudaError_t last = cudaGetLastError();
+      ASSERT_EQ(last, cudaSuccess) << cudaGetErrorString(last);
+      EXPECT_TRUE(output_matches(d, dev, kTol));
+      if (kernel == Kernel::Decode) {
+        EXPECT_TRUE(counters_are_zero(dev));
+      }
     }
-  }
 }
 
 }  // namespace inferdesk::gputest::attn

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/kernels/attention.h"
@@ -33,19 +33,19 @@ struct AttnCase {
   int32_t block_size = 16;
   int32_t sliding_window = 0;
   uint64_t seed = 1;
-  float q_range = 4.0f;     // q uniform in [-q_range, q_range] (peaky softmax), k and v in [-1, 1]
-  int32_t q_pad = 0;        // q row stride = num_heads * head_dim + q_pad
-  int32_t out_pad = 0;      // same for out (the gap must stay poisoned)
-  int32_t q_offset = 0;     // q rows start this many elements into the q buffer
-  int32_t cache_offset = 0; // the caches start this many elements into their buffers
-  int32_t row_gap = 0;      // unused rows between consecutive sequences' rows (stay poisoned)
-  int32_t min_blocks = 0;   // cache at least this many blocks (spare ones are NaN)
+  float q_range = 4.0f;      // q uniform in [-q_range, q_range] (peaky softmax), k and v in [-1, 1]
+  int32_t q_pad = 0;         // q row stride = num_heads * head_dim + q_pad
+  int32_t out_pad = 0;       // same for out (the gap must stay poisoned)
+  int32_t q_offset = 0;      // q rows start this many elements into the q buffer
+  int32_t cache_offset = 0;  // the caches start this many elements into their buffers
+  int32_t row_gap = 0;       // unused rows between consecutive sequences' rows (stay poisoned)
+  int32_t min_blocks = 0;    // cache at least this many blocks (spare ones are NaN)
   std::string describe() const;
 };
 
 // A case of `seqs` over num_heads / num_kv_heads heads of head_dim, other fields at their defaults.
-AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads,
-                   int32_t head_dim, int32_t block_size = 16, uint64_t seed = 1);
+AttnCase make_case(std::vector<SeqSpec> seqs, int32_t num_heads, int32_t num_kv_heads, int32_t head_dim,
+                   int32_t block_size = 16, uint64_t seed = 1);
 
 // Inputs, layout and the CPU reference of a case.
 struct AttnData {
@@ -57,7 +57,7 @@ struct AttnData {
   std::vector<float> q;        // [rows, q_stride] bf16-exact (gaps 0)
   std::vector<float> k_cache;  // [num_blocks][Hk][bs][D]; slots no sequence owns are NaN
   std::vector<float> v_cache;
-  std::vector<float> want;     // [rows, H*D]: CPU attention; zeros for padding rows
+  std::vector<float> want;  // [rows, H*D]: CPU attention; zeros for padding rows
   int32_t max_query_len = 0;
 };
 
@@ -92,14 +92,13 @@ void set_splits(DeviceAttn& dev, int32_t num_splits);
 // sequences and gaps, whose slot is -1), and the caches with exactly those slots poisoned (NaN),
 // so an attention kernel that reads the cache before that write completed produces NaN.
 struct PendingKv {
-  std::vector<float> k, v;  // [rows, num_kv_heads * head_dim]
+  std::vector<float> k, v;                // [rows, num_kv_heads * head_dim]
   std::vector<int32_t> positions, slots;  // [rows]
   std::vector<float> k_cache, v_cache;    // the case's caches, pending slots NaN
 };
 PendingKv make_pending(const AttnData& d);
 // Uploads caches laid out as d's (cache_offset honoured) into dev.
-void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v,
-                   DeviceAttn& dev);
+void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v, DeviceAttn& dev);
 
 // Compares the device output with the reference: per sequence normalised error < tol, padding
 // rows exactly zero, gap rows and the columns past num_heads * head_dim untouched (poison).

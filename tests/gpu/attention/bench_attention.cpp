@@ -26,13 +26,13 @@ using namespace inferdesk::gputest::attn;
 using inferdesk::gputest::test_launch;
 namespace k = inferdesk::cuda;
 
-#define BENCH_CUDA(expr)                                                              \
-  do {                                                                                \
-    const cudaError_t e_ = (expr);                                                    \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_));                \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define BENCH_CUDA(expr)                                               \
+  do {                                                                 \
+    const cudaError_t e_ = (expr);                                     \
+    if (e_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)
 
 struct Shape {
@@ -102,8 +102,8 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
     for (int32_t j = 0; j < q.query_len; ++j) visible += q.context_len - q.query_len + j + 1;
   const double flops = 4.0 * c.head_dim * c.num_heads * visible;
   const double us = time_us([&] { k::paged_attention_prefill(dev.args, test_launch()); }, reps);
-  std::printf("prefill  %-18s %-28s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(),
-              us, flops / us * 1e-6);
+  std::printf("prefill  %-18s %-28s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(), us,
+              flops / us * 1e-6);
 }
 
 // Few-block (batch 1) grids are timed with the register load; larger batches with both loads for
@@ -123,10 +123,8 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
       dev.args.decode_load = load;
       dev.args.max_heads_per_block = heads_per_block;
       const double us = time_us([&] { k::paged_attention_decode(dev.args, test_launch()); }, reps);
-      std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n",
-                  s.model, seqs_text(c.seqs).c_str(), sp, heads_per_block,
-                  load_name(load),
-                  us, bytes / us * 1e-3, bytes * 1e-6);
+      std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
+                  seqs_text(c.seqs).c_str(), sp, heads_per_block, load_name(load), us, bytes / us * 1e-3, bytes * 1e-6);
     }
 }
 
@@ -170,8 +168,8 @@ int main(int argc, char** argv) {
   run([&] { bench_decode(kLlama8B, 64, 256, {1, 2, 4}, reps); });  // the engine's batch-64 benchmark, mid-run
   run([&] { bench_decode(kLlama8B, 64, 256, {1, 2}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kLlama8B, 64, 256, {1}, reps, /*heads_per_block=*/1); });
-  run([&] { bench_decode(kLlama8B, 256, 192, {1}, reps); });    // the offline benchmark's decode steps
-  run([&] { bench_decode(kLlama8B, 1, 256, {1, 4}, reps); });   // batch 1, as in the engine's benchmark
+  run([&] { bench_decode(kLlama8B, 256, 192, {1}, reps); });   // the offline benchmark's decode steps
+  run([&] { bench_decode(kLlama8B, 1, 256, {1, 4}, reps); });  // batch 1, as in the engine's benchmark
   run([&] { bench_decode(kLlama8B, 1, 256, {4, 8}, reps, /*heads_per_block=*/2); });
   run([&] { bench_decode(kLlama8B, 1, 256, {4, 8}, reps, /*heads_per_block=*/1); });
   run([&] { bench_decode(kQwen3Moe, 1, 256, {1, 4}, reps); });

@@ -39,21 +39,20 @@ TEST_P(DecodeShapes, MatchesCpu) {
              splits, splits == 200 ? 1 : cuda::kDecodeMinKeysPerSplit);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    HeadDimGroupSplits, DecodeShapes,
-    ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 5, 8, 12),
-                       ::testing::Values(1, 3, 16, 200)),
-    [](const auto& info) {
-      return param_name({{"D", std::get<0>(info.param)}, {"G", std::get<1>(info.param)},
-                         {"S", std::get<2>(info.param)}});
-    });
+INSTANTIATE_TEST_SUITE_P(HeadDimGroupSplits, DecodeShapes,
+                         ::testing::Combine(::testing::Values(32, 64, 128, 256),
+                                            ::testing::Values(1, 2, 3, 4, 5, 8, 12), ::testing::Values(1, 3, 16, 200)),
+                         [](const auto& info) {
+                           return param_name({{"D", std::get<0>(info.param)},
+                                              {"G", std::get<1>(info.param)},
+                                              {"S", std::get<2>(info.param)}});
+                         });
 
 TEST(GpuPagedDecode, EveryBlockSize) {
   INFERDESK_REQUIRE_GPU();
   for (int bs : {8, 16, 32, 64, 128})
     for (int splits : {1, 4})
-      run_decode(make_case({{1, 45}, {1, 133}, {1, 64}, {1, 65}, {1, 1}, {1, 129}}, 32, 8, 128, bs, 70 + bs),
-                 splits);
+      run_decode(make_case({{1, 45}, {1, 133}, {1, 64}, {1, 65}, {1, 1}, {1, 129}}, 32, 8, 128, bs, 70 + bs), splits);
 }
 
 TEST(GpuPagedDecode, SlidingWindow) {
@@ -81,8 +80,7 @@ TEST(GpuPagedDecode, AutoOnManyAndFewBlocks) {
     for (int group : {4, 8}) {
       std::vector<SeqSpec> specs;
       for (int i = 0; i < seqs; ++i) specs.push_back({1, 1 + (i * 37) % 300});
-      for (int splits : {1, 3})
-        run_decode(make_case(specs, 2 * group, 2, 128, 16, 77 + seqs + group + splits), splits);
+      for (int splits : {1, 3}) run_decode(make_case(specs, 2 * group, 2, 128, 16, 77 + seqs + group + splits), splits);
     }
 }
 
@@ -119,8 +117,7 @@ TEST(GpuPagedDecode, MisalignedQueryAndOutputRows) {
   INFERDESK_REQUIRE_GPU();
   for (int head_dim : {64, 128})
     for (int splits : {1, 5}) {
-      AttnCase c = make_case({{1, 33}, {1, 70}, {1, 0}, {1, 190}, {1, 3}}, 8, 2, head_dim, 16,
-                             650 + head_dim + splits);
+      AttnCase c = make_case({{1, 33}, {1, 70}, {1, 0}, {1, 190}, {1, 3}}, 8, 2, head_dim, 16, 650 + head_dim + splits);
       c.q_pad = 3;
       c.out_pad = 5;
       c.q_offset = 1;

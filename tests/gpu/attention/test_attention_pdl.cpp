@@ -87,10 +87,9 @@ bool same_bits(const std::vector<bf16>& a, const std::vector<bf16>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(bf16)) == 0;
 }
 
-void check_chain(const AttnCase& c, Kernel kernel, int32_t splits,
-                 cuda::DecodeLoad load = cuda::DecodeLoad::Auto) {
-  SCOPED_TRACE(c.describe() + (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits)
-                                                        : std::string(" prefill")) +
+void check_chain(const AttnCase& c, Kernel kernel, int32_t splits, cuda::DecodeLoad load = cuda::DecodeLoad::Auto) {
+  SCOPED_TRACE(c.describe() +
+               (kernel == Kernel::Decode ? " decode, splits " + std::to_string(splits) : std::string(" prefill")) +
                ", K/V " + load_name(load));
   AttentionChain chain(c, kernel, splits, load);
   cudaStream_t stream;
@@ -149,7 +148,7 @@ TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
       AttnCase w = make_case(seqs, 4, 2, 32, 16, 220 + splits);
       w.sliding_window = 32;
       check_chain(w, Kernel::Decode, splits, load);  // Mma: D 32 runs the Pipelined kernel
-      if (load == cuda::DecodeLoad::Mma) {  // the Mma kernel itself under a window, D 64
+      if (load == cuda::DecodeLoad::Mma) {           // the Mma kernel itself under a window, D 64
         AttnCase w64 = make_case(seqs, 8, 2, 64, 16, 230 + splits);
         w64.sliding_window = 40;
         check_chain(w64, Kernel::Decode, splits, load);

@@ -18,17 +18,13 @@ void run_prefill(const AttnCase& c) { run_and_check(c, Kernel::Prefill); }
 // A batch of everything a mixed step can hold.
 std::vector<SeqSpec> mixed_seqs() {
   return {
-      {1, 1},     // first token of a prompt
-      {15, 15},   // whole prompts of odd lengths
-      {17, 17},
-      {1, 100},   // decode rows
-      {37, 300},  // chunked prefill: 263 cached tokens before this chunk
-      {3, 0},     // padding sequence with rows: zeros
-      {100, 100},
-      {0, 0},     // empty padding sequence: no rows
-      {1, 1000},
-      {64, 1037},
-      {0, 50},    // a sequence with no rows this step
+      {1, 1},                           // first token of a prompt
+      {15, 15},                         // whole prompts of odd lengths
+      {17, 17},   {1, 100},             // decode rows
+      {37, 300},                        // chunked prefill: 263 cached tokens before this chunk
+      {3, 0},                           // padding sequence with rows: zeros
+      {100, 100}, {0, 0},               // empty padding sequence: no rows
+      {1, 1000},  {64, 1037}, {0, 50},  // a sequence with no rows this step
       {2, 2},
   };
 }
@@ -43,12 +39,11 @@ TEST_P(PrefillShapes, MixedBatchMatchesCpu) {
                         100 + head_dim * 10 + group));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    HeadDimGroup, PrefillShapes,
-    ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 7, 8)),
-    [](const auto& info) {
-      return param_name({{"D", std::get<0>(info.param)}, {"G", std::get<1>(info.param)}});
-    });
+INSTANTIATE_TEST_SUITE_P(HeadDimGroup, PrefillShapes,
+                         ::testing::Combine(::testing::Values(32, 64, 128, 256), ::testing::Values(1, 2, 3, 4, 7, 8)),
+                         [](const auto& info) {
+                           return param_name({{"D", std::get<0>(info.param)}, {"G", std::get<1>(info.param)}});
+                         });
 
 TEST(GpuPagedPrefill, EveryBlockSize) {
   INFERDESK_REQUIRE_GPU();
@@ -60,8 +55,8 @@ TEST(GpuPagedPrefill, SlidingWindow) {
   INFERDESK_REQUIRE_GPU();
   for (int window : {1, 5, 16, 63, 100, 4096})
     for (int head_dim : {64, 128}) {
-      AttnCase c = make_case({{200, 200}, {50, 500}, {1, 333}, {7, 7}, {130, 1030}}, 8, 2, head_dim,
-                             16, 300 + window + head_dim);
+      AttnCase c = make_case({{200, 200}, {50, 500}, {1, 333}, {7, 7}, {130, 1030}}, 8, 2, head_dim, 16,
+                             300 + window + head_dim);
       c.sliding_window = window;
       run_prefill(c);
     }
@@ -81,7 +76,7 @@ TEST(GpuPagedPrefill, MisalignedStridesAndCacheUseScalarPaths) {
   INFERDESK_REQUIRE_GPU();
   for (int head_dim : {32, 128, 256}) {
     AttnCase c = make_case({{33, 33}, {1, 70}, {20, 90}, {2, 0}}, 6, 3, head_dim, 16, 500 + head_dim);
-    c.q_pad = 3;         // odd strides: rows not 16-byte (q) / 4-byte (out) aligned
+    c.q_pad = 3;  // odd strides: rows not 16-byte (q) / 4-byte (out) aligned
     c.out_pad = 5;
     c.q_offset = 1;
     c.cache_offset = 3;  // cache not 16-byte aligned

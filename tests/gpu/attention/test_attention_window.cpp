@@ -33,11 +33,11 @@ std::vector<SeqSpec> decode_rows(int32_t lo, int32_t hi) {
 // behind other work), short whole prompts, and decode rows at every context 60..110.
 std::vector<SeqSpec> mixed_step() {
   std::vector<SeqSpec> seqs = {
-      {48, 48}, {48, 96}, {14, 110},  // a 110-token prompt: 48 + 48 + 14
-      {42, 90},                       // a 90-token prompt's second chunk
-      {25, 25}, {45, 70},             // a 70-token prompt: 25 + 45
-      {48, 100}, {10, 58}, {2, 50},   // chunks ending anywhere relative to blocks and tiles
-      {7, 7}, {1, 1}, {3, 0},         // a whole short prompt, a first token, a padding sequence
+      {48, 48},  {48, 96}, {14, 110},  // a 110-token prompt: 48 + 48 + 14
+      {42, 90},                        // a 90-token prompt's second chunk
+      {25, 25},  {45, 70},             // a 70-token prompt: 25 + 45
+      {48, 100}, {10, 58}, {2, 50},    // chunks ending anywhere relative to blocks and tiles
+      {7, 7},    {1, 1},   {3, 0},     // a whole short prompt, a first token, a padding sequence
   };
   for (const SeqSpec& s : decode_rows(60, 110)) seqs.push_back(s);
   return seqs;
@@ -78,7 +78,9 @@ TEST_P(WindowDecodeSplits, DecodeRowsMatchCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendSplitCounts, WindowDecodeSplits, ::testing::Values(1, 2, 9, 17, 32),
-                         [](const auto& info) { return param_name({{"S", info.param}}); });
+                         [](const auto& info) {
+                           return param_name({{"S", info.param}});
+                         });
 
 // The two kernels a decode row can take (alone: the decode kernel; next to a prefill chunk: the
 // prefill kernel) agree with each other, not only each with the CPU.

@@ -11,8 +11,7 @@
 
 namespace inferdesk::gputest {
 
-inline Engine make_cuda_engine(const std::string& fixture, EngineOptions opts,
-                               const CudaBackendOptions& o) {
+inline Engine make_cuda_engine(const std::string& fixture, EngineOptions opts, const CudaBackendOptions& o) {
   return Engine(load_model_folder(test::golden_models_dir() / fixture, make_cuda_backend(o)), opts);
 }
 inline Engine make_cuda_engine(const std::string& fixture, EngineOptions opts, bool graphs = true) {
@@ -69,8 +68,8 @@ inline AgreementRule agreement_rule(const std::string& fixture) {
 // same tokens until a step where the reference's best two tokens are a near tie (log-probs within
 // `tie`), and there each run's token must be in the other's top 5 (vLLM's rule). Returns "" when
 // that holds; *same counts the identical leading tokens.
-inline std::string compare_runs(const GenerationResult& want, const GenerationResult& got,
-                                const AgreementRule& rule, int* same) {
+inline std::string compare_runs(const GenerationResult& want, const GenerationResult& got, const AgreementRule& rule,
+                                int* same) {
   constexpr double tie = 0.05;
   *same = 0;
   const size_t n = std::min(want.tokens.size(), got.tokens.size());
@@ -80,8 +79,8 @@ inline std::string compare_runs(const GenerationResult& want, const GenerationRe
     const GeneratedToken& b = got.tokens[i];
     if (a.id == b.id) {
       if (std::abs(a.logprob - b.logprob) > rule.logprob_tol)
-        return "step " + std::to_string(i) + ": log-probability " + std::to_string(b.logprob) +
-               " vs " + std::to_string(a.logprob);
+        return "step " + std::to_string(i) + ": log-probability " + std::to_string(b.logprob) + " vs " +
+               std::to_string(a.logprob);
       ++*same;
       continue;
     }
@@ -90,11 +89,10 @@ inline std::string compare_runs(const GenerationResult& want, const GenerationRe
         if (e.id == id) return true;
       return false;
     };
-    const bool near_tie = !rule.require_near_tie ||
-                          (a.top.size() >= 2 && a.top[0].logprob - a.top[1].logprob <= tie);
+    const bool near_tie = !rule.require_near_tie || (a.top.size() >= 2 && a.top[0].logprob - a.top[1].logprob <= tie);
     if (!near_tie || !in_top(a, b.id) || !in_top(b, a.id))
-      return "step " + std::to_string(i) + ": token " + std::to_string(b.id) + " vs " +
-             std::to_string(a.id) + " without a near tie";
+      return "step " + std::to_string(i) + ": token " + std::to_string(b.id) + " vs " + std::to_string(a.id) +
+             " without a near tie";
     return "";
   }
   return "";

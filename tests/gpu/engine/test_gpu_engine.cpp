@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <random>
 
@@ -17,8 +17,8 @@ namespace {
 using gputest::agreement_rule;
 using gputest::AgreementRule;
 using gputest::compare_runs;
-using gputest::is_moe_fixture;
 using gputest::greedy;
+using gputest::is_moe_fixture;
 using gputest::make_cuda_engine;
 
 std::vector<Request> random_requests(int n, uint64_t seed, int32_t max_tokens) {
@@ -41,9 +41,8 @@ std::vector<GenerationResult> run_alone(Engine& e, const std::vector<Request>& r
 
 // Every request agrees with its reference by `rule` (agreement_rule), and nearly all tokens are
 // identical. Returns the largest log-prob difference of identical tokens (for the log).
-double expect_equivalent(const std::vector<GenerationResult>& want,
-                         const std::vector<GenerationResult>& got, const std::string& what,
-                         const AgreementRule& rule = {}) {
+double expect_equivalent(const std::vector<GenerationResult>& want, const std::vector<GenerationResult>& got,
+                         const std::string& what, const AgreementRule& rule = {}) {
   EXPECT_EQ(want.size(), got.size());
   if (want.size() != got.size()) return 0;
   int same = 0, total = 0;
@@ -54,15 +53,15 @@ double expect_equivalent(const std::vector<GenerationResult>& want,
     int s = 0;
     EXPECT_EQ(compare_runs(want[i], got[i], rule, &s), "") << what << " request " << i;
     for (int j = 0; j < s; ++j)
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(want[i].tokens[j].logprob -
-                                                                  got[i].tokens[j].logprob)));
+      max_diff = std::max(max_diff,
+                          static_cast<double>(std::abs(want[i].tokens[j].logprob - got[i].tokens[j].logprob)));
     same += s;
     total += static_cast<int>(want[i].tokens.size());
   }
   EXPECT_GE(same * 100, total * rule.min_same_percent)
       << what << ": only " << same << " of " << total << " tokens identical";
-  std::printf("[ figures  ] %s: %d of %d tokens identical, identical tokens' log-probs within %.4f\n",
-              what.c_str(), same, total, max_diff);
+  std::printf("[ figures  ] %s: %d of %d tokens identical, identical tokens' log-probs within %.4f\n", what.c_str(),
+              same, total, max_diff);
   return max_diff;
 }
 
@@ -110,8 +109,7 @@ TEST_P(CudaBatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
   check_batch_invariance(GetParam(), CudaBackendOptions{}, GetParam() + " batched");
 }
 
-INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance,
-                         ::testing::Values("llama", "qwen2", "qwen3", "mistral"),
+INSTANTIATE_TEST_SUITE_P(Dense, CudaBatchInvariance, ::testing::Values("llama", "qwen2", "qwen3", "mistral"),
                          [](const auto& info) { return info.param; });
 // Alone, decode steps take the small-batch expert path (in graphs); batched (steps of at most 48
 // rows, 96 pairs of 8 experts at top-2), the grouped path, captured for decode-only steps.
@@ -129,8 +127,7 @@ TEST_P(CudaPaths, SingleRequestsAgreeAcrossKernelPaths) {
   CudaBackendOptions lt;
   lt.small_batch_gemv = false;
   lt.cuda_graphs = false;
-  const auto [ours, cublas] = check_alone_on_both(GetParam(), CudaBackendOptions{}, lt,
-                                                  GetParam() + " kernel paths");
+  const auto [ours, cublas] = check_alone_on_both(GetParam(), CudaBackendOptions{}, lt, GetParam() + " kernel paths");
   if (is_moe_fixture(GetParam())) {
     EXPECT_GT(cublas.large, 0);
     EXPECT_EQ(cublas.small, 0);
@@ -145,8 +142,7 @@ TEST(CudaMoePaths, GroupedPrefillAgreesWithLargePrefill) {
   CudaBackendOptions o;
   o.moe_grouped_max_pairs = 4096;
   o.moe_grouped_pairs_per_expert = 4096;
-  const auto [dflt, grouped] =
-      check_alone_on_both("qwen3_moe", CudaBackendOptions{}, o, "qwen3_moe grouped prefill");
+  const auto [dflt, grouped] = check_alone_on_both("qwen3_moe", CudaBackendOptions{}, o, "qwen3_moe grouped prefill");
   EXPECT_EQ(grouped.large, 0);
   EXPECT_GT(dflt.large, 0);
 }
@@ -188,8 +184,7 @@ TEST(CudaMoe, ExpertCountersCountEveryFedTokenOncePerMoeLayer) {
   ASSERT_EQ(st.expert_counts.size(), static_cast<size_t>(c.num_hidden_layers * c.num_experts));
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     int64_t sum = 0;
-    for (int64_t x = 0; x < c.num_experts; ++x)
-      sum += st.expert_counts[static_cast<size_t>(l * c.num_experts + x)];
+    for (int64_t x = 0; x < c.num_experts; ++x) sum += st.expert_counts[static_cast<size_t>(l * c.num_experts + x)];
     EXPECT_EQ(sum, c.is_moe_layer(l) ? fed * c.num_experts_per_tok : 0) << "layer " << l;
   }
 }

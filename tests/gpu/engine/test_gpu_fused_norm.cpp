@@ -45,8 +45,8 @@ Outputs run_layer(bool fused, int64_t rows) {
     b->fill_random(w.tensor(), seed, scale);
     return w;
   };
-  Layer L{weight(H, H, 1, 0.02f), weight(2 * I, H, 2, 0.02f), weight(H, I, 3, 0.02f), weight(QKV, H, 4, 0.02f),
-          weight(1, H, 5, 1.0f), weight(1, H, 6, 1.0f)};
+  Layer L{weight(H, H, 1, 0.02f),   weight(2 * I, H, 2, 0.02f), weight(H, I, 3, 0.02f),
+          weight(QKV, H, 4, 0.02f), weight(1, H, 5, 1.0f),      weight(1, H, 6, 1.0f)};
   Buffer attn = weight(rows, H, 7, 1.0f), attn2 = weight(rows, H, 8, 1.0f);
   Buffer resid = b->alloc(DType::F32, rows, H);
   b->fill_random(resid.tensor(), 9, 4.0f);

@@ -44,8 +44,8 @@ TEST_P(GoldenCuda, MatchesTransformers) {
   }
   EXPECT_GE(total_steps, static_cast<int>(g.cases.size()) * g.max_new_tokens * 3 / 4);
   EXPECT_LE(total_ties * 10, total_steps) << "most steps must have their log-probs compared";
-  std::printf("[ figures  ] %s: %d steps equal, %d of them routing near ties (token only)\n",
-              GetParam().c_str(), total_steps, total_ties);
+  std::printf("[ figures  ] %s: %d steps equal, %d of them routing near ties (token only)\n", GetParam().c_str(),
+              total_steps, total_ties);
   // All together: prefill chunks and decode rows share steps, so other kernels run than alone.
   const auto batched = generate_all(engine, all);
   for (size_t i = 0; i < g.cases.size(); ++i)

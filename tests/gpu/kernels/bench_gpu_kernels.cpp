@@ -65,8 +65,7 @@ struct Pool {
 };
 
 Mat mat(void* p, Dt dt, int64_t rows, int64_t cols) { return Mat{p, dt, rows, cols, cols}; }
-Mat random_mat(Pool& pool, Dt dt, int64_t rows, int64_t cols, uint64_t seed, float scale,
-               const Launch& l) {
+Mat random_mat(Pool& pool, Dt dt, int64_t rows, int64_t cols, uint64_t seed, float scale, const Launch& l) {
   Mat m = mat(pool.get(static_cast<size_t>(rows * cols) * (dt == Dt::F32 ? 4 : 2)), dt, rows, cols);
   fill_random(m, seed, scale, l);
   return m;
@@ -111,9 +110,7 @@ void report(const std::string& name, const std::string& shape, double us, double
   std::fflush(stdout);
 }
 
-bool wanted(const std::string& name, const char* filter) {
-  return !filter || name.find(filter) != std::string::npos;
-}
+bool wanted(const std::string& name, const char* filter) { return !filter || name.find(filter) != std::string::npos; }
 
 // Enough copies of a `bytes` weight that cycling through them does not fit the L2 (50 MB on H200).
 int copies_for(size_t bytes) {
@@ -136,8 +133,10 @@ struct Projection {
   const char* what;
   int64_t n, k;
 };
-constexpr Projection kLlama8BProjections[] = {
-    {"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+constexpr Projection kLlama8BProjections[] = {{"qkv", 6144, 4096},
+                                              {"o", 4096, 4096},
+                                              {"gate_up", 28672, 4096},
+                                              {"down", 4096, 14336}};
 
 void bench_gemv(const Launch& l, const char* filter) {
   const cudaStream_t s = l.stream;
@@ -148,7 +147,7 @@ void bench_gemv(const Launch& l, const char* filter) {
     bool swiglu;
   };
   const Shape shapes[] = {
-      {"o/down 4096", 4096, 4096, Dt::BF16, false},  {"qkv 6144", 6144, 4096, Dt::BF16, false},
+      {"o/down 4096", 4096, 4096, Dt::BF16, false},    {"qkv 6144", 6144, 4096, Dt::BF16, false},
       {"gate_up 28672", 28672, 4096, Dt::BF16, false}, {"down 14336", 4096, 14336, Dt::BF16, false},
       {"lm_head F32", 128256, 4096, Dt::F32, false},   {"swiglu 14336", 14336, 4096, Dt::BF16, true},
   };
@@ -163,19 +162,17 @@ void bench_gemv(const Launch& l, const char* filter) {
       const int nc = static_cast<int>(ws.size());
       const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, l);
       const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 4), sh.ydt, m, sh.n);
-      const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 +
-                           m * sh.n * (sh.ydt == Dt::F32 ? 4.0 : 2.0);
-      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" +
-                                std::to_string(rows_w) + "x" + std::to_string(sh.k) + "]";
+      const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 + m * sh.n * (sh.ydt == Dt::F32 ? 4.0 : 2.0);
+      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" + std::to_string(rows_w) + "x" +
+                                std::to_string(sh.k) + "]";
       if (sh.swiglu) {
         report(name, shape, time_us(s, [&](int i) { gemv_swiglu(x, ws[i % nc], sh.n, sh.k, y, l); }), bytes);
         continue;
       }
       // Both block configurations of the tensor-core kernel (gemv() picks one per shape).
       for (int warps : {8, 4})
-        report(name, shape + " w" + std::to_string(warps), time_us(s, [&](int i) {
-                 gemv_with_warps(warps, x, ws[i % nc], sh.n, sh.k, nullptr, y, l);
-               }), bytes);
+        report(name, shape + " w" + std::to_string(warps),
+               time_us(s, [&](int i) { gemv_with_warps(warps, x, ws[i % nc], sh.n, sh.k, nullptr, y, l); }), bytes);
     }
 }
 
@@ -201,11 +198,10 @@ void bench_decode_gemms(const Launch& l, const char* filter) {
       const Mat x = random_mat(pool, Dt::BF16, m, sh.k, 1, 1.0f, l);
       const Mat y = mat(pool.get(static_cast<size_t>(m * sh.n) * 2), Dt::BF16, m, sh.n);
       const double bytes = static_cast<double>(wbytes) + m * sh.k * 2.0 + m * sh.n * 2.0;
-      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" +
-                                std::to_string(sh.n) + "x" + std::to_string(sh.k) + "]";
+      const std::string shape = std::string(sh.what) + " M=" + std::to_string(m) + " [" + std::to_string(sh.n) + "x" +
+                                std::to_string(sh.k) + "]";
       if (lt)
-        report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }),
-               bytes);
+        report("cublaslt", shape, time_us(s, [&](int i) { gemm.run(x, w[i % nc], sh.n, sh.k, nullptr, y, s); }), bytes);
       if (!wide) continue;
       if (wide_gemm_ksplit_supported(x, w[0], sh.n, sh.k, y, sms))
         report("wide", shape + " k-split h" + std::to_string(wide_gemm_ksplit_half(sh.n, sms)),
@@ -239,7 +235,8 @@ void bench_stream(const Launch& l, const char* filter) {
       auto* sink = static_cast<uint32_t*>(pool.get(16));
       if (!bench::stream_read(v, w[0], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, l)) continue;
       report(name, std::string(sh.what) + " [" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + "]",
-             time_us(s, [&](int i) { bench::stream_read(v, w[i % nc], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, l); }),
+             time_us(s,
+                     [&](int i) { bench::stream_read(v, w[i % nc], sh.n, sh.k * 2, x.data, sh.k * 2, sink, sms, l); }),
              static_cast<double>(wbytes));
     }
   }
@@ -259,8 +256,8 @@ void bench_stream_tma(const Launch& l, const char* filter) {
   };
   // The GEMMs' tiles: k-split q|k|v 96 rows, o and down 64 rows (2 panels per stage, K over 2
   // blocks); SwiGLU gate/up 224 rows (one panel; two as a variant).
-  const Form forms[] = {{"qkv", 96, 2, 2}, {"o", 64, 2, 2}, {"gate_up", 224, 1, 1}, {"gate_up", 224, 2, 1},
-                        {"down", 64, 2, 2}};
+  const Form forms[] = {
+      {"qkv", 96, 2, 2}, {"o", 64, 2, 2}, {"gate_up", 224, 1, 1}, {"gate_up", 224, 2, 1}, {"down", 64, 2, 2}};
   static const char* kModes[] = {"", " protocol", " protocol+x"};
   for (int mode = 0; mode < 3; ++mode)
     for (int packed : {0, 1, 2}) {
@@ -278,8 +275,8 @@ void bench_stream_tma(const Launch& l, const char* filter) {
         const Mat x = random_mat(pool, Dt::BF16, 64, sh->k, 1, 1.0f, l);
         auto* sink = static_cast<uint32_t*>(pool.get(16));
         auto run = [&](int i) {
-          return bench::stream_tma_read(mode, f.rows, f.panels, f.splits, packed, w[i % nc], x.data, sh->n, sh->k,
-                                        sink, sms, l);
+          return bench::stream_tma_read(mode, f.rows, f.panels, f.splits, packed, w[i % nc], x.data, sh->n, sh->k, sink,
+                                        sms, l);
         };
         if (!run(0)) continue;
         report(name, std::string(f.what) + " " + std::to_string(f.rows) + "x" + std::to_string(128 * f.panels) + "B",
@@ -300,11 +297,10 @@ void bench_rows(const Launch& l, const char* filter) {
     const Mat w = random_mat(pool, Dt::BF16, 1, H, 4, 1.0f, l);
     const auto* wp = static_cast<const bf16*>(w.data);
     if (wanted("rms_norm", filter))
-      report("rms_norm", t + " H=4096 bf16", time_us(s, [&](int) { rms_norm(x, wp, 1e-6f, out, l); }),
-             T * H * 4.0);
+      report("rms_norm", t + " H=4096 bf16", time_us(s, [&](int) { rms_norm(x, wp, 1e-6f, out, l); }), T * H * 4.0);
     if (wanted("add_rms_norm", filter))
-      report("add_rms_norm", t + " H=4096 res f32",
-             time_us(s, [&](int) { add_rms_norm(res, x, wp, 1e-6f, out, l); }), T * H * 12.0);
+      report("add_rms_norm", t + " H=4096 res f32", time_us(s, [&](int) { add_rms_norm(res, x, wp, 1e-6f, out, l); }),
+             T * H * 12.0);
     const Mat gu = random_mat(pool, Dt::BF16, T, 2 * I, 5, 1.0f, l);
     const Mat act = random_mat(pool, Dt::BF16, T, I, 6, 1.0f, l);
     Mat gate = gu, up = gu;
@@ -404,8 +400,8 @@ void bench_layer(const Launch& l, const char* filter) {
         return static_cast<const bf16*>(random_mat(pool, Dt::BF16, r, c, seed, 0.02f, l).data);
       };
       for (int c = 0; c < nc; ++c)
-        ws.push_back({w(qkv_n, H, 10 + c), w(H, o_k, 20 + c), w(2 * I, H, 30 + c), w(H, I, 40 + c),
-                      w(1, H, 50 + c), w(1, H, 60 + c)});
+        ws.push_back({w(qkv_n, H, 10 + c), w(H, o_k, 20 + c), w(2 * I, H, 30 + c), w(H, I, 40 + c), w(1, H, 50 + c),
+                      w(1, H, 60 + c)});
       const Mat res = random_mat(pool, Dt::F32, m, H, 1, 1.0f, l);
       const Mat h = random_mat(pool, Dt::BF16, m, H, 2, 1.0f, l);
       const Mat y = random_mat(pool, Dt::BF16, m, H, 3, 0.01f, l);
@@ -429,8 +425,7 @@ void bench_layer(const Launch& l, const char* filter) {
       for (bool pdl : {true, false}) {
         ll.pdl = pdl && l.pdl;
         const double us = time_us(s, layer);
-        report("layer", std::string(sh.what) + " M=" + std::to_string(m) + " 7 kernels" +
-                            (ll.pdl ? " pdl" : " no-pdl"),
+        report("layer", std::string(sh.what) + " M=" + std::to_string(m) + " 7 kernels" + (ll.pdl ? " pdl" : " no-pdl"),
                us, static_cast<double>(wbytes));
       }
     }
@@ -454,8 +449,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp p{};
   cudaGetDeviceProperties(&p, 0);
-  std::printf("%s, %d SMs; %d launches per graph, median of %d replays; %% of %.0f GB/s; PDL %s\n",
-              p.name, p.multiProcessorCount, kIters, kReps, kPeakGBs, pdl && pdl_supported() ? "on" : "off");
+  std::printf("%s, %d SMs; %d launches per graph, median of %d replays; %% of %.0f GB/s; PDL %s\n", p.name,
+              p.multiProcessorCount, kIters, kReps, kPeakGBs, pdl && pdl_supported() ? "on" : "off");
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   const Launch l{s, pdl};

@@ -24,10 +24,9 @@ __device__ __forceinline__ void cp16(uint32_t dst, const void* src) {
 // Block b takes iterations [total * b / grid, total * (b + 1) / grid) of the (tile, k step) space,
 // k steps innermost (a stream-K split); STAGES-deep cp.async ring, one barrier per stage.
 template <int R, int B, bool X, int STAGES>
-__global__ void __launch_bounds__(kThreads) stream_tiles(const char* __restrict__ w, int64_t pitch,
-                                                         int64_t tiles, int32_t k_steps,
-                                                         const char* __restrict__ x, int64_t x_pitch,
-                                                         uint32_t* sink) {
+__global__ void __launch_bounds__(kThreads)
+    stream_tiles(const char* __restrict__ w, int64_t pitch, int64_t tiles, int32_t k_steps, const char* __restrict__ x,
+                 int64_t x_pitch, uint32_t* sink) {
   extern __shared__ __align__(128) char smem[];
   constexpr int kWChunks = R * B / 16, kXChunks = X ? kXRows * B / 16 : 0;
   constexpr int kStageBytes = (kWChunks + kXChunks) * 16;
@@ -67,8 +66,7 @@ __global__ void __launch_bounds__(kThreads) stream_tiles(const char* __restrict_
 }
 
 // Flat read through registers: every thread four 16-byte non-allocating loads per iteration.
-__global__ void __launch_bounds__(kThreads) stream_flat(const uint4* __restrict__ w, int64_t n16,
-                                                        uint32_t* sink) {
+__global__ void __launch_bounds__(kThreads) stream_flat(const uint4* __restrict__ w, int64_t n16, uint32_t* sink) {
   pdl_wait();
   uint32_t acc = 0;
   const int64_t stride = int64_t{gridDim.x} * kThreads;
@@ -118,8 +116,8 @@ const Variant kVariants[] = {
 int stream_variants() { return static_cast<int>(sizeof(kVariants) / sizeof(kVariants[0])); }
 const char* stream_variant_name(int v) { return kVariants[v].name; }
 
-bool stream_read(int v, const void* w, int64_t rows, int64_t row_bytes, const void* x, int64_t x_pitch,
-                 uint32_t* sink, int sms, const Launch& launch) {
+bool stream_read(int v, const void* w, int64_t rows, int64_t row_bytes, const void* x, int64_t x_pitch, uint32_t* sink,
+                 int sms, const Launch& launch) {
   const Variant& var = kVariants[v];
   if (var.kernel == nullptr) {
     launch_kernel("stream_flat", stream_flat, dim3(static_cast<unsigned>(sms * 8)), dim3(kThreads), 0, launch,
@@ -134,8 +132,8 @@ bool stream_read(int v, const void* w, int64_t rows, int64_t row_bytes, const vo
     return false;
   }
   launch_kernel("stream_tiles", var.kernel, dim3(static_cast<unsigned>(sms)), dim3(kThreads), smem, launch,
-                static_cast<const char*>(w), row_bytes, rows / var.rows,
-                static_cast<int32_t>(row_bytes / var.bytes), static_cast<const char*>(x), x_pitch, sink);
+                static_cast<const char*>(w), row_bytes, rows / var.rows, static_cast<int32_t>(row_bytes / var.bytes),
+                static_cast<const char*>(x), x_pitch, sink);
   return true;
 }
 

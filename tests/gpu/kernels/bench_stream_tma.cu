@@ -113,20 +113,20 @@ __global__ void __launch_bounds__(TmaTile<R, P, MODE>::kThreads, 1)
 }
 
 template <int R, int P, int MODE>
-bool launch_tma(const void* w, const void* x, int64_t n, int64_t k, int splits, int packed, int sms,
-                uint32_t* sink, const Launch& launch) {
+bool launch_tma(const void* w, const void* x, int64_t n, int64_t k, int splits, int packed, int sms, uint32_t* sink,
+                const Launch& launch) {
   using T = TmaTile<R, P, MODE>;
   const int64_t tiles = n / R, blocks = tiles * splits;
   if (n % R != 0 || k % (64 * P * splits) != 0 || blocks > sms || (MODE == 2 && x == nullptr)) return false;
   const int32_t steps = static_cast<int32_t>(k / (64 * P * splits));
   const CUtensorMap map = packed == 2 ? tensor_map_row_panels(w, k, n, k, P, R)
-                         : packed     ? tensor_map(w, 64, n * k / 64, 64, R, /*promote=*/false)
+                          : packed    ? tensor_map(w, 64, n * k / 64, 64, R, /*promote=*/false)
                                       : tensor_map(w, k, n, k, R, /*promote=*/false);
   const CUtensorMap xmap = tensor_map(MODE == 2 ? x : w, k, 64, k, 64);
   const size_t smem = size_t{T::kStages} * T::kStageBytes + 1024;
   allow_dynamic_smem<stream_tma<R, P, MODE>>(smem, "stream_tma", 2048);
-  launch_kernel("stream_tma", stream_tma<R, P, MODE>, dim3(static_cast<unsigned>(blocks)), dim3(T::kThreads), smem, launch,
-                map, xmap, steps, static_cast<int32_t>(splits), static_cast<int32_t>(packed), sink);
+  launch_kernel("stream_tma", stream_tma<R, P, MODE>, dim3(static_cast<unsigned>(blocks)), dim3(T::kThreads), smem,
+                launch, map, xmap, steps, static_cast<int32_t>(splits), static_cast<int32_t>(packed), sink);
   return true;
 }
 
@@ -140,13 +140,17 @@ bool launch_mode(int mode, const void* w, const void* x, int64_t n, int64_t k, i
 
 }  // namespace
 
-bool stream_tma_read(int mode, int rows_per_tile, int panels, int splits, int packed, const void* w,
-                     const void* x, int64_t n, int64_t k, uint32_t* sink, int sms, const Launch& launch) {
+bool stream_tma_read(int mode, int rows_per_tile, int panels, int splits, int packed, const void* w, const void* x,
+                     int64_t n, int64_t k, uint32_t* sink, int sms, const Launch& launch) {
   if (!hopper_kernels_available() || mode < 0 || mode > 2) return false;
-  if (rows_per_tile == 224 && panels == 1) return launch_mode<224, 1>(mode, w, x, n, k, splits, packed, sms, sink, launch);
-  if (rows_per_tile == 224 && panels == 2) return launch_mode<224, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
-  if (rows_per_tile == 64 && panels == 2) return launch_mode<64, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
-  if (rows_per_tile == 96 && panels == 2) return launch_mode<96, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
+  if (rows_per_tile == 224 && panels == 1)
+    return launch_mode<224, 1>(mode, w, x, n, k, splits, packed, sms, sink, launch);
+  if (rows_per_tile == 224 && panels == 2)
+    return launch_mode<224, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
+  if (rows_per_tile == 64 && panels == 2)
+    return launch_mode<64, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
+  if (rows_per_tile == 96 && panels == 2)
+    return launch_mode<96, 2>(mode, w, x, n, k, splits, packed, sms, sink, launch);
   return false;
 }
 

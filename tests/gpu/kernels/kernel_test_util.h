@@ -40,7 +40,11 @@ inline const char* dt_name(Dt dt) { return dt == Dt::F32 ? "F32" : "BF16"; }
 class DevMatrix {
  public:
   DevMatrix(Dt dt, int64_t rows, int64_t cols, int64_t stride = -1, int64_t offset = 0)
-      : dt_(dt), rows_(rows), cols_(cols), stride_(stride < 0 ? cols : stride), offset_(offset),
+      : dt_(dt),
+        rows_(rows),
+        cols_(cols),
+        stride_(stride < 0 ? cols : stride),
+        offset_(offset),
         bytes_((offset + rows * stride_) * elem()) {
     if (bytes_ > 0) {
       if (cudaMalloc(&base_, static_cast<size_t>(bytes_)) != cudaSuccess) throw std::bad_alloc();
@@ -101,9 +105,7 @@ class DevMatrix {
 
  private:
   int64_t elem() const { return dt_ == Dt::F32 ? 4 : 2; }
-  size_t at(int64_t r, int64_t c) const {
-    return static_cast<size_t>((offset_ + r * stride_ + c) * elem());
-  }
+  size_t at(int64_t r, int64_t c) const { return static_cast<size_t>((offset_ + r * stride_ + c) * elem()); }
   void put(std::vector<uint8_t>& raw, int64_t r, int64_t c, float v) const {
     if (dt_ == Dt::F32) {
       std::memcpy(raw.data() + at(r, c), &v, 4);
@@ -211,8 +213,8 @@ struct RopeStep {
   bf16* v_cache = nullptr;
   int32_t block_size = 16;
 };
-inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t tokens, int32_t q_heads,
-                                        int32_t kv_heads, int32_t head_dim, const RopeStep& st) {
+inline cuda::RopeKvArgs fused_rope_args(bf16* qkv, int64_t stride, int32_t tokens, int32_t q_heads, int32_t kv_heads,
+                                        int32_t head_dim, const RopeStep& st) {
   cuda::RopeKvArgs a;
   a.q = qkv;
   a.k = qkv + int64_t{q_heads} * head_dim;
@@ -238,8 +240,7 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   Stream() {
-    if (cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) != cudaSuccess)
-      throw std::runtime_error("stream");
+    if (cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) != cudaSuccess) throw std::runtime_error("stream");
   }
   ~Stream() { cudaStreamDestroy(s_); }
   cudaStream_t get() const { return s_; }
@@ -304,8 +305,7 @@ struct DevWeight {
 
 // y[M, rows_out] of the CPU reference for x [M, K] and W [rows_w, K] (+ bias).
 inline std::vector<float> cpu_linear(CpuRef& cpu, const std::vector<float>& x, int M, int64_t K,
-                              const std::vector<float>& w, int64_t rows_w,
-                              const std::vector<float>* bias) {
+                                     const std::vector<float>& w, int64_t rows_w, const std::vector<float>* bias) {
   const Tensor out = cpu.zeros(M, rows_w);
   Tensor b;
   if (bias) b = cpu.bf16_weight(1, rows_w, *bias);
@@ -315,8 +315,7 @@ inline std::vector<float> cpu_linear(CpuRef& cpu, const std::vector<float>& x, i
 
 inline void sync_ok() {
   const cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) throw std::runtime_error(std::string("kernel failed: ") + cudaGetErrorString(e));
 }
 
 }  // namespace inferdesk::gputest

@@ -79,7 +79,8 @@ __global__ void pack_kernel(const float* in, uint4* packed, uint32_t* pairs, bf1
   for (int e = 0; e < 8; ++e) unpacked[8 * i + e] = u[e];
 }
 // to_float of every BF16 and F16 bit pattern (i < 65536), and load_as_float / store_from_float.
-__global__ void widen_kernel(const bf16* b, const __half* h, float* from_b, float* from_h, float* loaded, bf16* stored) {
+__global__ void widen_kernel(const bf16* b, const __half* h, float* from_b, float* from_h, float* loaded,
+                             bf16* stored) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= 65536) return;
   from_b[i] = k::to_float(b[i]);
@@ -148,7 +149,7 @@ TEST(GpuDeviceMath, RmsScaleWithinThreeUlps) {
       }
   DeviceBuffer<float> ds(sum), dn(n), de(eps), dout(sum.size());
   rms_scale_kernel<<<blocks_for(sum.size()), 256>>>(ds.get(), dn.get(), de.get(), dout.get(),
-                                                     static_cast<int>(sum.size()));
+                                                    static_cast<int>(sum.size()));
   CUDA_OK(cudaDeviceSynchronize());
   const std::vector<float> got = dout.download();
   for (size_t i = 0; i < got.size(); ++i) {
@@ -212,8 +213,8 @@ TEST(GpuDeviceMath, RopeCosSinOfTheF32Angle) {
       // sincosf's 2 ulps (2^-22 relative) and the scaling's rounding: 5 * 2^-24; or, near a zero
       // of cos or sin, within an eighth of an ulp of 1.0.
       EXPECT_TRUE(ulps(g, want[j]) <= 5.0 || std::fabs(g - want[j]) <= 0x1p-26)
-          << (j ? "sin" : "cos") << "(" << inv_freq << " * " << pos << ") * " << scaling << " = " << g
-          << ", want " << want[j];
+          << (j ? "sin" : "cos") << "(" << inv_freq << " * " << pos << ") * " << scaling << " = " << g << ", want "
+          << want[j];
     }
   }
 }
@@ -265,7 +266,7 @@ TEST(GpuDeviceMath, Bf16RoundingAndPackingMatchRoundToNearestEven) {
   DeviceBuffer<bf16> dsingle(in.size());
   CUDA_OK(cudaMemcpy(dbits.get(), raw.data(), raw.size() * 4, cudaMemcpyHostToDevice));
   pack_kernel<<<blocks_for(static_cast<size_t>(chunks)), 256>>>(din.get(), dpacked.get(), dpairs.get(), dsingle.get(),
-                                                                  dbits.get(), dunpacked.get(), chunks);
+                                                                dbits.get(), dunpacked.get(), chunks);
   CUDA_OK(cudaDeviceSynchronize());
   const std::vector<float> rounded = map_on_device(in, RoundBf16F{});
   const std::vector<uint4> packed = dpacked.download();
@@ -274,8 +275,10 @@ TEST(GpuDeviceMath, Bf16RoundingAndPackingMatchRoundToNearestEven) {
   const std::vector<float> unpacked = dunpacked.download();
   for (size_t i = 0; i < in.size(); ++i) {
     const uint16_t want = bits_of(float_to_bf16(in[i]));
-    const uint32_t word = i % 8 < 2 ? packed[i / 8].x : i % 8 < 4 ? packed[i / 8].y : i % 8 < 6 ? packed[i / 8].z
-                                                                                                  : packed[i / 8].w;
+    const uint32_t word = i % 8 < 2   ? packed[i / 8].x
+                          : i % 8 < 4 ? packed[i / 8].y
+                          : i % 8 < 6 ? packed[i / 8].z
+                                      : packed[i / 8].w;
     ASSERT_EQ(bits_of(single[i]), want) << "from_float<bf16>(" << in[i] << ")";
     ASSERT_EQ(bits_of(rounded[i]), static_cast<uint32_t>(want) << 16) << "round_bf16(" << in[i] << ")";
     ASSERT_EQ(static_cast<uint16_t>(word >> (16 * (i % 2))), want) << "pack_bf16x8, element " << i;

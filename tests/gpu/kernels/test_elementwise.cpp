@@ -21,9 +21,7 @@ constexpr Dt kDts[] = {Dt::F32, Dt::BF16};
 // whole chunks) and padded by 3 (misaligned rows: scalar path).
 std::vector<int64_t> strides_for(int64_t cols) { return {cols, cols + 8, cols + 3}; }
 
-std::vector<float> maybe_round(std::vector<float> v, Dt dt) {
-  return dt == Dt::BF16 ? round_bf16(std::move(v)) : v;
-}
+std::vector<float> maybe_round(std::vector<float> v, Dt dt) { return dt == Dt::BF16 ? round_bf16(std::move(v)) : v; }
 
 TEST(GpuElementwise, EmbedRowsCopiesTableRows) {
   INFERDESK_REQUIRE_GPU();
@@ -54,9 +52,10 @@ TEST(GpuElementwise, EmbedRowsCopiesTableRows) {
 }
 
 void check_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t xstride, bool alias) {
-  SCOPED_TRACE(testing::Message() << rows << "x" << cols << " x " << dt_name(xdt) << " out "
-                                  << dt_name(odt) << " stride " << xstride << (alias ? " aliased" : ""));
-  const std::vector<float> x = maybe_round(random_vector(static_cast<size_t>(rows * cols), cols * 7 + rows, -2.f, 2.f), xdt);
+  SCOPED_TRACE(testing::Message() << rows << "x" << cols << " x " << dt_name(xdt) << " out " << dt_name(odt)
+                                  << " stride " << xstride << (alias ? " aliased" : ""));
+  const std::vector<float> x = maybe_round(random_vector(static_cast<size_t>(rows * cols), cols * 7 + rows, -2.f, 2.f),
+                                           xdt);
   const std::vector<float> w = random_bf16(static_cast<size_t>(cols), cols, 0.5f, 1.5f);
   const float eps = 1e-5f;
   CpuRef cpu;
@@ -97,8 +96,8 @@ TEST(GpuElementwise, RmsNormInPlace) {
 }
 
 void check_add_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t stride, bool alias) {
-  SCOPED_TRACE(testing::Message() << rows << "x" << cols << " x " << dt_name(xdt) << " out "
-                                  << dt_name(odt) << " stride " << stride << (alias ? " out=x" : ""));
+  SCOPED_TRACE(testing::Message() << rows << "x" << cols << " x " << dt_name(xdt) << " out " << dt_name(odt)
+                                  << " stride " << stride << (alias ? " out=x" : ""));
   const size_t n = static_cast<size_t>(rows * cols);
   const std::vector<float> res = random_vector(n, 3 * cols + rows, -3.f, 3.f);
   const std::vector<float> x = maybe_round(random_vector(n, 5 * cols + rows), xdt);
@@ -117,12 +116,11 @@ void check_add_rms_norm(int64_t rows, int64_t cols, Dt xdt, Dt odt, int64_t stri
   dw.upload(w);
   DevMatrix dout(odt, rows, cols, stride);
   const bool same = alias && xdt == odt;
-  k::add_rms_norm(dres.mat(), dx.mat(), static_cast<const bf16*>(dw.data()), eps,
-                  same ? dx.mat() : dout.mat(), test_launch());
+  k::add_rms_norm(dres.mat(), dx.mat(), static_cast<const bf16*>(dw.data()), eps, same ? dx.mat() : dout.mat(),
+                  test_launch());
   sync_ok();
   EXPECT_EQ(max_abs_diff(dres.download(), want_res), 0.0);  // the same F32 additions
-  EXPECT_LT(normalised_error(same ? dx.download() : dout.download(), want),
-            odt == Dt::F32 ? kTolF32 : kTolBf16);
+  EXPECT_LT(normalised_error(same ? dx.download() : dout.download(), want), odt == Dt::F32 ? kTolF32 : kTolBf16);
   EXPECT_EQ(dres.damaged_padding(), 0);
   EXPECT_EQ(same ? dx.damaged_padding() : dout.damaged_padding(), 0);
 }
@@ -173,8 +171,8 @@ TEST(GpuElementwise, AddInplaceEveryTypeCombination) {
     for (Dt idt : kDts)
       for (Dt xdt : kDts)
         for (int64_t stride : strides_for(cols)) {
-          SCOPED_TRACE(testing::Message() << cols << " inout " << dt_name(idt) << " x "
-                                          << dt_name(xdt) << " stride " << stride);
+          SCOPED_TRACE(testing::Message()
+                       << cols << " inout " << dt_name(idt) << " x " << dt_name(xdt) << " stride " << stride);
           const int64_t rows = 6;
           const size_t n = static_cast<size_t>(rows * cols);
           const std::vector<float> a = maybe_round(random_vector(n, cols + 1), idt);
@@ -253,7 +251,7 @@ TEST(GpuElementwise, FillRandomIsTheCpuBackendsGenerator) {
     k::fill_random(dense.mat(), seed, scale, test_launch());
     k::fill_random(strided.mat(), seed, scale, test_launch());
     sync_ok();
-    EXPECT_EQ(dense.raw_download(), want);  // bit-identical to the CPU backend
+    EXPECT_EQ(dense.raw_download(), want);                               // bit-identical to the CPU backend
     EXPECT_EQ(max_abs_diff(strided.download(), dense.download()), 0.0);  // index is logical
     EXPECT_EQ(strided.damaged_padding(), 0);
   }

@@ -24,9 +24,8 @@ struct GemvCase {
 };
 
 std::ostream& operator<<(std::ostream& os, const GemvCase& c) {
-  return os << "M " << c.M << " N " << c.N << " K " << c.K << (c.bias ? " bias" : "") << " y "
-            << dt_name(c.ydt) << " x stride K+" << c.x_pad << " W offset " << c.w_offset << " warps "
-            << c.warps;
+  return os << "M " << c.M << " N " << c.N << " K " << c.K << (c.bias ? " bias" : "") << " y " << dt_name(c.ydt)
+            << " x stride K+" << c.x_pad << " W offset " << c.w_offset << " warps " << c.warps;
 }
 
 // F32 output: products of bf16 values are exact in F32 and only the order (and, in the tensor
@@ -131,10 +130,10 @@ TEST(GpuGemv, EachBlockConfiguration) {
   // changes every warp's steps and the epilogue's partial sums.
   for (int warps : {4, 8}) {
     for (int M = 1; M <= cuda::kGemvMaxRows; ++M) run_gemv({M, 67, 296, M % 2 == 0, Dt::F32, 8, 0, warps});
-    run_gemv({1, 16, 32, false, Dt::BF16, 8, 0, warps});          // one step: tail only
-    run_gemv({1, 4096, 4096, false, Dt::BF16, 8, 0, warps});      // o-proj shape
-    run_gemv({8, 1000, 14336, true, Dt::F32, 8, 0, warps});       // many batches per warp
-    run_gemv({3, 67, 296 + 512, true, Dt::F32, 3, 0, warps});     // scalar x loads
+    run_gemv({1, 16, 32, false, Dt::BF16, 8, 0, warps});       // one step: tail only
+    run_gemv({1, 4096, 4096, false, Dt::BF16, 8, 0, warps});   // o-proj shape
+    run_gemv({8, 1000, 14336, true, Dt::F32, 8, 0, warps});    // many batches per warp
+    run_gemv({3, 67, 296 + 512, true, Dt::F32, 3, 0, warps});  // scalar x loads
   }
   DevMatrix x(Dt::BF16, 1, 64), y(Dt::F32, 1, 16);
   DeviceBuffer<bf16> w(16 * 64);
@@ -146,8 +145,8 @@ TEST(GpuGemvSwiglu, MatchesLinearThenSiluMul) {
   for (int M : {1, 2, 5, 8}) {
     run_swiglu({M, 67, 296, false, Dt::BF16});
     run_swiglu({M, 300, 4096, false, M == 2 ? Dt::F32 : Dt::BF16});
-    run_swiglu({M, 67, 296, false, Dt::BF16, 3});     // scalar x loads
-    run_swiglu({M, 67, 296, false, Dt::F32, 8, 1});   // fallback kernel
+    run_swiglu({M, 67, 296, false, Dt::BF16, 3});    // scalar x loads
+    run_swiglu({M, 67, 296, false, Dt::F32, 8, 1});  // fallback kernel
   }
 }
 

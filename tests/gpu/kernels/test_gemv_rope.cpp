@@ -132,7 +132,7 @@ TEST(GpuGemvQkvRope, MatchesTheTwoKernelsItReplaces) {
     run_case({M, 8, 2, 128, 512, false});  // Llama-like GQA
     run_case({M, 4, 4, 64, 264, true});    // bias (Qwen2), K not a multiple of 32
     run_case({M, 6, 2, 256, 128, false});
-    run_case({M, 2, 1, 16, 96, true});     // the smallest head: one block per head of q|k
+    run_case({M, 2, 1, 16, 96, true});  // the smallest head: one block per head of q|k
   }
 }
 

@@ -22,7 +22,8 @@ struct Chain {
   static constexpr int64_t QKV = (Hq + 2 * Hk) * D;
   DevMatrix table{Dt::BF16, V, H}, w_qkv{Dt::BF16, QKV, H}, w_gu{Dt::BF16, 2 * I, H};
   DevMatrix norm{Dt::BF16, 1, H}, lm{Dt::BF16, V, H};
-  DevMatrix residual{Dt::F32, T, H}, delta{Dt::BF16, T, H}, h{Dt::BF16, T, H}, qkv{Dt::BF16, T, QKV}, act{Dt::BF16, T, I};
+  DevMatrix residual{Dt::F32, T, H}, delta{Dt::BF16, T, H}, h{Dt::BF16, T, H}, qkv{Dt::BF16, T, QKV},
+      act{Dt::BF16, T, I};
   DevMatrix last{Dt::BF16, 1, H}, logits{Dt::F32, 1, V};
   DeviceBuffer<int32_t> ids{std::vector<int32_t>{5, 299, 17}}, pos{std::vector<int32_t>{40, 41, 99999}};
   DeviceBuffer<int32_t> slots{std::vector<int32_t>{3, -1, 20}}, pick{std::vector<int32_t>{2}};
@@ -42,9 +43,8 @@ struct Chain {
     k::embed_rows(table.mat(), ids.get(), residual.mat(), l);
     k::add_rms_norm(residual.mat(), delta.mat(), bf16_ptr(norm), 1e-6f, h.mat(), l);
     k::gemv(h.mat(), bf16_ptr(w_qkv), QKV, H, nullptr, qkv.mat(), l);
-    const k::RopeKvArgs a =
-        fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, T, Hq, Hk, D,
-                        {inv_freq.get(), pos.get(), slots.get(), kc.get(), vc.get(), bs});
+    const k::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, T, Hq, Hk, D,
+                                            {inv_freq.get(), pos.get(), slots.get(), kc.get(), vc.get(), bs});
     k::qk_norm_rope_write_kv(a, l);
     k::gemv_swiglu(h.mat(), bf16_ptr(w_gu), I, H, act.mat(), l);
     k::silu_mul(act.mat(), act.mat(), act.mat(), l);
@@ -55,8 +55,8 @@ struct Chain {
   static const bf16* bf16_ptr(const DevMatrix& m) { return static_cast<const bf16*>(m.data()); }
 
   std::vector<std::vector<uint8_t>> results() const {
-    return {residual.raw_download(), h.raw_download(), qkv.raw_download(), act.raw_download(),
-            last.raw_download(),     logits.raw_download()};
+    return {residual.raw_download(), h.raw_download(),    qkv.raw_download(),
+            act.raw_download(),      last.raw_download(), logits.raw_download()};
   }
 };
 

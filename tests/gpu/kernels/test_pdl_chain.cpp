@@ -30,10 +30,10 @@ constexpr int kLayers = 3;
 const bf16* bf16_ptr(const DevMatrix& m) { return static_cast<const bf16*>(m.data()); }
 
 struct Layer {
-  DevMatrix w_qkv{Dt::BF16, QKV, H}, w_o{Dt::BF16, H, Hq * D}, w_gu{Dt::BF16, 2 * I, H};
+  DevMatrix w_qkv{Dt::BF16, QKV, H}, w_o{Dt::BF16, H, Hq*D}, w_gu{Dt::BF16, 2 * I, H};
   DevMatrix w_down{Dt::BF16, H, I}, norm1{Dt::BF16, 1, H}, norm2{Dt::BF16, 1, H};
   DevMatrix q_norm{Dt::BF16, 1, D}, k_norm{Dt::BF16, 1, D};
-  DevMatrix kc{Dt::BF16, 4 * Hk * bs, D}, vc{Dt::BF16, 4 * Hk * bs, D};  // 4 cache blocks
+  DevMatrix kc{Dt::BF16, 4 * Hk*bs, D}, vc{Dt::BF16, 4 * Hk*bs, D};  // 4 cache blocks
 
   explicit Layer(uint64_t seed) {
     k::fill_random(w_qkv.mat(), seed + 1, 0.05f, test_launch());
@@ -71,8 +71,8 @@ struct Chain {
       k::rms_norm(residual.mat(), bf16_ptr(L.norm1), 1e-5f, h.mat(), launch);
       k::gemv(h.mat(), bf16_ptr(L.w_qkv), QKV, H, nullptr, qkv.mat(), launch);
       k::RopeKvArgs a = fused_rope_args(static_cast<bf16*>(qkv.data()), QKV, M, Hq, Hk, D,
-                                        {inv_freq.get(), pos.get(), slots.get(),
-                                         static_cast<bf16*>(L.kc.data()), static_cast<bf16*>(L.vc.data()), bs});
+                                        {inv_freq.get(), pos.get(), slots.get(), static_cast<bf16*>(L.kc.data()),
+                                         static_cast<bf16*>(L.vc.data()), bs});
       a.q_norm = bf16_ptr(L.q_norm);
       a.k_norm = bf16_ptr(L.k_norm);
       k::qk_norm_rope_write_kv(a, launch);
@@ -118,13 +118,12 @@ struct Chain {
 // gu is only written on odd layers; with one layer or an all-swiglu chain it would stay poisoned.
 static_assert(kLayers >= 2, "the chain must use both SwiGLU variants");
 
-void expect_same(const std::vector<std::vector<uint8_t>>& got,
-                 const std::vector<std::vector<uint8_t>>& want, const std::string& what) {
+void expect_same(const std::vector<std::vector<uint8_t>>& got, const std::vector<std::vector<uint8_t>>& want,
+                 const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   static const char* const names[] = {"residual", "h", "qkv", "y", "gu", "act", "last", "logits"};
   for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_TRUE(got[i] == want[i]) << what << ": buffer "
-                                   << (i < 8 ? names[i] : "k/v cache " + std::to_string(i - 8))
+    EXPECT_TRUE(got[i] == want[i]) << what << ": buffer " << (i < 8 ? names[i] : "k/v cache " + std::to_string(i - 8))
                                    << " differs from the chain without PDL";
 }
 

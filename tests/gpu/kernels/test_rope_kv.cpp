@@ -24,18 +24,15 @@ struct RopeCase {
 };
 
 std::ostream& operator<<(std::ostream& os, const RopeCase& c) {
-  return os << "T " << c.tokens << " Hq " << c.q_heads << " Hk " << c.kv_heads << " D "
-            << c.head_dim << " rot " << c.rotary_dim << (c.qk_norm ? " qk-norm" : "")
-            << " scaling " << c.attention_scaling << " max pos " << c.max_position << " stride +"
-            << c.stride_pad;
+  return os << "T " << c.tokens << " Hq " << c.q_heads << " Hk " << c.kv_heads << " D " << c.head_dim << " rot "
+            << c.rotary_dim << (c.qk_norm ? " qk-norm" : "") << " scaling " << c.attention_scaling << " max pos "
+            << c.max_position << " stride +" << c.stride_pad;
 }
 
 // Columns [c0, c0 + n) of a dense [rows, width] matrix.
-std::vector<float> columns(const std::vector<float>& m, int64_t rows, int64_t width, int64_t c0,
-                           int64_t n) {
+std::vector<float> columns(const std::vector<float>& m, int64_t rows, int64_t width, int64_t c0, int64_t n) {
   std::vector<float> out(static_cast<size_t>(rows * n));
-  for (int64_t r = 0; r < rows; ++r)
-    std::copy_n(m.begin() + r * width + c0, n, out.begin() + r * n);
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(m.begin() + r * width + c0, n, out.begin() + r * n);
   return out;
 }
 
@@ -106,8 +103,10 @@ void run_case(const RopeCase& c) {
     const auto row = [&](const std::vector<float>& m, int64_t w) {
       return std::vector<float>(m.begin() + t * w, m.begin() + (t + 1) * w);
     };
-    EXPECT_LT(normalised_error(row(got_q, qw), row(want_q, qw)), 2 * kTolBf16) << "q, token " << t << " pos " << positions[t];
-    EXPECT_LT(normalised_error(row(got_k, kw), row(want_k, kw)), 2 * kTolBf16) << "k, token " << t << " pos " << positions[t];
+    EXPECT_LT(normalised_error(row(got_q, qw), row(want_q, qw)), 2 * kTolBf16)
+        << "q, token " << t << " pos " << positions[t];
+    EXPECT_LT(normalised_error(row(got_k, kw), row(want_k, kw)), 2 * kTolBf16)
+        << "k, token " << t << " pos " << positions[t];
   }
   const std::vector<float> want_v = columns(qkv, T, width, qw + kw, kw);
   EXPECT_EQ(max_abs_diff(columns(got, T, width, qw + kw, kw), want_v), 0.0) << "v must not change";
@@ -127,8 +126,7 @@ void run_case(const RopeCase& c) {
         written[at] = true;
         const size_t src = static_cast<size_t>(t * kw + h * D + d);
         ASSERT_EQ(kcache[at], got_k[src]) << "k cache, token " << t << " head " << h << " dim " << d;
-        ASSERT_EQ(vcache[at], want_v[src])
-            << "v cache, token " << t << " head " << h << " dim " << d;
+        ASSERT_EQ(vcache[at], want_v[src]) << "v cache, token " << t << " head " << h << " dim " << d;
       }
   }
   size_t stray = 0;
@@ -144,18 +142,18 @@ void run_case(const RopeCase& c) {
 TEST(GpuRopeKv, MatchesCpuNormRopeAndWritesTheCache) {
   INFERDESK_REQUIRE_GPU();
   const RopeCase cases[] = {
-      {9, 8, 2, 128, 128, false, 1.0f, 100000},  // Llama GQA
-      {37, 4, 4, 64, 64, true, 1.0f, 100000},    // q/k norm, MHA
-      {5, 6, 2, 128, 64, true, 1.2f, 100000},    // partial rotary, yarn-style scaling
-      {3, 2, 1, 256, 256, false, 1.0f, 131071},  // head_dim 256
-      {11, 3, 1, 96, 96, true, 1.0f, 4096},      // half = 48: pairs across lanes
-      {300, 8, 2, 128, 128, true, 1.0f, 100000}, // many items
+      {9, 8, 2, 128, 128, false, 1.0f, 100000},   // Llama GQA
+      {37, 4, 4, 64, 64, true, 1.0f, 100000},     // q/k norm, MHA
+      {5, 6, 2, 128, 64, true, 1.2f, 100000},     // partial rotary, yarn-style scaling
+      {3, 2, 1, 256, 256, false, 1.0f, 131071},   // head_dim 256
+      {11, 3, 1, 96, 96, true, 1.0f, 4096},       // half = 48: pairs across lanes
+      {300, 8, 2, 128, 128, true, 1.0f, 100000},  // many items
       // 16-byte path (head_dim 32..256, full rotary, aligned rows), one lane per 8 elements:
-      {1, 32, 8, 128, 128, false, 1.0f, 100000},  // Llama-3.1-8B decode, 5 full blocks
-      {2, 16, 8, 128, 128, true, 1.0f, 40000},    // Qwen3-like, with qk-norm
-      {6, 5, 3, 32, 32, true, 1.0f, 100000},      // 4 lanes per head, one partial block
-      {4, 3, 1, 256, 256, true, 1.0f, 100000},    // 32 lanes per head
-      {7, 8, 2, 128, 128, true, 1.0f, 100000, 3}, // unaligned rows: scalar path, same result
+      {1, 32, 8, 128, 128, false, 1.0f, 100000},   // Llama-3.1-8B decode, 5 full blocks
+      {2, 16, 8, 128, 128, true, 1.0f, 40000},     // Qwen3-like, with qk-norm
+      {6, 5, 3, 32, 32, true, 1.0f, 100000},       // 4 lanes per head, one partial block
+      {4, 3, 1, 256, 256, true, 1.0f, 100000},     // 32 lanes per head
+      {7, 8, 2, 128, 128, true, 1.0f, 100000, 3},  // unaligned rows: scalar path, same result
   };
   for (const RopeCase& c : cases) run_case(c);
 }
@@ -180,9 +178,8 @@ TEST(GpuRopeKv, WithoutCacheOnlyRotates) {
   sync_ok();
   const std::vector<float> gq = dq.download();
   EXPECT_EQ(max_abs_diff(gq, dk.download()), 0.0);  // same input, same rotation
-  EXPECT_EQ(max_abs_diff(std::vector<float>(gq.begin(), gq.begin() + D),
-                         std::vector<float>(q.begin(), q.begin() + D)),
-            0.0);  // position 0: identity
+  EXPECT_EQ(max_abs_diff(std::vector<float>(gq.begin(), gq.begin() + D), std::vector<float>(q.begin(), q.begin() + D)),
+            0.0);                       // position 0: identity
   EXPECT_GT(max_abs_diff(gq, q), 0.0);  // later positions rotate
 }
 

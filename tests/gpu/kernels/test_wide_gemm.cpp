@@ -18,8 +18,8 @@ namespace {
 
 namespace k = inferdesk::cuda;
 
-#define REQUIRE_WIDE()                                     \
-  INFERDESK_REQUIRE_GPU();                                 \
+#define REQUIRE_WIDE()     \
+  INFERDESK_REQUIRE_GPU(); \
   if (!k::hopper_kernels_available()) GTEST_SKIP() << "wide_gemm needs an sm_90 GPU"
 
 // The SwiGLU form on W [N, K] (gate and up stacked): y [M, N / 2].
@@ -66,8 +66,7 @@ std::vector<float> run_wide(const WideCase& c, const std::vector<float>& x, cons
   const std::vector<float> got = y.download();
   const std::vector<float> rows(got.begin(), got.begin() + c.M * cols);
   EXPECT_LT(normalised_error(rows, want), kTolBf16);
-  const auto written =
-      std::count_if(got.begin() + c.M * cols, got.end(), [](float v) { return !std::isnan(v); });
+  const auto written = std::count_if(got.begin() + c.M * cols, got.end(), [](float v) { return !std::isnan(v); });
   EXPECT_EQ(written, 0) << "rows >= M were written";
   EXPECT_EQ(y.damaged_padding(), 0);
   return rows;
@@ -173,7 +172,7 @@ TEST(GpuWideGemm, InsideAGraph) {
 TEST(GpuWideGemm, NormSplitAcrossProducerAndConsumers) {
   REQUIRE_WIDE();
   const int64_t K = 1024, N = 256, N2 = 256, N3 = 2 * 224;  // N3: SwiGLU rows (H 112 on 2 SMs)
-  const int sms = 8;  // the producer's grid: 4 tiles of 64 columns x 2 halves
+  const int sms = 8;                                        // the producer's grid: 4 tiles of 64 columns x 2 halves
   const float eps = 1e-5f;
   for (int M : {1, 33, 64}) {
     SCOPED_TRACE(testing::Message() << "M " << M);
@@ -234,9 +233,9 @@ TEST(GpuWideGemm, TileWidthsAndRejects) {
   // Llama-8B and Llama-3.2-1B gate/up on 132 SMs.
   EXPECT_EQ(k::wide_gemm_swiglu_half(28672, 132), 112);
   EXPECT_EQ(k::wide_gemm_swiglu_half(16384, 132), 64);
-  EXPECT_EQ(k::wide_gemm_swiglu_half(200, 132), 0);           // 100 columns: not a multiple of any tile
-  EXPECT_EQ(k::wide_gemm_swiglu_half(4096 * 128, 132), 0);    // more than one wave at every width
-  EXPECT_EQ(k::wide_gemm_swiglu_half(257, 132), 0);           // gate and up of unequal heights
+  EXPECT_EQ(k::wide_gemm_swiglu_half(200, 132), 0);         // 100 columns: not a multiple of any tile
+  EXPECT_EQ(k::wide_gemm_swiglu_half(4096 * 128, 132), 0);  // more than one wave at every width
+  EXPECT_EQ(k::wide_gemm_swiglu_half(257, 132), 0);         // gate and up of unequal heights
   DevMatrix x(Dt::BF16, 65, 64), y(Dt::BF16, 65, 128);
   DeviceBuffer<bf16> w(256 * 96);
   EXPECT_FALSE(k::wide_gemm_swiglu_supported(x.mat(), w.get(), 256, 64, y.mat(), 8));  // M > 64

@@ -36,8 +36,7 @@ struct GpuMat {
 
 class MoePair {
  public:
-  explicit MoePair(const CudaBackendOptions& o = {})
-      : cpu_(make_cpu_backend(0)), gpu_(make_cuda_backend(o)) {}
+  explicit MoePair(const CudaBackendOptions& o = {}) : cpu_(make_cpu_backend(0)), gpu_(make_cuda_backend(o)) {}
   Backend& cpu() { return *cpu_; }
   Backend& gpu() { return *gpu_; }
 
@@ -56,8 +55,8 @@ class MoePair {
 
   // rows x cols of `dt` in an allocation of (rows + extra_rows) x (cols + pad_cols), all poisoned,
   // then `v` (rows*cols values, dense; empty: left poisoned) written into the view.
-  GpuMat gpu_mat(DType dt, int64_t rows, int64_t cols, const std::vector<float>& v = {},
-                 int64_t pad_cols = 0, int64_t extra_rows = 0) {
+  GpuMat gpu_mat(DType dt, int64_t rows, int64_t cols, const std::vector<float>& v = {}, int64_t pad_cols = 0,
+                 int64_t extra_rows = 0) {
     bufs_.push_back(gpu_->alloc(dt, rows + extra_rows, cols + pad_cols));
     GpuMat m;
     m.whole = bufs_.back().tensor();
@@ -148,9 +147,7 @@ class MoePair {
   }
 
  private:
-  static size_t bytes(const Tensor& t) {
-    return static_cast<size_t>(t.rows * t.stride) * dtype_size(t.dtype);
-  }
+  static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.rows * t.stride) * dtype_size(t.dtype); }
   Tensor keep(Buffer b) {
     bufs_.push_back(std::move(b));
     return bufs_.back().tensor();
@@ -224,8 +221,8 @@ inline std::vector<float> as_float(const std::vector<int32_t>& v) { return {v.be
 enum class Path { Any, Small, Grouped, Large };
 
 // Runs one case on both backends; returns the GPU output (to compare runs bit for bit).
-inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, const ExpertCase& c,
-                                      int layer = 0, Path path = Path::Any) {
+inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, const ExpertCase& c, int layer = 0,
+                                      Path path = Path::Any) {
   SCOPED_TRACE(testing::Message() << c);
   const uint64_t seed = static_cast<uint64_t>(c.T * 1009 + c.E * 17 + c.k);
   const std::vector<int32_t> ids = make_ids(c, seed);
@@ -233,8 +230,7 @@ inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, co
   const std::vector<float> x = round_bf16(random_vector(static_cast<size_t>(c.T * c.H), seed + 2));
 
   const Tensor cout = p.cpu_f32(c.T, c.H, std::vector<float>(static_cast<size_t>(c.T * c.H), NAN));
-  p.cpu().moe_experts(layer, p.cpu_f32(c.T, c.H, x), ex.cpu, p.cpu_i32(c.T, c.k, ids),
-                      p.cpu_f32(c.T, c.k, w), cout);
+  p.cpu().moe_experts(layer, p.cpu_f32(c.T, c.H, x), ex.cpu, p.cpu_i32(c.T, c.k, ids), p.cpu_f32(c.T, c.k, w), cout);
   const std::vector<float> want = MoePair::host(p.cpu(), cout);
 
   const GpuMat gx = p.gpu_mat(DType::BF16, c.T, c.H, x);

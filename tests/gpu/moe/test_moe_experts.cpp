@@ -24,8 +24,7 @@ void run_cases(const CudaBackendOptions& o, const std::vector<int>& token_counts
     int64_t H, I;
     bool stacked;
   };
-  for (const Shape s : {Shape{8, 2, 136, 88, true}, Shape{60, 4, 264, 184, false},
-                        Shape{128, 8, 128, 40, true}}) {
+  for (const Shape s : {Shape{8, 2, 136, 88, true}, Shape{60, 4, 264, 184, false}, Shape{128, 8, 128, 40, true}}) {
     const MoePair::Experts ex = p.experts(s.E, s.H, s.I, static_cast<uint64_t>(s.E), s.stacked);
     for (int T : token_counts)
       for (Route r : {Route::Random, Route::AllToSame, Route::FewExperts})
@@ -61,8 +60,7 @@ TEST(GpuMoeExperts, LargeBatchPathInSeveralChunks) {
   MoePair p(o);
   const MoePair::Experts ex = p.experts(8, 256, 192, 5, true);
   for (int T : {37, 300})
-    for (Route r : {Route::Random, Route::FewExperts})
-      run_experts(p, ex, {T, 8, 2, 256, 192, true, r}, 0, Path::Large);
+    for (Route r : {Route::Random, Route::FewExperts}) run_experts(p, ex, {T, 8, 2, 256, 192, true, r}, 0, Path::Large);
 }
 
 TEST(GpuMoeExperts, LargeModelWidths) {

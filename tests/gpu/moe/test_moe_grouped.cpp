@@ -45,11 +45,9 @@ TEST(GpuMoeGrouped, MatchesCpuAcrossShapesAndRoutings) {
     int64_t H, I;
     bool stacked;
   };
-  for (const Shape s : {Shape{8, 2, 136, 88, true}, Shape{8, 8, 136, 88, false},
-                        Shape{60, 2, 264, 184, false}, Shape{60, 8, 264, 184, true},
-                        Shape{128, 2, 128, 40, true}, Shape{128, 8, 200, 56, false}}) {
-    const MoePair::Experts ex =
-        p.experts(s.E, s.H, s.I, static_cast<uint64_t>(s.E * 10 + s.k), s.stacked);
+  for (const Shape s : {Shape{8, 2, 136, 88, true}, Shape{8, 8, 136, 88, false}, Shape{60, 2, 264, 184, false},
+                        Shape{60, 8, 264, 184, true}, Shape{128, 2, 128, 40, true}, Shape{128, 8, 200, 56, false}}) {
+    const MoePair::Experts ex = p.experts(s.E, s.H, s.I, static_cast<uint64_t>(s.E * 10 + s.k), s.stacked);
     for (int T : {9, 16, 32, 33, 64, 96}) {
       if (T * s.k > 512) continue;  // 96 rows at k = 2: up to 96 pairs of one expert, three passes
       for (Route r : {Route::Random, Route::AllToSame, Route::FewExperts})
@@ -125,8 +123,8 @@ struct KernelExperts {
       for (int e = 0; e < E; ++e) {
         const int64_t rows = m == 2 ? H : I, cols = m == 2 ? I : H;
         const float s = m == 2 ? sd : sg;
-        const std::vector<float> v =
-            random_bf16(static_cast<size_t>(rows * cols), seed * 1000 + static_cast<uint64_t>(m * E + e), -s, s);
+        const std::vector<float> v = random_bf16(static_cast<size_t>(rows * cols),
+                                                 seed * 1000 + static_cast<uint64_t>(m * E + e), -s, s);
         mats.emplace_back(to_bf16(v));
         ptr[static_cast<size_t>(m * E + e)] = mats.back().get();
         const Tensor t = cpu.bf16_weight(rows, cols, v);
@@ -168,9 +166,12 @@ struct GroupedScratch {
   DeviceBuffer<bf16> act;
   DeviceBuffer<float> y;
   GroupedScratch(int E, int64_t capacity, int64_t H, int64_t I)
-      : counts(static_cast<size_t>(E)), offsets(static_cast<size_t>(E) + 1),
-        order(static_cast<size_t>(capacity)), position(static_cast<size_t>(capacity)),
-        act(static_cast<size_t>(capacity * I)), y(static_cast<size_t>(capacity * H)) {}
+      : counts(static_cast<size_t>(E)),
+        offsets(static_cast<size_t>(E) + 1),
+        order(static_cast<size_t>(capacity)),
+        position(static_cast<size_t>(capacity)),
+        act(static_cast<size_t>(capacity * I)),
+        y(static_cast<size_t>(capacity * H)) {}
   void fill(cuda::MoeGroupedArgs& a, int64_t capacity) {
     a.counts = counts.get();
     a.offsets = offsets.get();
@@ -244,11 +245,10 @@ void run_launcher(KernelExperts& ex, const LaunchCase& c) {
   for (int32_t e : ids) ++want_counts[static_cast<size_t>(e)];
   std::vector<int32_t> want_order(static_cast<size_t>(P));
   std::iota(want_order.begin(), want_order.end(), 0);
-  std::stable_sort(want_order.begin(), want_order.end(), [&](int32_t l, int32_t r) {
-    return ids[static_cast<size_t>(l)] < ids[static_cast<size_t>(r)];
-  });
-  const std::vector<int32_t> counts = s.counts.download(), offsets = s.offsets.download(),
-                             order = s.order.download(), position = s.position.download();
+  std::stable_sort(want_order.begin(), want_order.end(),
+                   [&](int32_t l, int32_t r) { return ids[static_cast<size_t>(l)] < ids[static_cast<size_t>(r)]; });
+  const std::vector<int32_t> counts = s.counts.download(), offsets = s.offsets.download(), order = s.order.download(),
+                             position = s.position.download();
   EXPECT_EQ(counts, want_counts);
   int32_t acc = 0;
   for (int e = 0; e <= c.E; ++e) {
@@ -267,8 +267,7 @@ void run_launcher(KernelExperts& ex, const LaunchCase& c) {
   EXPECT_EQ(unpoisoned_from(y, static_cast<size_t>(P * c.H)), 0) << "y past the pairs";
   for (int64_t i = 0; i < P * c.I; ++i)
     ASSERT_TRUE(std::isfinite(bf16_to_float(act[static_cast<size_t>(i)]))) << "act element " << i;
-  for (int64_t i = 0; i < P * c.H; ++i)
-    ASSERT_TRUE(std::isfinite(y[static_cast<size_t>(i)])) << "y element " << i;
+  for (int64_t i = 0; i < P * c.H; ++i) ASSERT_TRUE(std::isfinite(y[static_cast<size_t>(i)])) << "y element " << i;
 }
 
 TEST(GpuMoeGroupedLauncher, SortsComputesAndWritesOnlyItsRows) {
@@ -293,7 +292,8 @@ std::vector<float> logits_for(int variant, int T, int E) {
   if (variant == 1)
     for (int t = 0; t < T; ++t)
       for (int e = 0; e < E; ++e)
-        v[static_cast<size_t>(t * E + e)] = -0.25f * static_cast<float>((e - 5 + E) % E) + 0.001f * static_cast<float>(t % 3);
+        v[static_cast<size_t>(t * E + e)] = -0.25f * static_cast<float>((e - 5 + E) % E) +
+                                            0.001f * static_cast<float>(t % 3);
   return v;
 }
 

@@ -20,8 +20,8 @@ struct RouteCase {
 };
 
 std::ostream& operator<<(std::ostream& os, const RouteCase& c) {
-  return os << "T " << c.T << " E " << c.E << " k " << c.k << (c.normalize ? " normalize" : "")
-            << " levels " << c.levels;
+  return os << "T " << c.T << " E " << c.E << " k " << c.k << (c.normalize ? " normalize" : "") << " levels "
+            << c.levels;
 }
 
 std::vector<float> grid_logits(const RouteCase& c, uint64_t seed) {
@@ -56,8 +56,8 @@ void run_route(const RouteCase& c, int ids_pad, int w_pad) {
   int bad_ids = 0;
   for (size_t i = 0; i < want_ids.size(); ++i) {
     if (got_ids[i] != want_ids[i] && bad_ids++ < 5)
-      ADD_FAILURE() << "token " << i / c.k << " slot " << i % c.k << ": expert " << got_ids[i]
-                    << ", CPU " << want_ids[i];
+      ADD_FAILURE() << "token " << i / c.k << " slot " << i % c.k << ": expert " << got_ids[i] << ", CPU "
+                    << want_ids[i];
     // Same probabilities up to float rounding (expf vs exp, the order of the softmax sum).
     EXPECT_NEAR(got_w[i], want_w[i], 1e-5 * std::max(1.0f, std::fabs(want_w[i])))
         << "token " << i / c.k << " slot " << i % c.k;

@@ -38,8 +38,7 @@ struct Setting {
 };
 
 // name, temperature, top_k, top_p, min_p, num_logprobs, with 512 penalty entries
-Setting make(const char* name, float t, int32_t k, float p, float min_p, int32_t logprobs,
-             bool penalties) {
+Setting make(const char* name, float t, int32_t k, float p, float min_p, int32_t logprobs, bool penalties) {
   Setting s{name, {}};
   s.p.temperature = t;
   s.p.top_k = k;
@@ -91,8 +90,8 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
   bool good = ok(cudaMalloc(&d_logits, logits.size() * 4), "malloc") &&
               ok(cudaMalloc(&d_params, params.size() * sizeof(SampleRowDev)), "malloc") &&
               ok(cudaMalloc(&d_pt, pen_tokens.size() * 4), "malloc") &&
-              ok(cudaMalloc(&d_pc, pen_counts.size() * 4), "malloc") &&
-              ok(cudaMalloc(&d_tok, rows * 4), "malloc") && ok(cudaMalloc(&d_lp, rows * 4), "malloc") &&
+              ok(cudaMalloc(&d_pc, pen_counts.size() * 4), "malloc") && ok(cudaMalloc(&d_tok, rows * 4), "malloc") &&
+              ok(cudaMalloc(&d_lp, rows * 4), "malloc") &&
               ok(cudaMalloc(&d_ids, rows * 4 * inferdesk::cuda::kMaxTopLogprobs), "malloc") &&
               ok(cudaMalloc(&d_tlp, rows * 4 * inferdesk::cuda::kMaxTopLogprobs), "malloc") &&
               ok(cudaMalloc(&d_ws, ws), "malloc workspace");
@@ -141,8 +140,7 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
         for (int i = 0; i < kIters; ++i) inferdesk::cuda::sample_rows(a, launch);
         good = ok(cudaStreamEndCapture(stream, &graph), "end capture") &&
                ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate") &&
-               ok(cudaGraphLaunch(exec, stream), "graph launch") &&
-               ok(cudaStreamSynchronize(stream), "graph replay");
+               ok(cudaGraphLaunch(exec, stream), "graph launch") && ok(cudaStreamSynchronize(stream), "graph replay");
       }
     }
     std::vector<float> reps;
@@ -160,8 +158,8 @@ bool run(int32_t vocab, int32_t rows, const Setting& st) {
       const double us = 1000.0 * reps[reps.size() / 2] / kIters;
       const double loop_us = 1000.0 * loop_ms / kIters;
       const double gbs = static_cast<double>(rows) * vocab * 4.0 / (us * 1e3);
-      std::printf("%-24s vocab %7d rows %4d: %9.1f us/call  %8.1f GB/s of logits  (loop %.1f us)\n",
-                  st.name, vocab, rows, us, gbs, loop_us);
+      std::printf("%-24s vocab %7d rows %4d: %9.1f us/call  %8.1f GB/s of logits  (loop %.1f us)\n", st.name, vocab,
+                  rows, us, gbs, loop_us);
     }
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);

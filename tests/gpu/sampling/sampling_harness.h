@@ -32,7 +32,7 @@ struct RowRequest {
 struct RowResult {
   int32_t token = 0;
   float logprob = 0.0f;
-  std::vector<int32_t> top_ids;   // kMaxTopLogprobs entries as the kernel wrote them
+  std::vector<int32_t> top_ids;  // kMaxTopLogprobs entries as the kernel wrote them
   std::vector<float> top_logprobs;
 };
 
@@ -41,8 +41,7 @@ inline void cuda_check(cudaError_t e, const char* what) {
 }
 
 // Distinct tokens of prompt ∪ output with their count in the output (the penalty entries).
-inline void penalty_entries(const RowRequest& r, std::vector<int32_t>& tokens,
-                            std::vector<int32_t>& counts) {
+inline void penalty_entries(const RowRequest& r, std::vector<int32_t>& tokens, std::vector<int32_t>& counts) {
   std::map<int32_t, int32_t> c;
   for (int32_t id : r.prompt) c[id] += 0;
   for (int32_t id : r.output) c[id] += 1;
@@ -62,12 +61,16 @@ class GpuBatch {
  public:
   // `padding` fills the floats between rows (NaN by default: never read). A finite padding
   // stands for a padded vocabulary's logits beyond `vocab`, which the sampler must ignore.
-  GpuBatch(const std::vector<float>& logits, int32_t rows, int32_t vocab, int64_t stride = 0,
-           int64_t offset = 0, float padding = NAN)
-      : rows_(rows), vocab_(vocab), stride_(stride > 0 ? stride : vocab), offset_(offset),
+  GpuBatch(const std::vector<float>& logits, int32_t rows, int32_t vocab, int64_t stride = 0, int64_t offset = 0,
+           float padding = NAN)
+      : rows_(rows),
+        vocab_(vocab),
+        stride_(stride > 0 ? stride : vocab),
+        offset_(offset),
         logits_(static_cast<size_t>(offset + stride_ * rows)),
         workspace_(cuda::sample_workspace_bytes(rows, vocab)),
-        params_(static_cast<size_t>(rows)), token_(static_cast<size_t>(rows)),
+        params_(static_cast<size_t>(rows)),
+        token_(static_cast<size_t>(rows)),
         logprob_(static_cast<size_t>(rows)),
         top_ids_(static_cast<size_t>(rows) * cuda::kMaxTopLogprobs),
         top_lp_(static_cast<size_t>(rows) * cuda::kMaxTopLogprobs) {
@@ -75,8 +78,7 @@ class GpuBatch {
       throw std::runtime_error("GpuBatch: logits size is not rows * vocab");
     std::vector<float> host(logits_.size(), padding);
     for (int32_t r = 0; r < rows; ++r) {
-      std::copy_n(logits.begin() + static_cast<int64_t>(r) * vocab, vocab,
-                  host.begin() + offset_ + r * stride_);
+      std::copy_n(logits.begin() + static_cast<int64_t>(r) * vocab, vocab, host.begin() + offset_ + r * stride_);
     }
     logits_.upload(host);
   }
@@ -183,8 +185,7 @@ struct ChiSquare {
 // bin when the pool is expected fewer than 5 times). z = 4.75 (p ~ 1e-6 per test): the draws are
 // deterministic, so a fixed seed either passes or fails every time; a real bug shifts the
 // statistic far beyond this.
-inline ChiSquare chi_square(const std::vector<int64_t>& counts, const std::vector<float>& probs,
-                            int64_t draws) {
+inline ChiSquare chi_square(const std::vector<int64_t>& counts, const std::vector<float>& probs, int64_t draws) {
   std::vector<double> expect;
   std::vector<double> seen;
   double pool_e = 0.0, pool_o = 0.0;
@@ -202,8 +203,7 @@ inline ChiSquare chi_square(const std::vector<int64_t>& counts, const std::vecto
     expect.push_back(pool_e);
     seen.push_back(pool_o);
   } else {
-    const size_t j = static_cast<size_t>(std::min_element(expect.begin(), expect.end()) -
-                                         expect.begin());
+    const size_t j = static_cast<size_t>(std::min_element(expect.begin(), expect.end()) - expect.begin());
     expect[j] += pool_e;
     seen[j] += pool_o;
   }

@@ -19,8 +19,8 @@ namespace {
 
 constexpr int64_t kDraws = 20000;
 
-std::vector<int64_t> draw_counts(const std::vector<float>& row, const RowRequest& base,
-                                 int32_t rows_per_call, int64_t draws) {
+std::vector<int64_t> draw_counts(const std::vector<float>& row, const RowRequest& base, int32_t rows_per_call,
+                                 int64_t draws) {
   const auto vocab = static_cast<int32_t>(row.size());
   std::vector<float> replicated;
   replicated.reserve(row.size() * static_cast<size_t>(rows_per_call));
@@ -34,8 +34,8 @@ std::vector<int64_t> draw_counts(const std::vector<float>& row, const RowRequest
     }
     for (const RowResult& o : batch.run(reqs)) {
       if (o.token < 0 || o.token >= vocab) {
-        throw std::runtime_error("drew token " + std::to_string(o.token) + " outside [0, " +
-                                 std::to_string(vocab) + ")");
+        throw std::runtime_error("drew token " + std::to_string(o.token) + " outside [0, " + std::to_string(vocab) +
+                                 ")");
       }
       counts[static_cast<size_t>(o.token)]++;
     }
@@ -44,9 +44,8 @@ std::vector<int64_t> draw_counts(const std::vector<float>& row, const RowRequest
 }
 
 // Draws `draws` (rounded up to whole calls) and checks them against the CPU's distribution.
-void check_distribution(const std::vector<float>& row, const RowRequest& q,
-                        int32_t rows_per_call, const std::string& what,
-                        int64_t draws = kDraws) {
+void check_distribution(const std::vector<float>& row, const RowRequest& q, int32_t rows_per_call,
+                        const std::string& what, int64_t draws = kDraws) {
   SCOPED_TRACE(what);
   const std::vector<float> dist = Sampler{}.distribution(row, q.params, q.prompt, q.output);
   const std::vector<int64_t> counts = draw_counts(row, q, rows_per_call, draws);
@@ -72,11 +71,10 @@ void check_distribution(const std::vector<float>& row, const RowRequest& q,
     std::ostringstream os;
     for (size_t j = 0; j < std::min<size_t>(5, worst.size()); ++j) {
       const size_t i = worst[j].second;
-      os << " token " << i << ": expected " << dist[i] * static_cast<double>(n) << " drawn "
-         << counts[i] << ";";
+      os << " token " << i << ": expected " << dist[i] * static_cast<double>(n) << " drawn " << counts[i] << ";";
     }
-    ADD_FAILURE() << "chi-square " << chi.statistic << " >= " << chi.critical << " (dof "
-                  << chi.dof << ", " << n << " draws);" << os.str();
+    ADD_FAILURE() << "chi-square " << chi.statistic << " >= " << chi.critical << " (dof " << chi.dof << ", " << n
+                  << " draws);" << os.str();
   }
 }
 
@@ -170,8 +168,7 @@ TEST(GpuSamplingDistribution, LargePeakedVocabulary) {
   pen.params.presence_penalty = 0.9f;
   std::vector<std::pair<float, int32_t>> best;
   for (size_t i = 0; i < row.size(); ++i) best.push_back({row[i], static_cast<int32_t>(i)});
-  std::partial_sort(best.begin(), best.begin() + 10, best.end(),
-                    [](auto a, auto b) { return a.first > b.first; });
+  std::partial_sort(best.begin(), best.begin() + 10, best.end(), [](auto a, auto b) { return a.first > b.first; });
   for (int k = 0; k < 10; ++k) {
     (k % 2 ? pen.prompt : pen.output).push_back(best[static_cast<size_t>(k)].second);
     if (k < 3) pen.output.push_back(best[static_cast<size_t>(k)].second);  // repeated

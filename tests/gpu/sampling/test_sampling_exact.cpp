@@ -28,8 +28,7 @@ constexpr double kLogprobTol = 1e-4;
 
 SampleResult cpu_result(const float* row, int32_t vocab, const RowRequest& r) {
   SamplerRng rng(1);
-  return Sampler{}.sample(std::span<const float>(row, static_cast<size_t>(vocab)), r.params,
-                          r.prompt, r.output, rng);
+  return Sampler{}.sample(std::span<const float>(row, static_cast<size_t>(vocab)), r.params, r.prompt, r.output, rng);
 }
 
 void expect_close_logprob(float got, double want, const std::string& what) {
@@ -47,15 +46,13 @@ void expect_logprobs(const float* row, int32_t vocab, const RowRequest& req, con
   ASSERT_GE(got.token, 0) << what;
   ASSERT_LT(got.token, vocab) << what;
   const double log_z = log_normaliser(row, static_cast<size_t>(vocab));
-  expect_close_logprob(got.logprob, static_cast<double>(row[got.token]) - log_z,
-                       what + ": chosen token's logprob");
+  expect_close_logprob(got.logprob, static_cast<double>(row[got.token]) - log_z, what + ": chosen token's logprob");
   const SampleResult cpu = cpu_result(row, vocab, req);
   const size_t n = cpu.top.size();
   ASSERT_EQ(n, static_cast<size_t>(std::min(req.params.logprobs, vocab))) << what;
   for (size_t j = 0; j < n; ++j) {
     EXPECT_EQ(got.top_ids[j], cpu.top[j].id) << what << ": top entry " << j;
-    expect_close_logprob(got.top_logprobs[j], cpu.top[j].logprob,
-                         what + ": top entry " + std::to_string(j));
+    expect_close_logprob(got.top_logprobs[j], cpu.top[j].logprob, what + ": top entry " + std::to_string(j));
   }
   for (size_t j = n; j < static_cast<size_t>(cuda::kMaxTopLogprobs); ++j) {
     EXPECT_EQ(got.top_ids[j], -1) << what << ": unused top entry " << j;
@@ -95,8 +92,7 @@ std::vector<float> varied_rows(int32_t rows, int32_t vocab, uint64_t seed) {
           if (i != keep) v[static_cast<size_t>(i)] = -INFINITY;
         break;
       }
-      default:
-        break;
+      default: break;
     }
     all.insert(all.end(), v.begin(), v.end());
   }
@@ -132,8 +128,8 @@ void check_greedy(int32_t rows, int32_t vocab, int64_t stride, int64_t offset, u
   for (int32_t r = 0; r < rows; ++r) {
     const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
     const RowRequest& q = reqs[static_cast<size_t>(r)];
-    const std::string what = "vocab " + std::to_string(vocab) + " stride " +
-                             std::to_string(stride) + " row " + std::to_string(r);
+    const std::string what = "vocab " + std::to_string(vocab) + " stride " + std::to_string(stride) + " row " +
+                             std::to_string(r);
     EXPECT_EQ(got[static_cast<size_t>(r)].token, cpu_result(row, vocab, q).token) << what;
     expect_logprobs(row, vocab, q, got[static_cast<size_t>(r)], what);
   }
@@ -180,9 +176,8 @@ TEST(GpuSampling, TopLogprobsKeepLowestIdsAmongTies) {
   GpuBatch batch(logits, 3, vocab);
   const auto got = batch.run(reqs);
   for (int r = 0; r < 3; ++r) {
-    expect_logprobs(logits.data() + static_cast<size_t>(r) * vocab, vocab,
-                    reqs[static_cast<size_t>(r)], got[static_cast<size_t>(r)],
-                    "tie row " + std::to_string(r));
+    expect_logprobs(logits.data() + static_cast<size_t>(r) * vocab, vocab, reqs[static_cast<size_t>(r)],
+                    got[static_cast<size_t>(r)], "tie row " + std::to_string(r));
   }
   for (int j = 0; j < 20; ++j) {
     EXPECT_EQ(got[0].top_ids[static_cast<size_t>(j)], j);
@@ -246,8 +241,7 @@ TEST(GpuSampling, BadRowsGiveMinusOneAndLeaveOthersAlone) {
     EXPECT_EQ(got[static_cast<size_t>(r)].top_ids[0], -1) << "bad row " << r;
   }
   const float* good = logits.data() + 3 * static_cast<size_t>(vocab);
-  const std::vector<float> dist =
-      Sampler{}.distribution(std::span<const float>(good, vocab), reqs[3].params, {}, {});
+  const std::vector<float> dist = Sampler{}.distribution(std::span<const float>(good, vocab), reqs[3].params, {}, {});
   ASSERT_GE(got[3].token, 0);
   EXPECT_GT(dist[static_cast<size_t>(got[3].token)], 0.0f);
   expect_logprobs(good, vocab, reqs[3], got[3], "good row");
@@ -265,9 +259,19 @@ std::vector<RowRequest> mixed_requests(int32_t n, int32_t vocab, uint64_t seed) 
     switch (r % 6) {
       case 0: q.params.temperature = 0.0f; break;
       case 1: q.params.temperature = 0.7f; break;
-      case 2: q.params.temperature = 1.0f; q.params.top_k = 40; q.params.top_p = 0.9f; break;
-      case 3: q.params.temperature = 1.3f; q.params.min_p = 0.05f; break;
-      case 4: q.params.temperature = 0.9f; q.params.top_p = 0.6f; break;
+      case 2:
+        q.params.temperature = 1.0f;
+        q.params.top_k = 40;
+        q.params.top_p = 0.9f;
+        break;
+      case 3:
+        q.params.temperature = 1.3f;
+        q.params.min_p = 0.05f;
+        break;
+      case 4:
+        q.params.temperature = 0.9f;
+        q.params.top_p = 0.6f;
+        break;
       default:
         q.params.temperature = 1.0f;
         q.params.repetition_penalty = 1.2f;
@@ -325,8 +329,8 @@ TEST(GpuSampling, SameSeedAndCounterGiveTheSameTokenInAnyBatch) {
     const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
     const RowRequest& q = reqs[static_cast<size_t>(r)];
     ASSERT_GE(a.token, 0) << "row " << r;
-    const std::vector<float> dist = Sampler{}.distribution(
-        std::span<const float>(row, static_cast<size_t>(vocab)), q.params, q.prompt, q.output);
+    const std::vector<float> dist = Sampler{}.distribution(std::span<const float>(row, static_cast<size_t>(vocab)),
+                                                           q.params, q.prompt, q.output);
     EXPECT_GT(dist[static_cast<size_t>(a.token)], 0.0f) << "row " << r << " drew " << a.token;
     if (q.params.is_greedy()) {
       EXPECT_EQ(a.token, cpu_result(row, vocab, q).token) << "row " << r;
@@ -379,17 +383,16 @@ uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
 // Greedy without penalties (the path that ends right after the chunk merge) on varied rows: the
 // CPU's token and log-prob, with `logprobs` top entries.
-void check_plain_greedy(int32_t rows, int32_t vocab, int64_t stride, int64_t offset,
-                        uint64_t seed, int32_t logprobs = 0) {
+void check_plain_greedy(int32_t rows, int32_t vocab, int64_t stride, int64_t offset, uint64_t seed,
+                        int32_t logprobs = 0) {
   const std::vector<float> logits = varied_rows(rows, vocab, seed);
   const std::vector<RowRequest> reqs(static_cast<size_t>(rows), plain_greedy(logprobs));
   GpuBatch batch(logits, rows, vocab, stride, offset);
   const std::vector<RowResult> got = batch.run(reqs);
   for (int32_t r = 0; r < rows; ++r) {
     const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
-    const std::string what = "plain greedy, vocab " + std::to_string(vocab) + " stride " +
-                             std::to_string(stride) + " offset " + std::to_string(offset) +
-                             " row " + std::to_string(r);
+    const std::string what = "plain greedy, vocab " + std::to_string(vocab) + " stride " + std::to_string(stride) +
+                             " offset " + std::to_string(offset) + " row " + std::to_string(r);
     const RowRequest& q = reqs[static_cast<size_t>(r)];
     EXPECT_EQ(got[static_cast<size_t>(r)].token, cpu_result(row, vocab, q).token) << what;
     expect_logprobs(row, vocab, q, got[static_cast<size_t>(r)], what);
@@ -440,10 +443,9 @@ TEST(GpuSamplingChunks, GreedyFindsTheMaximumInAnyChunkLowestIdOnTies) {
     GpuBatch batch(logits, rows, vocab);
     const std::vector<RowResult> got = batch.run(reqs);
     for (int32_t r = 0; r < rows; ++r) {
-      const std::string what =
-          std::string(r < static_cast<int32_t>(cases.size()) ? cases[static_cast<size_t>(r)].what
-                                                             : "special row") +
-          " (row " + std::to_string(r) + ", logprobs " + std::to_string(logprobs) + ")";
+      const std::string what = std::string(r < static_cast<int32_t>(cases.size()) ? cases[static_cast<size_t>(r)].what
+                                                                                  : "special row") +
+                               " (row " + std::to_string(r) + ", logprobs " + std::to_string(logprobs) + ")";
       const float* row = logits.data() + static_cast<int64_t>(r) * vocab;
       const RowRequest& q = reqs[static_cast<size_t>(r)];
       EXPECT_EQ(got[static_cast<size_t>(r)].token, want[static_cast<size_t>(r)]) << what;
@@ -460,8 +462,7 @@ TEST(GpuSamplingChunks, GreedyFindsTheMaximumInAnyChunkLowestIdOnTies) {
 
 TEST(GpuSamplingChunks, VocabulariesNotAMultipleOfTheChunkOrOfFour) {
   INFERDESK_REQUIRE_GPU();
-  const std::vector<int32_t> vocabs = {151936, 1001, 7, kChunk - 1, kChunk, kChunk + 1,
-                                       2 * kChunk + 3, 128257};
+  const std::vector<int32_t> vocabs = {151936, 1001, 7, kChunk - 1, kChunk, kChunk + 1, 2 * kChunk + 3, 128257};
   uint64_t seed = 200;
   for (int32_t v : vocabs) {
     check_plain_greedy(10, v, v, 0, ++seed);
@@ -472,9 +473,9 @@ TEST(GpuSamplingChunks, VocabulariesNotAMultipleOfTheChunkOrOfFour) {
 
 TEST(GpuSamplingChunks, StridedAndUnalignedRows) {
   INFERDESK_REQUIRE_GPU();
-  check_plain_greedy(8, 128256, 128257, 1, 301);     // odd stride, offset 1: alignment alternates
+  check_plain_greedy(8, 128256, 128257, 1, 301);      // odd stride, offset 1: alignment alternates
   check_plain_greedy(5, 151936, 151941, 3, 302, 20);  // no row 16-byte aligned
-  check_plain_greedy(6, 128256, 131072, 0, 303);     // stride > vocab, every row aligned
+  check_plain_greedy(6, 128256, 131072, 0, 303);      // stride > vocab, every row aligned
   check_greedy(8, 128256, 128257, 1, 304);
   check_greedy(7, 1001, 1003, 2, 305);
 }
@@ -526,8 +527,8 @@ TEST(GpuSamplingChunks, NanInOneChunkOnlyMarksOnlyThatRowBad) {
       if (q.params.is_greedy()) {
         EXPECT_EQ(o.token, cpu_result(row, vocab, q).token) << what;
       } else {
-        const std::vector<float> dist = Sampler{}.distribution(
-            std::span<const float>(row, static_cast<size_t>(vocab)), q.params, q.prompt, q.output);
+        const std::vector<float> dist = Sampler{}.distribution(std::span<const float>(row, static_cast<size_t>(vocab)),
+                                                               q.params, q.prompt, q.output);
         EXPECT_GT(dist[static_cast<size_t>(o.token)], 0.0f) << what;
       }
       expect_logprobs(row, vocab, q, o, what);

@@ -20,8 +20,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
-#include <QTextBlock>
 #include <QTemporaryDir>
+#include <QTextBlock>
 #include <QToolButton>
 #include <QtTest>
 
@@ -34,8 +34,8 @@
 #include "core/store/store.h"
 #include "gui/app/app_paths.h"
 #include "gui/app/app_session.h"
-#include "gui/app/main_window.h"
 #include "gui/app/elided_label.h"
+#include "gui/app/main_window.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_page.h"
 #include "gui/chat/chat_session.h"
@@ -270,7 +270,8 @@ void TestChatEndToEnd::renderedPromptAndExport() {
   ChatPage* page = this->page();
   // The rendered prompt is the ChatML template's output for this conversation.
   const QString prompt = page->renderedPromptReport();
-  QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" + edited_text_),
+  QVERIFY2(prompt.contains("<|im_start|>system\nYou are a test assistant.<|im_end|>\n<|im_start|>user\n" +
+                           edited_text_),
            qPrintable(prompt));
   QVERIFY(prompt.endsWith("<|im_start|>assistant\n"));
   page->showRenderedPrompt();
@@ -357,10 +358,13 @@ void TestChatEndToEnd::messageTreeInSqlite() {
   QCOMPARE(chat.current_leaf, second_replies[0].id);
   std::string integrity;
   char* err = nullptr;
-  sqlite3_exec(db.handle(), "PRAGMA integrity_check", [](void* out, int, char** v, char**) {
-    *static_cast<std::string*>(out) = v[0] ? v[0] : "";
-    return 0;
-  }, &integrity, &err);
+  sqlite3_exec(
+      db.handle(), "PRAGMA integrity_check",
+      [](void* out, int, char** v, char**) {
+        *static_cast<std::string*>(out) = v[0] ? v[0] : "";
+        return 0;
+      },
+      &integrity, &err);
   sqlite3_free(err);
   QCOMPARE(QString::fromStdString(integrity), QString("ok"));
 }
@@ -503,7 +507,10 @@ void TestChatEndToEnd::longMarkdownReplyIsReadable() {
                   "2. Read it *all at once* with `std::ifstream`.\n\n";
   for (int i = 0; i < 6; ++i)
     reply += QString("Paragraph %1: a file is opened, read and closed; errors are checked at every step so that "
-                     "a missing file gives a message rather than a crash. ").arg(i).repeated(2) + "\n\n";
+                     "a missing file gives a message rather than a crash. ")
+                 .arg(i)
+                 .repeated(2) +
+             "\n\n";
   reply += "```cpp\n#include <fstream>\n#include <string>\n\nint main() {\n  std::ifstream in(\"notes.txt\");\n"
            "  std::string line;\n  while (std::getline(in, line)) {\n    // use line\n  }\n}\n```\n\n"
            "| language | call |\n|---|---|\n| C++ | `std::getline` |\n| Python | `open().read()` |\n\n"

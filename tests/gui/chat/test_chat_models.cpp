@@ -297,8 +297,8 @@ void TestChatModels::samplingJsonIsValidated() {
   QVERIFY(!d.seed);
 
   // Untrusted text: wrong types and ranges fall back per field and are reported.
-  const SamplingParams bad =
-      samplingFromJson(R"({"temperature":"hot","top_p":2,"max_tokens":0,"top_k":3.5,"seed":-4,"min_p":0.2})", &problems);
+  const SamplingParams bad = samplingFromJson(
+      R"({"temperature":"hot","top_p":2,"max_tokens":0,"top_k":3.5,"seed":-4,"min_p":0.2})", &problems);
   QCOMPARE(problems.size(), 5);
   QCOMPARE(bad.temperature, defaultChatSampling().temperature);
   QCOMPARE(bad.top_p, defaultChatSampling().top_p);
@@ -328,11 +328,11 @@ void TestChatModels::contextFitDropsOldestTurns() {
   QCOMPARE(one.droppedTurns, 1);
   QCOMPARE(one.droppedMessages, 2);
   QCOMPARE(one.promptTokens, full - turn);
-  QCOMPARE(one.messages.front().role, QString("system"));       // the system prompt stays
-  QCOMPARE(one.messages[1].content, conv[3].content);           // from the second turn on
+  QCOMPARE(one.messages.front().role, QString("system"));  // the system prompt stays
+  QCOMPARE(one.messages[1].content, conv[3].content);      // from the second turn on
   QCOMPARE(one.messages.back().content, QString("last question"));
   QVERIFY2(one.notice.contains("the oldest turn (2 messages"), qPrintable(one.notice));
-  QVERIFY(one.notice.contains("question 0"));                   // says which message went first
+  QVERIFY(one.notice.contains("question 0"));  // says which message went first
 
   // Only the system prompt and the last question fit.
   const int minimal = 13 + 16;
@@ -523,7 +523,7 @@ void TestChatModels::markdownSplitsAtSafeBoundaries() {
     const MarkdownPiece& p = pieces[i];
     QCOMPARE(p.text.count("```") % 2, 0);  // fences are never cut at block boundaries
     QVERIFY(p.prefix.isEmpty() && p.suffix.isEmpty());
-    QVERIFY(!p.text.startsWith(" "));       // nor indented continuations
+    QVERIFY(!p.text.startsWith(" "));  // nor indented continuations
     if (i + 1 < pieces.size()) QVERIFY(p.text.size() >= 60);
   }
   // Appending text never moves an earlier cut.

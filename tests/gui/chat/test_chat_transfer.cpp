@@ -78,7 +78,8 @@ QJsonObject normalised(const QByteArray& json) {
 // (stats as a JSON object: the store keeps it as opaque text, and an import writes it compactly).
 QString tree_of(const store::ChatStore& c, std::int64_t chat) {
   QString out;
-  std::function<void(const std::vector<store::Message>&, int)> walk = [&](const std::vector<store::Message>& ms, int depth) {
+  std::function<void(const std::vector<store::Message>&, int)> walk = [&](const std::vector<store::Message>& ms,
+                                                                          int depth) {
     for (const auto& m : ms) {
       out += QString("%1%2|%3|%4|%5|%6\n")
                  .arg(QString(depth, ' '), store::to_string(m.role), QString::fromStdString(m.content),
@@ -165,7 +166,8 @@ class TestChatTransfer : public QObject {
         {R"({"format":"inferdesk-chat","version":2,"messages":{}})", "\"messages\" must be a list"},
         {head + R"([{"id":1,"parent_id":9,"role":"user","content":"x"}]})", "parent 9 is not in the file"},
         {head + R"([{"id":1,"role":"user","content":"x"},{"id":1,"role":"user","content":"y"}]})", "appears twice"},
-        {head + R"([{"id":1,"parent_id":2,"role":"user","content":"x"},{"id":2,"parent_id":1,"role":"user","content":"y"}]})",
+        {head +
+             R"([{"id":1,"parent_id":2,"role":"user","content":"x"},{"id":2,"parent_id":1,"role":"user","content":"y"}]})",
          "cycle"},
         {head + R"([{"id":1,"role":"wizard","content":"x"}]})", "unknown message role"},
         {head + R"([{"id":1.5,"role":"user","content":"x"}]})", "must be an integer"},

@@ -100,7 +100,9 @@ void TestWindow::widthNeverFollowsTheContent() {
   QTest::qWait(100);
   const int width = app.window->width();
   qInfo("window %d px wide, minimum %d px; screen %s", width, app.window->minimumSizeHint().width(),
-        qPrintable(QString("%1x%2").arg(app.window->screen()->availableGeometry().width()).arg(app.window->screen()->availableGeometry().height())));
+        qPrintable(QString("%1x%2")
+                       .arg(app.window->screen()->availableGeometry().width())
+                       .arg(app.window->screen()->availableGeometry().height())));
   QVERIFY(app.window->minimumSizeHint().width() <= 800);
   ChatPage* page = app.page;
   const int list_width = page->splitter()->sizes().at(0);
@@ -174,14 +176,13 @@ void TestWindow::savedGeometryFitsTheScreen() {
     grown.window->close();
   }
   ChatApp again(dir.path(), QSize());
-  QVERIFY2(screen.contains(again.window->geometry()),
-           qPrintable(QString("%1,%2 %3x%4 in %5x%6")
-                          .arg(again.window->x())
-                          .arg(again.window->y())
-                          .arg(again.window->width())
-                          .arg(again.window->height())
-                          .arg(screen.width())
-                          .arg(screen.height())));
+  QVERIFY2(screen.contains(again.window->geometry()), qPrintable(QString("%1,%2 %3x%4 in %5x%6")
+                                                                     .arg(again.window->x())
+                                                                     .arg(again.window->y())
+                                                                     .arg(again.window->width())
+                                                                     .arg(again.window->height())
+                                                                     .arg(screen.width())
+                                                                     .arg(screen.height())));
 }
 
 void TestWindow::menusListEveryShortcut() {
@@ -306,11 +307,10 @@ void TestWindow::statusColoursHaveContrastInBothThemes() {
         {"dense layer label", pal.color(QPalette::Text), c.dense},
     };
     for (const auto& [what, fg, bg] : pairs)
-      QVERIFY2(contrastRatio(fg, bg) >= 4.5,
-               qPrintable(QString("%1: %2 on %3 is %4:1 (%5)")
-                              .arg(what, fg.name(), bg.name())
-                              .arg(contrastRatio(fg, bg), 0, 'f', 2)
-                              .arg(isDarkPalette(pal) ? "dark" : "light")));
+      QVERIFY2(contrastRatio(fg, bg) >= 4.5, qPrintable(QString("%1: %2 on %3 is %4:1 (%5)")
+                                                            .arg(what, fg.name(), bg.name())
+                                                            .arg(contrastRatio(fg, bg), 0, 'f', 2)
+                                                            .arg(isDarkPalette(pal) ? "dark" : "light")));
     QVERIFY(contrastRatio(pal.color(QPalette::PlaceholderText), window) >= 3.0);  // hints
   }
   QVERIFY(isDarkPalette(darkPalette()));
@@ -365,7 +365,8 @@ void TestWindow::darkModeReachesEveryColour() {
     // The models page's estimate in the status colour of this palette.
     app.window->showPage(Page::Models);
     QTest::qWait(100);
-    test::saveScreenshot(app.window.get(), theme == ThemeChoice::Dark ? "desktop-dark-models-empty" : "desktop-light-models-empty");
+    test::saveScreenshot(app.window.get(),
+                         theme == ThemeChoice::Dark ? "desktop-dark-models-empty" : "desktop-light-models-empty");
     app.window->showPage(Page::Chat);
     QTest::qWait(100);
     test::saveScreenshot(app.window.get(), theme == ThemeChoice::Dark ? "desktop-dark-chat" : "desktop-light-chat");
@@ -404,7 +405,7 @@ void TestWindow::windowHasTheAppIcon() {
   QVERIFY(!QApplication::windowIcon().isNull());
   const QImage img = app.window->windowIcon().pixmap(64, 64).toImage();
   QCOMPARE(img.width(), 64);
-  QVERIFY(img.pixelColor(32, 20).alpha() == 255);   // the bubble's tile
+  QVERIFY(img.pixelColor(32, 20).alpha() == 255);  // the bubble's tile
   QVERIFY(img.pixelColor(32, 20) != img.pixelColor(32, 40) || img.pixelColor(2, 32).alpha() < 255);
 }
 
@@ -418,7 +419,8 @@ void TestWindow::lastModelIsOfferedAtStart() {
     ChatApp next(dir.path());
     QVERIFY(!next.engine()->isLoaded());
     QVERIFY(next.page->noticeLabel()->isVisible());
-    QVERIFY2(next.page->noticeLabel()->text().contains("Load tiny-chat again?"), qPrintable(next.page->noticeLabel()->text()));
+    QVERIFY2(next.page->noticeLabel()->text().contains("Load tiny-chat again?"),
+             qPrintable(next.page->noticeLabel()->text()));
     QSignalSpy loaded(next.engine(), &EngineController::modelLoaded);
     emit next.page->noticeLabel()->linkActivated("offer");
     QVERIFY(loaded.wait(60000));

@@ -339,8 +339,13 @@ class TestEngineController : public QObject {
     QVERIFY(in.open(QIODevice::ReadOnly));
     QJsonObject tok = QJsonDocument::fromJson(in.readAll()).object();
     QJsonArray added = tok.value("added_tokens").toArray();
-    added.append(QJsonObject{{"id", 500}, {"content", "<|hole|>"}, {"single_word", false}, {"lstrip", false},
-                             {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.append(QJsonObject{{"id", 500},
+                             {"content", "<|hole|>"},
+                             {"single_word", false},
+                             {"lstrip", false},
+                             {"rstrip", false},
+                             {"normalized", false},
+                             {"special", true}});
     tok.insert("added_tokens", added);
     QFile out(dir.path() + "/tokenizer.json");
     QVERIFY(out.open(QIODevice::WriteOnly));

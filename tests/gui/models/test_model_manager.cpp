@@ -4,8 +4,8 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QLabel>
-#include <QPushButton>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -31,9 +31,7 @@ using inferdesk::gui::test::fixture;
 
 namespace {
 
-QString cell(ModelTableModel* m, int row, int column) {
-  return m->data(m->index(row, column)).toString();
-}
+QString cell(ModelTableModel* m, int row, int column) { return m->data(m->index(row, column)).toString(); }
 
 // Holds the engine thread, so that a reply cannot end on its own before the test has stopped it
 // (tiny-chat writes 4000 tokens in about half a second, less than a slow machine may need for
@@ -56,8 +54,7 @@ class EngineGate {
       p.max_tokens = 1;
       engine->submit(Request{promptIds, p}, [state = state_](const StreamEvent&) {
         if (state->holding.exchange(true)) return;  // the first event only
-        while (!state->released && !state->engine.expired())
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (!state->released && !state->engine.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       });
     }  // no reference kept: an unload still destroys the engine (and so lets it go)
     return QTest::qWaitFor([this] { return state_->holding.load(); }, 30000);

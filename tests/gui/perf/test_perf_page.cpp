@@ -45,8 +45,7 @@ SamplingParams params(int max_tokens) {
 
 // Loads `model` on the controller's thread (KV cache for all requests at once) and submits `n`
 // requests of `tokens` tokens each.
-void start(EngineController* c, test::ControllerRelay& relay, const QString& model, int n,
-           int tokens) {
+void start(EngineController* c, test::ControllerRelay& relay, const QString& model, int n, int tokens) {
   QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
   QMetaObject::invokeMethod(c, [c, model] { c->loadModel(model, "cpu", 4096, qint64(64) << 20); });
   QVERIFY(loaded.wait(30000));
@@ -182,7 +181,8 @@ class TestPerfPage : public QObject {
     LivePage live;
     PerfPage& page = live.page;
     QSignalSpy loaded(&live.relay, &test::ControllerRelay::modelLoaded);
-    QMetaObject::invokeMethod(live.c, [c = live.c] { c->loadModel(fixture("qwen2_moe"), "cpu", 4096, qint64(64) << 20); });
+    QMetaObject::invokeMethod(live.c,
+                              [c = live.c] { c->loadModel(fixture("qwen2_moe"), "cpu", 4096, qint64(64) << 20); });
     QVERIFY(loaded.wait(30000));
     QTRY_COMPARE(page.heatmap()->layers(), 3);
     ExpertHeatmap* map = page.heatmap();

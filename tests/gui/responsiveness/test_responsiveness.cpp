@@ -76,12 +76,10 @@ class TestResponsiveness : public QObject {
           probe.worst_gap_ms, probe.ticks, probe.cpu_ms, generated, running);
     QVERIFY2(generated > 100, "the engine was not generating during the measurement");
     QVERIFY2(running > 0, "the requests finished before the measurement ended");
-    QVERIFY2(probe.worst_gap_ms < 50,
-             qPrintable(QString("the UI thread stalled for %1 ms").arg(probe.worst_gap_ms)));
+    QVERIFY2(probe.worst_gap_ms < 50, qPrintable(QString("the UI thread stalled for %1 ms").arg(probe.worst_gap_ms)));
     QVERIFY(probe.ticks > 50);
   }
 };
-
 
 void TestResponsiveness::aChatOf500MessagesOpensWithoutStalling() {
   QTemporaryDir dir;
@@ -94,9 +92,13 @@ void TestResponsiveness::aChatOf500MessagesOpensWithoutStalling() {
   {
     store::Database::Transaction tx(app.ctx().db);
     for (int i = 0; i < 250; ++i) {
-      leaf = chats.add_message(chat, leaf, store::Role::User, QString("Question %1: how does **this** work?").arg(i).toStdString());
-      const QString reply = QString("## Answer %1\n\nIt works like this, step by step:\n\n1. first\n2. second\n\n```cpp\n"
-                                    "int answer_%1() { return %1; }\n```\n\n").arg(i) + QString("More words. ").repeated(30);
+      leaf = chats.add_message(chat, leaf, store::Role::User,
+                               QString("Question %1: how does **this** work?").arg(i).toStdString());
+      const QString reply = QString(
+                                "## Answer %1\n\nIt works like this, step by step:\n\n1. first\n2. second\n\n```cpp\n"
+                                "int answer_%1() { return %1; }\n```\n\n")
+                                .arg(i) +
+                            QString("More words. ").repeated(30);
       leaf = chats.add_message(chat, leaf, store::Role::Assistant, reply.toStdString());
     }
     tx.commit();
@@ -131,9 +133,11 @@ void TestResponsiveness::aChatOf500MessagesOpensWithoutStalling() {
         open_ms, open_cpu_ms, steps, busy, worst);
   // The UI thread's own work is bounded; wall-clock times also count other processes on the
   // machine (see aReplyOf10000TokensStaysResponsive), so they are only checked against a hang.
-  QVERIFY2(open_cpu_ms < 50, qPrintable(QString("opening the chat kept the UI thread busy for %1 ms").arg(open_cpu_ms)));
+  QVERIFY2(open_cpu_ms < 50,
+           qPrintable(QString("opening the chat kept the UI thread busy for %1 ms").arg(open_cpu_ms)));
   QVERIFY2(busy < 50, qPrintable(QString("the UI thread was busy for %1 ms at a stretch").arg(busy)));
-  QVERIFY2(open_ms < 1000 && worst < 1000, qPrintable(QString("the UI thread waited %1 ms").arg(std::max(open_ms, worst))));
+  QVERIFY2(open_ms < 1000 && worst < 1000,
+           qPrintable(QString("the UI thread waited %1 ms").arg(std::max(open_ms, worst))));
   QCOMPARE(view->messageCount(), 500);
   QVERIFY(view->messageAt(0)->body()->toPlainText().contains("Question 0"));
 }

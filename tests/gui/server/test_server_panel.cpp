@@ -23,8 +23,8 @@
 using namespace inferdesk;
 using namespace inferdesk::gui;
 using inferdesk::gui::test::fixture;
-namespace http = inferdesk::test;      // the libcurl client of the server tests
-namespace gt = inferdesk::gui::test;   // the GUI test helpers
+namespace http = inferdesk::test;     // the libcurl client of the server tests
+namespace gt = inferdesk::gui::test;  // the GUI test helpers
 
 namespace {
 
@@ -45,14 +45,18 @@ int free_port() {
 void loadTiny(EngineController* c) {
   QSignalSpy loaded(c, &EngineController::modelLoaded);
   const QString path = fixture("tiny-chat");
-  QMetaObject::invokeMethod(c, [c, path] { c->loadModel(path, "cpu", 512, 0); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      c, [c, path] { c->loadModel(path, "cpu", 512, 0); }, Qt::QueuedConnection);
   QVERIFY(loaded.wait(60000));
 }
 
 http::Json chatBody(bool stream) {
   http::Json j = {{"model", "tiny-chat"},
                   {"messages", http::Json::array({{{"role", "user"}, {"content", "Hello from the test"}}})},
-                  {"max_tokens", 8}, {"temperature", 0}, {"ignore_eos", true}, {"stream", stream}};
+                  {"max_tokens", 8},
+                  {"temperature", 0},
+                  {"ignore_eos", true},
+                  {"stream", stream}};
   return j;
 }
 
@@ -98,7 +102,9 @@ class TestServerPanel : public QObject {
       QVERIFY(s.done);
       QTRY_VERIFY(panel->requestLog()->toPlainText().contains("POST /v1/chat/completions  200  stream"));
       // Both requests logged with their token counts and finish reason.
-      QCOMPARE(panel->requestLog()->toPlainText().count(QRegularExpression("POST /v1/chat/completions  200 .* \\+ 8 tokens  length")), 2);
+      QCOMPARE(panel->requestLog()->toPlainText().count(
+                   QRegularExpression("POST /v1/chat/completions  200 .* \\+ 8 tokens  length")),
+               2);
       // The client keeps its connection open between requests.
       QTRY_COMPARE(panel->clientsLabel()->text(), QString("Connected clients: 1"));
       gt::saveScreenshot(&app.window, "server_panel_serving");
@@ -106,7 +112,8 @@ class TestServerPanel : public QObject {
     QTRY_COMPARE(panel->clientsLabel()->text(), QString("Connected clients: 0"));
 
     // Unloading the model stops the server and says why.
-    QMetaObject::invokeMethod(engine, [engine] { engine->unload(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        engine, [engine] { engine->unload(); }, Qt::QueuedConnection);
     QTRY_VERIFY(!panel->controller()->isRunning());
     QVERIFY(!panel->serveSwitch()->isChecked());
     QVERIFY(panel->requestLog()->toPlainText().contains("the model was unloaded"));

@@ -95,7 +95,7 @@ class ControllerRelay : public QObject {
 struct LoopProbe {
   qint64 worst_gap_ms = 0;  // the largest gap between two ticks of a 5 ms timer
   int ticks = 0;
-  double cpu_ms = 0;        // CPU time this thread used meanwhile
+  double cpu_ms = 0;  // CPU time this thread used meanwhile
   // The most CPU time the thread used between two ticks: the longest it was busy with its own
   // work, whatever other processes took from it (a loaded machine lengthens the gaps above).
   double worst_busy_ms = 0;

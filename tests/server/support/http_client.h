@@ -16,9 +16,9 @@ using Json = nlohmann::ordered_json;
 struct HttpResponse {
   long status = 0;
   std::string body;
-  std::string headers;  // raw header block(s)
-  std::string error;    // libcurl's, when the transfer failed
-  Json json() const;    // parsed body (discarded value when it is not JSON)
+  std::string headers;                                // raw header block(s)
+  std::string error;                                  // libcurl's, when the transfer failed
+  Json json() const;                                  // parsed body (discarded value when it is not JSON)
   std::string header(const std::string& name) const;  // case-insensitive, "" when absent
 };
 
@@ -31,8 +31,7 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   HttpResponse get(const std::string& path, const std::vector<std::string>& headers = {});
-  HttpResponse post(const std::string& path, const std::string& body,
-                    const std::vector<std::string>& headers = {});
+  HttpResponse post(const std::string& path, const std::string& body, const std::vector<std::string>& headers = {});
   HttpResponse post(const std::string& path, const Json& body) { return post(path, body.dump()); }
   long connects_last() const { return connects_; }  // new connections the last call made
 
@@ -46,8 +45,7 @@ class HttpClient {
   Stream stream(const std::string& path, const Json& body);
 
  private:
-  HttpResponse perform(const std::string& path, const std::string* body,
-                       const std::vector<std::string>& headers);
+  HttpResponse perform(const std::string& path, const std::string* body, const std::vector<std::string>& headers);
   std::string base_;
   void* curl_ = nullptr;
   long connects_ = 0;

@@ -13,9 +13,18 @@ namespace inferdesk::test {
 // tiny-chat on the CPU, one engine thread (the test machine has 2 cores shared with the client),
 // served as "tiny" (and "tiny-alias"), context 256 by default, bodies up to 64 KiB.
 inline std::vector<std::string> tiny_args(std::vector<std::string> extra = {}, int context = 256) {
-  std::vector<std::string> a = {"--model", ServerProcess::tiny_chat(), "--threads", "1",
-                                "--max-model-len", std::to_string(context), "--max-body-kb", "64",
-                                "--served-model-name", "tiny", "--served-model-name", "tiny-alias"};
+  std::vector<std::string> a = {"--model",
+                                ServerProcess::tiny_chat(),
+                                "--threads",
+                                "1",
+                                "--max-model-len",
+                                std::to_string(context),
+                                "--max-body-kb",
+                                "64",
+                                "--served-model-name",
+                                "tiny",
+                                "--served-model-name",
+                                "tiny-alias"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }

@@ -14,8 +14,7 @@ class ServerProcess {
  public:
   // args: everything after `serve` (the model, limits); --port 0 and --host 127.0.0.1 are added.
   // Throws std::runtime_error when the server does not report its port within `timeout`.
-  explicit ServerProcess(const std::vector<std::string>& args,
-                         std::chrono::seconds timeout = std::chrono::seconds(60));
+  explicit ServerProcess(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(60));
   ~ServerProcess();  // SIGKILL if still running
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;

@@ -47,7 +47,6 @@ const inferdesk::CudaModuleApi kApi{FAKE_MODULE_ABI, "0.0-fake", "sm_90 (fake)",
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const inferdesk::CudaModuleApi*
-inferdesk_cuda_module_api() {
+extern "C" __attribute__((visibility("default"))) const inferdesk::CudaModuleApi* inferdesk_cuda_module_api() {
   return &kApi;
 }

@@ -36,8 +36,8 @@ TEST(CudaModule, AbsentModuleSaysWhichPackageToInstall) {
 }
 
 TEST(CudaModule, FirstFolderThatHasTheModuleWins) {
-  const CudaModule m = CudaModule::load({kFakes / "nowhere", kFakes / "fake_module_ok",
-                                         kFakes / "fake_module_other_build"});
+  const CudaModule m = CudaModule::load(
+      {kFakes / "nowhere", kFakes / "fake_module_ok", kFakes / "fake_module_other_build"});
   ASSERT_TRUE(m.usable()) << m.reason();
   EXPECT_EQ(m.path(), kFakes / "fake_module_ok" / kCudaModuleFileName);
   EXPECT_EQ(m.architectures(), "sm_90 (fake)");
@@ -49,18 +49,15 @@ TEST(CudaModule, ModuleWhoseLibrariesAreMissingNamesTheLibrary) {
   const CudaModule m = CudaModule::load({kFakes / "fake_module_missing_lib"});
   EXPECT_FALSE(m.usable());
   EXPECT_FALSE(m.api_loaded());
-  EXPECT_EQ(m.reason(),
-            "libinferdesk_test_vanished.so not found: install the inferdesk-cuda package (it "
-            "brings the CUDA libraries the CUDA backend needs)");
+  EXPECT_EQ(m.reason(), "libinferdesk_test_vanished.so not found: install the inferdesk-cuda package (it "
+                        "brings the CUDA libraries the CUDA backend needs)");
 }
 
 TEST(CudaModule, ModuleOfAnotherBuildIsRefused) {
   const CudaModule m = CudaModule::load({kFakes / "fake_module_other_build"});
   EXPECT_FALSE(m.usable());
   EXPECT_FALSE(m.api_loaded());
-  EXPECT_NE(m.reason().find("belongs to another build of InferDesk (module 0.0-fake"),
-            std::string::npos)
-      << m.reason();
+  EXPECT_NE(m.reason().find("belongs to another build of InferDesk (module 0.0-fake"), std::string::npos) << m.reason();
 }
 
 TEST(CudaModule, LoadErrorsBecomeSentences) {
@@ -116,8 +113,10 @@ TEST(CudaModule, RealModuleOpensAndExplainsAMissingDriver) {
     EXPECT_EQ(m.reason(), "no NVIDIA driver found (libcuda.so.1 is not installed)");
   } else {
     dlclose(driver);
-    if (m.usable()) EXPECT_FALSE(m.devices().empty());
-    else EXPECT_FALSE(m.reason().empty());
+    if (m.usable())
+      EXPECT_FALSE(m.devices().empty());
+    else
+      EXPECT_FALSE(m.reason().empty());
   }
 }
 

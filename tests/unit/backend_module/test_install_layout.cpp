@@ -59,8 +59,7 @@ TEST(InstallLayout, ThisTestFindsItsOwnExecutable) {
   EXPECT_EQ(exe.filename(), "test_backend_module");
   // The build tree's programs sit two or three levels below it; the module folder list covers both.
   const auto dirs = module_dirs(fs::path(INFERDESK_BINARY_DIR) / "apps/cli/inferdesk-cli");
-  EXPECT_NE(std::find(dirs.begin(), dirs.end(), fs::path(INFERDESK_BINARY_DIR) / "lib/inferdesk"),
-            dirs.end());
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), fs::path(INFERDESK_BINARY_DIR) / "lib/inferdesk"), dirs.end());
   const auto gui = module_dirs(fs::path(INFERDESK_BINARY_DIR) / "gui/inferdesk");
   EXPECT_EQ(gui.front(), fs::path(INFERDESK_BINARY_DIR) / "lib/inferdesk");
 }

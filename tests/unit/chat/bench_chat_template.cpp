@@ -42,9 +42,9 @@ int main() {
     long_chat.push_back(Json{{"role", i % 2 ? "assistant" : "user"}, {"content", std::string(2000, 'a' + i % 26)}});
   }
   std::printf("%-40s %10s %14s %18s\n", "template", "parse us", "tools render us", "200x2KB render us");
-  for (const char* rel : {"tokenizers/Qwen3/tokenizer_config.json", "tokenizers/gpt-oss/chat_template.jinja",
-                          "chat-templates/meta-llama-Llama-3.1-8B-Instruct.jinja",
-                          "chat-templates/google-gemma-4-31B-it.jinja"}) {
+  for (const char* rel :
+       {"tokenizers/Qwen3/tokenizer_config.json", "tokenizers/gpt-oss/chat_template.jinja",
+        "chat-templates/meta-llama-Llama-3.1-8B-Instruct.jinja", "chat-templates/google-gemma-4-31B-it.jinja"}) {
     const std::string src = inferdesk::chat::read_chat_template_file(shared / rel)[0].source;
     const double parse = median_us(101, [&] { ChatTemplate::parse(src, rel); });
     const ChatTemplate tpl = ChatTemplate::parse(src, rel);
@@ -54,7 +54,8 @@ int main() {
     const double long_render = median_us(21, [&] {
       apply_chat_template(tpl, long_chat, nullptr, true, std::string("<s>"), std::string("</s>"), Json::object());
     });
-    std::printf("%-40s %10.0f %14.0f %18.0f\n", fs::path(rel).filename().string().c_str() + 0, parse, render, long_render);
+    std::printf("%-40s %10.0f %14.0f %18.0f\n", fs::path(rel).filename().string().c_str() + 0, parse, render,
+                long_render);
   }
   return 0;
 }

@@ -29,9 +29,9 @@ Result run_cli(const std::string& tpl, const std::string& context) {
   fs::create_directories(dir);
   std::ofstream(dir / "t.jinja", std::ios::binary) << tpl;
   std::ofstream(dir / "c.json", std::ios::binary) << context;
-  const std::string cmd = std::string("'") + INFERDESK_CLI + "' render-template --template '" + (dir / "t.jinja").string() +
-                          "' --context '" + (dir / "c.json").string() + "' >'" + (dir / "out").string() + "' 2>'" +
-                          (dir / "err").string() + "'";
+  const std::string cmd = std::string("'") + INFERDESK_CLI + "' render-template --template '" +
+                          (dir / "t.jinja").string() + "' --context '" + (dir / "c.json").string() + "' >'" +
+                          (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
   Result r;
   const int raw = std::system(cmd.c_str());
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

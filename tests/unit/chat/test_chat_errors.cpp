@@ -117,7 +117,8 @@ TEST(ChatLimits, LoopIterationLimit) {
   EXPECT_EQ(e.kind(), TemplateError::Kind::Limit);
   EXPECT_NE(std::string(e.what()).find("iteration limit"), std::string::npos) << e.what();
   // Just under the limit renders.
-  const ChatTemplate ok = ChatTemplate::parse("{% for i in range(10) %}{% for j in range(99) %}.{% endfor %}{% endfor %}");
+  const ChatTemplate ok = ChatTemplate::parse(
+      "{% for i in range(10) %}{% for j in range(99) %}.{% endfor %}{% endfor %}");
   EXPECT_EQ(ok.render(Json::object(), limits).size(), 990u);
 }
 
@@ -189,8 +190,8 @@ TEST(ChatLimits, DeepNestingIsRefusedNotACrash) {
 }
 
 TEST(ChatLimits, SelfReferencingNamespaceDoesNotHang) {
-  const TemplateError e =
-      render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}");  // repr would recurse forever
+  const TemplateError e = render_error(
+      "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}");  // repr would recurse forever
   EXPECT_EQ(e.kind(), TemplateError::Kind::Limit);
 }
 

@@ -149,9 +149,9 @@ TEST(ChatContext, BuiltLikeTransformers) {
   EXPECT_FALSE(ctx.contains("eos_token"));
   EXPECT_EQ(ctx["enable_thinking"], false);
 
-  const ChatTemplate tpl = ChatTemplate::parse("{{ tools is none }} {{ documents is none }} {{ eos_token is defined }}");
-  EXPECT_EQ(apply_chat_template(tpl, messages, nullptr, false, std::nullopt, std::nullopt, nullptr),
-            "True True False");
+  const ChatTemplate tpl = ChatTemplate::parse(
+      "{{ tools is none }} {{ documents is none }} {{ eos_token is defined }}");
+  EXPECT_EQ(apply_chat_template(tpl, messages, nullptr, false, std::nullopt, std::nullopt, nullptr), "True True False");
 
   EXPECT_EQ(error_code([&] { build_chat_context(Json::object(), nullptr, false, {}, {}, nullptr); }),
             ErrorCode::InvalidArgument);
@@ -159,9 +159,13 @@ TEST(ChatContext, BuiltLikeTransformers) {
             ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code([&] { build_chat_context(messages, Json::object(), false, {}, {}, nullptr); }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_code([&] { build_chat_context(messages, nullptr, false, {}, {}, Json{{"messages", 1}}); }),
+  EXPECT_EQ(error_code([&] {
+              build_chat_context(messages, nullptr, false, {}, {}, Json{{"messages", 1}});
+            }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_code([&] { build_chat_context(messages, nullptr, false, {}, {}, Json{{"documents", 1}}); }),
+  EXPECT_EQ(error_code([&] {
+              build_chat_context(messages, nullptr, false, {}, {}, Json{{"documents", 1}});
+            }),
             ErrorCode::InvalidArgument);
   const Json docs = Json::array({Json{{"title", "t"}, {"text", "x"}}});
   EXPECT_EQ(build_chat_context(messages, nullptr, false, {}, {}, Json{{"documents", docs}})["documents"], docs);
@@ -169,7 +173,8 @@ TEST(ChatContext, BuiltLikeTransformers) {
 
 TEST(ChatContext, KeyOrderOfToolsIsKept) {
   // tojson must keep the order the caller wrote (Python dicts are insertion-ordered).
-  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}])");
+  const Json tools = Json::parse(
+      R"([{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}])");
   const ChatTemplate tpl = ChatTemplate::parse("{{ tools[0] | tojson }}");
   EXPECT_EQ(apply_chat_template(tpl, Json::array(), tools, false, {}, {}, nullptr),
             R"({"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}})");

@@ -75,7 +75,9 @@ TEST(PyStr, Utf8Validation) {
   EXPECT_FALSE(py::is_valid_utf8("\xC3"));
   EXPECT_FALSE(py::is_valid_utf8("\xED\xA0\x80"));  // surrogate
   EXPECT_FALSE(py::is_valid_utf8("\xC0\xAF"));      // overlong
-  EXPECT_EQ(py::decode("a\xFF" "b"), (std::u32string{U'a', 0xFFFD, U'b'}));
+  EXPECT_EQ(py::decode("a\xFF"
+                       "b"),
+            (std::u32string{U'a', 0xFFFD, U'b'}));
 }
 
 TEST(Values, JsonDumpsLikePython) {
@@ -84,8 +86,9 @@ TEST(Values, JsonDumpsLikePython) {
   EXPECT_EQ(json_dumps(v, o), R"({"b": [1, 2.0, null, true, "é\"\\\n\u0001"], "a": {}, "c": []})");
   o.indent = "  ";
   o.item_separator = ",";
-  EXPECT_EQ(json_dumps(v, o),
-            "{\n  \"b\": [\n    1,\n    2.0,\n    null,\n    true,\n    \"é\\\"\\\\\\n\\u0001\"\n  ],\n  \"a\": {},\n  \"c\": []\n}");
+  EXPECT_EQ(
+      json_dumps(v, o),
+      "{\n  \"b\": [\n    1,\n    2.0,\n    null,\n    true,\n    \"é\\\"\\\\\\n\\u0001\"\n  ],\n  \"a\": {},\n  \"c\": []\n}");
   JsonDumpOptions ascii;
   ascii.ensure_ascii = true;
   ascii.sort_keys = true;
@@ -99,7 +102,7 @@ TEST(Values, PythonEqualityAndDictKeys) {
   EXPECT_TRUE(Value::boolean(true) == Value::integer(1));
   EXPECT_FALSE(Value::string("1") == Value::integer(1));
   EXPECT_FALSE(Value::list({Value::integer(1)}, true) == Value::list({Value::integer(1)}));  // tuple != list
-  EXPECT_TRUE(Value() == Value());  // Undefined == Undefined
+  EXPECT_TRUE(Value() == Value());                                                           // Undefined == Undefined
 
   Dict d;
   d.set(Value::integer(1), Value::string("int"));

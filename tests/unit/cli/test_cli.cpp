@@ -24,9 +24,8 @@ std::string join(const std::vector<int32_t>& ids) {
 TEST(CliGenerate, PromptIdsJsonMatchesGoldenAndHasTheDocumentedShape) {
   const auto g = test::read_golden("qwen3");
   const auto& c = g.cases[2];
-  const CliRun r = run_cli("generate --model " + g.dir.string() + " --prompt-ids " +
-                        join(c.prompt_ids) + " --max-tokens 16 --temperature 0 --logprobs 5" +
-                        " --backend cpu --json --ignore-eos");
+  const CliRun r = run_cli("generate --model " + g.dir.string() + " --prompt-ids " + join(c.prompt_ids) +
+                           " --max-tokens 16 --temperature 0 --logprobs 5" + " --backend cpu --json --ignore-eos");
   ASSERT_EQ(r.status, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["tokens"].get<std::vector<int32_t>>(), c.tokens);
@@ -35,8 +34,7 @@ TEST(CliGenerate, PromptIdsJsonMatchesGoldenAndHasTheDocumentedShape) {
     ASSERT_EQ(j["logprobs"][i].size(), 5u);
     EXPECT_EQ(j["logprobs"][i][0]["id"].get<int32_t>(), c.top5[i][0].first);
     EXPECT_NEAR(j["logprobs"][i][0]["logprob"].get<double>(), c.top5[i][0].second, 1e-3);
-    EXPECT_GE(j["logprobs"][i][0]["logprob"].get<double>(),
-              j["logprobs"][i][4]["logprob"].get<double>());
+    EXPECT_GE(j["logprobs"][i][0]["logprob"].get<double>(), j["logprobs"][i][4]["logprob"].get<double>());
   }
   EXPECT_EQ(j["finish_reason"], "length");
   EXPECT_TRUE(j["timing"].contains("time_to_first_token_s"));
@@ -65,7 +63,9 @@ TEST(CliGenerate, RequestsFilePrintsOneLinePerRequestInOrder) {
     std::ofstream f(path);
     for (int i : {3, 0, 1})
       f << nlohmann::json({{"prompt_ids", g.cases[static_cast<size_t>(i)].prompt_ids},
-                           {"max_tokens", 16}, {"temperature", 0}, {"ignore_eos", true}})
+                           {"max_tokens", 16},
+                           {"temperature", 0},
+                           {"ignore_eos", true}})
                .dump()
         << "\n";
     f << R"({"prompt_ids":[5,6,7],"max_tokens":4,"temperature":0.8,"seed":42,"ignore_eos":true})"
@@ -100,11 +100,11 @@ TEST(CliGenerate, BadInputExitsNonZero) {
 TEST(CliBench, ReportsTheDocumentedFigures) {
   const auto dir = test::golden_models_dir() / "qwen2_moe";
   const CliRun r = run_cli("bench --model " + dir.string() +
-                        " --backend cpu --batch 2 --input-len 8 --output-len 4 --repeat 1 --json");
+                           " --backend cpu --batch 2 --input-len 8 --output-len 4 --repeat 1 --json");
   ASSERT_EQ(r.status, 0);
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* k : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_s",
-                        "peak_rss_bytes", "output_tokens_per_s", "tpot_median_s"})
+  for (const char* k : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_s", "peak_rss_bytes",
+                        "output_tokens_per_s", "tpot_median_s"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["kv_block_size"].get<int>(), 16);
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
@@ -127,7 +127,7 @@ TEST(CliBench, ReportsTheDocumentedFigures) {
 TEST(CliBench, DenseModelsReportNoRouting) {
   const auto dir = test::golden_models_dir() / "llama";
   const CliRun r = run_cli("bench --model " + dir.string() +
-                        " --backend cpu --batch 1 --input-len 4 --output-len 2 --repeat 1 --json");
+                           " --backend cpu --batch 1 --input-len 4 --output-len 2 --repeat 1 --json");
   ASSERT_EQ(r.status, 0);
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("moe_routing"));
 }
@@ -158,8 +158,7 @@ TEST(CliGenerate, ChatPromptIsTheTemplateOutputTokenized) {
   const std::string input = std::string(INFERDESK_BINARY_DIR) + "/cli_chat_input.jsonl";
   {
     std::ofstream f(input);
-    f << nlohmann::json("<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n").dump()
-      << "\n";
+    f << nlohmann::json("<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n").dump() << "\n";
   }
   const CliRun ids = run_cli("tokenize --tokenizer " + dir.string() + " --input " + input);
   ASSERT_EQ(ids.status, 0);

@@ -25,9 +25,7 @@ using test::run_cli;
 
 std::string tiny_chat() { return (test::golden_models_dir() / "tiny-chat").string(); }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string write_file(const std::string& stem, const std::string& content) {
   const std::string path = cli_temp_path(stem);
@@ -63,8 +61,7 @@ TEST(CliUsage, AMissingOrUnknownCommandListsTheCommandsAndNamesTheDesktopApp) {
     const CliRun r = run_cli(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
-    for (const char* command : {"generate", "bench", "info", "tokenize", "detokenize",
-                                "render-template"})
+    for (const char* command : {"generate", "bench", "info", "tokenize", "detokenize", "render-template"})
       EXPECT_TRUE(has(r.err, std::string("\n  ") + command + " ")) << args << ": " << r.err;
     EXPECT_TRUE(has(r.err, "desktop app is 'inferdesk'")) << r.err;
     EXPECT_FALSE(has(r.err, "A subcommand is required")) << r.err;
@@ -98,17 +95,15 @@ TEST(CliBench, TextModeIsAnAlignedTableWithUnits) {
     EXPECT_EQ(value, value_column) << line;
     labels.push_back(line.substr(0, gap));
   }
-  for (const char* label : {"model", "backend", "workload", "prefill", "decode",
-                            "time to first token", "host memory", "KV cache"})
+  for (const char* label :
+       {"model", "backend", "workload", "prefill", "decode", "time to first token", "host memory", "KV cache"})
     EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label;
   // No device on the CPU, so no device-memory row.
   EXPECT_EQ(std::find(labels.begin(), labels.end(), "device memory"), labels.end());
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nprefill +[0-9,.]+ tok/s\n)"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\ndecode +[0-9,.]+ tok/s\n)"))) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(time to first token +[0-9.]+ (µs|ms|s) mean)")))
-      << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(host memory +[0-9.]+ [kMG]B resident)")))
-      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(time to first token +[0-9.]+ (µs|ms|s) mean)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(host memory +[0-9.]+ [kMG]B resident)"))) << r.out;
   EXPECT_TRUE(has(r.out, "0.42 M parameters, 0.84 MB of weights")) << r.out;
   EXPECT_TRUE(has(r.out, "online, batch 2: 8 prompt + 4 output tokens each")) << r.out;
 }
@@ -118,12 +113,9 @@ TEST(CliBench, ShowsProgressDuringTheWarmUpAndEachTimedRun) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(has(r.err, "warm-up: ")) << r.err;
   EXPECT_TRUE(has(r.err, "timed run 1/2: 0/8 tokens")) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(timed run 1/2: [0-9.]+ (µs|ms|s), decode)")))
-      << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(timed run 2/2: [0-9.]+ (µs|ms|s), decode)")))
-      << r.err;
-  EXPECT_FALSE(has(run_cli("bench --model " + tiny_chat() + kSmallBench + " --repeat 1 --json").err,
-                   "timed run"))
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(timed run 1/2: [0-9.]+ (µs|ms|s), decode)"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(timed run 2/2: [0-9.]+ (µs|ms|s), decode)"))) << r.err;
+  EXPECT_FALSE(has(run_cli("bench --model " + tiny_chat() + kSmallBench + " --repeat 1 --json").err, "timed run"))
       << "--json runs stay quiet on stderr";
 }
 
@@ -149,13 +141,33 @@ TEST(CliBench, CpuRunsReportHostMemoryAndNoDeviceMemory) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // Everything the JSON had before is still there (tools/ and docs/PERF.md read these keys).
-  for (const char* k :
-       {"model", "backend", "threads", "mode", "num_requests", "batch", "input_len", "output_len",
-        "repeat", "weight_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
-        "output_tokens_per_s", "time_to_first_token_s", "ttft_median_s", "ttft_p99_s",
-        "tpot_mean_s", "tpot_median_s", "tpot_p99_s", "wall_s", "peak_rss_bytes",
-        "device_memory_used_bytes", "kv_cache_bytes", "kv_block_size", "overlap_steps", "steps",
-        "overlapped_steps"})
+  for (const char* k : {"model",
+                        "backend",
+                        "threads",
+                        "mode",
+                        "num_requests",
+                        "batch",
+                        "input_len",
+                        "output_len",
+                        "repeat",
+                        "weight_bytes",
+                        "prefill_tokens_per_s",
+                        "decode_tokens_per_s",
+                        "output_tokens_per_s",
+                        "time_to_first_token_s",
+                        "ttft_median_s",
+                        "ttft_p99_s",
+                        "tpot_mean_s",
+                        "tpot_median_s",
+                        "tpot_p99_s",
+                        "wall_s",
+                        "peak_rss_bytes",
+                        "device_memory_used_bytes",
+                        "kv_cache_bytes",
+                        "kv_block_size",
+                        "overlap_steps",
+                        "steps",
+                        "overlapped_steps"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["device_memory_used_bytes"].get<int64_t>(), 0);
   EXPECT_FALSE(j.contains("device_memory_total_bytes"));
@@ -171,11 +183,9 @@ TEST(CliBench, CpuRunsReportHostMemoryAndNoDeviceMemory) {
 TEST(CliInfo, PrintsSizesWithUnitsThatFit) {
   const CliRun r = run_cli("info --model " + tiny_chat());
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "tiny-chat: qwen2 (Qwen2ForCausalLM), BF16 weights, 0.42 M parameters"))
-      << r.out;
+  EXPECT_TRUE(has(r.out, "tiny-chat: qwen2 (Qwen2ForCausalLM), BF16 weights, 0.42 M parameters")) << r.out;
   EXPECT_TRUE(has(r.out, "on disk 0.86 MB in 1 shard;")) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(CPU [0-9.]+ MB \(KV cache [0-9.]+ MB\))")))
-      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(CPU [0-9.]+ MB \(KV cache [0-9.]+ MB\))"))) << r.out;
   EXPECT_FALSE(has(r.out, "0.00")) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
@@ -183,8 +193,7 @@ TEST(CliInfo, PrintsSizesWithUnitsThatFit) {
 TEST(CliInfo, WarnsWhenTheContextExceedsTheModels) {
   const CliRun over = run_cli("info --model " + tiny_chat() + " --context 100000");
   ASSERT_EQ(over.status, 0) << over.err;
-  EXPECT_TRUE(has(over.err, "warning: --context 100000 exceeds the model's context length (4096"))
-      << over.err;
+  EXPECT_TRUE(has(over.err, "warning: --context 100000 exceeds the model's context length (4096")) << over.err;
   const CliRun json = run_cli("info --model " + tiny_chat() + " --context 100000 --json");
   ASSERT_EQ(json.status, 0);
   EXPECT_EQ(nlohmann::json::parse(json.out)["warnings"].size(), 1u);
@@ -199,22 +208,20 @@ TEST(CliInfo, WarnsWhenTheContextExceedsTheModels) {
 const std::string kGreedy = " --prompt 'hello there' --temperature 0 --backend cpu";
 
 std::vector<int32_t> greedy_tokens(const std::string& model_dir, int max_tokens) {
-  const CliRun r = run_cli("generate --model " + model_dir + kGreedy + " --ignore-eos --json" +
-                           " --max-tokens " + std::to_string(max_tokens));
+  const CliRun r = run_cli("generate --model " + model_dir + kGreedy + " --ignore-eos --json" + " --max-tokens " +
+                           std::to_string(max_tokens));
   EXPECT_EQ(r.status, 0) << r.err;
   return nlohmann::json::parse(r.out)["tokens"].get<std::vector<int32_t>>();
 }
 
 TEST(CliGenerate, TextReplyEndsWithANewlineAndAStatsLineOnStderr) {
-  const CliRun r =
-      run_cli("generate --model " + tiny_chat() + kGreedy + " --ignore-eos --max-tokens 5");
+  const CliRun r = run_cli("generate --model " + tiny_chat() + kGreedy + " --ignore-eos --max-tokens 5");
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_FALSE(r.out.empty());
   EXPECT_EQ(r.out.back(), '\n');
   EXPECT_FALSE(has(r.out, "stopped")) << "stdout is the reply only";
-  EXPECT_TRUE(std::regex_search(
-      r.err, std::regex("\u2014 5 tokens in [0-9.]+ (µs|ms|s), [0-9,.]+ tok/s, first token "
-                        "[0-9.]+ (µs|ms|s), stopped: max tokens reached\n")))
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\u2014 5 tokens in [0-9.]+ (µs|ms|s), [0-9,.]+ tok/s, first token "
+                                                  "[0-9.]+ (µs|ms|s), stopped: max tokens reached\n")))
       << r.err;
 }
 
@@ -228,16 +235,15 @@ TEST(CliGenerate, StatsLineSaysWhyItStopped) {
   std::filesystem::create_directories(copy);
   for (const auto& e : std::filesystem::directory_iterator(tiny_chat()))
     std::filesystem::copy_file(e.path(), copy / e.path().filename());
-  std::ofstream(copy / "generation_config.json")
-      << nlohmann::json({{"eos_token_id", {tokens[0]}}}).dump();
+  std::ofstream(copy / "generation_config.json") << nlohmann::json({{"eos_token_id", {tokens[0]}}}).dump();
   const CliRun eos = run_cli("generate --model " + copy.string() + kGreedy + " --max-tokens 5");
   ASSERT_EQ(eos.status, 0) << eos.err;
   EXPECT_TRUE(has(eos.err, "\u2014 1 token in ")) << eos.err;
   EXPECT_TRUE(has(eos.err, "stopped: end of turn\n")) << eos.err;
   std::filesystem::remove_all(copy);
   // One of --stop-ids.
-  const CliRun stop = run_cli("generate --model " + tiny_chat() + kGreedy +
-                              " --max-tokens 5 --stop-ids " + std::to_string(tokens[1]));
+  const CliRun stop = run_cli("generate --model " + tiny_chat() + kGreedy + " --max-tokens 5 --stop-ids " +
+                              std::to_string(tokens[1]));
   ASSERT_EQ(stop.status, 0) << stop.err;
   EXPECT_TRUE(has(stop.err, "\u2014 2 tokens in ")) << stop.err;
   EXPECT_TRUE(has(stop.err, "stopped: stop token " + std::to_string(tokens[1]) + "\n")) << stop.err;
@@ -289,22 +295,19 @@ TEST(CliGenerate, RequestsTakePromptTextAndChatMessagesAsWellAsIds) {
 }
 
 TEST(CliGenerate, ARequestsLineWithNoPromptOrSeveralIsAnErrorNamingTheLine) {
-  const std::string none = write_file("cli_no_prompt.jsonl",
-                                      "{\"prompt_ids\": [1, 2], \"max_tokens\": 2}\n"
-                                      "{\"max_tokens\": 2}\n");
+  const std::string none = write_file("cli_no_prompt.jsonl", "{\"prompt_ids\": [1, 2], \"max_tokens\": 2}\n"
+                                                             "{\"max_tokens\": 2}\n");
   const CliRun r = run_cli("generate --model " + tiny_chat() + " --requests " + none);
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(has(r.err, "requests line 2: give exactly one of \"prompt\" (text), \"messages\" "
                          "(chat) or \"prompt_ids\" (token ids); this line has none of them"))
       << r.err;
-  const std::string two = write_file("cli_two_prompts.jsonl",
-                                     "{\"prompt\": \"hi\", \"prompt_ids\": [1, 2]}\n");
+  const std::string two = write_file("cli_two_prompts.jsonl", "{\"prompt\": \"hi\", \"prompt_ids\": [1, 2]}\n");
   const CliRun both = run_cli("generate --model " + tiny_chat() + " --requests " + two);
   EXPECT_EQ(both.status, 1);
   EXPECT_TRUE(has(both.err, "requests line 1: ")) << both.err;
   EXPECT_TRUE(has(both.err, "this line has \"prompt\" and \"prompt_ids\"")) << both.err;
-  const std::string bad_messages =
-      write_file("cli_bad_messages.jsonl", "{\"messages\": [{\"content\": \"hi\"}]}\n");
+  const std::string bad_messages = write_file("cli_bad_messages.jsonl", "{\"messages\": [{\"content\": \"hi\"}]}\n");
   const CliRun roles = run_cli("generate --model " + tiny_chat() + " --requests " + bad_messages);
   EXPECT_TRUE(has(roles.err, "requests line 1: message 1 needs a \"role\"")) << roles.err;
 }
@@ -354,7 +357,6 @@ TEST(CliGenerate, TextPromptsNeverSampleIdsTheTokenizerCannotDecode) {
   ASSERT_EQ(ids.status, 0) << ids.err;
   EXPECT_GE(max_id(ids.out), 480) << "the control run never reached a padded id: " << ids.out;
 }
-
 
 // --cuda-option is checked before anything loads (or CUDA is even looked for), and --help lists
 // every option with its default.

@@ -44,8 +44,7 @@ struct Timing {
 bool g_cpu_time = false;
 
 double now_seconds() {
-  if (!g_cpu_time)
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!g_cpu_time) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
@@ -89,14 +88,13 @@ void bench_gemv(Backend& be, bool file_like) {
   be.fill_random(x.tensor(), 1, 1.0f);
   for (int64_t T : {1, 2, 4, 8}) {
     Timing s = time_it(25, [&] {
-      for (auto& w : ws)
-        be.linear(x.tensor().row_slice(0, T), w.tensor(), nullptr, out.tensor().row_slice(0, T));
+      for (auto& w : ws) be.linear(x.tensor().row_slice(0, T), w.tensor(), nullptr, out.tensor().row_slice(0, T));
     });
     const double bytes = 8.0 * O * K * 2;
     std::printf("{\"bench\": \"gemv_bf16\", \"pages\": \"%s\", \"K\": %ld, \"O\": %ld, \"T\": %ld, "
                 "\"gbps_median\": %.2f, \"gbps_best\": %.2f, \"ms_per_call_median\": %.3f}\n",
-                file_like ? "4k" : "huge", (long)K, (long)O, (long)T, bytes / s.median / 1e9,
-                bytes / s.best / 1e9, s.median / 8 * 1e3);
+                file_like ? "4k" : "huge", (long)K, (long)O, (long)T, bytes / s.median / 1e9, bytes / s.best / 1e9,
+                s.median / 8 * 1e3);
   }
 }
 
@@ -126,8 +124,7 @@ void bench_sweep(Backend& be) {
     });
     std::printf("{\"bench\": \"sweep_bf16\", \"T\": %ld, \"K\": %ld, \"O\": %ld, "
                 "\"gflops_median\": %.1f, \"gflops_best\": %.1f}\n",
-                (long)T, (long)K, (long)O, 2.0 * T * K * O / s.median / 1e9,
-                2.0 * T * K * O / s.best / 1e9);
+                (long)T, (long)K, (long)O, 2.0 * T * K * O / s.median / 1e9, 2.0 * T * K * O / s.best / 1e9);
   }
 }
 
@@ -173,7 +170,8 @@ void bench_attention(Backend& be) {
     AttentionParams p{Hq, Hk, D, 0.125f, 0};
     Timing t = time_it(5, [&] { be.attention(0, qb.tensor(), p, out.tensor()); });
     std::printf("{\"bench\": \"attention\", \"context\": %d, \"rows\": %d, \"ms_median\": %.2f, "
-                "\"ms_best\": %.2f}\n", ctx, T, t.median * 1e3, t.best * 1e3);
+                "\"ms_best\": %.2f}\n",
+                ctx, T, t.median * 1e3, t.best * 1e3);
   }
 }
 
@@ -216,8 +214,7 @@ struct Model {
   Buffer embed, norm;
 };
 
-Model dummy_model(Backend& be, int64_t H, int64_t I, int64_t L, int64_t V, int64_t qkv_rows,
-                  int64_t q_cols) {
+Model dummy_model(Backend& be, int64_t H, int64_t I, int64_t L, int64_t V, int64_t qkv_rows, int64_t q_cols) {
   Model m;
   m.layers.resize(static_cast<size_t>(L));
   uint64_t seed = 1;
@@ -248,13 +245,12 @@ void bench_model(Backend& be) {
   Buffer& embed = model.embed;
   Buffer& norm = model.norm;
   const int block = 16, max_ctx = 512;
-  be.init_kv_cache(KvCacheShape{static_cast<int32_t>(L), max_ctx / block, block, static_cast<int32_t>(Hk),
-                                static_cast<int32_t>(D)});
+  be.init_kv_cache(
+      KvCacheShape{static_cast<int32_t>(L), max_ctx / block, block, static_cast<int32_t>(Hk), static_cast<int32_t>(D)});
   RopeConfig rope;
   rope.rotary_dim = static_cast<int32_t>(D);
   for (int64_t d = 0; d < D / 2; ++d) rope.inv_freq.push_back(std::pow(500000.0f, -2.0f * d / D));
-  AttentionParams ap{static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D),
-                     1.0f / 8.0f, 0};
+  AttentionParams ap{static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), 1.0f / 8.0f, 0};
 
   // Seconds spent per op kind (ops are synchronous on the CPU backend), for the breakdown.
   std::map<std::string, double> op_time;
@@ -271,14 +267,12 @@ void bench_model(Backend& be) {
       s.positions.push_back(static_cast<int32_t>(start + t));
       s.slot_mapping.push_back(static_cast<int32_t>(start + t));
     }
-    s.seqs.push_back(StepSeq{0, static_cast<int32_t>(T), static_cast<int32_t>(start + T), 0,
-                             max_ctx / block});
+    s.seqs.push_back(StepSeq{0, static_cast<int32_t>(T), static_cast<int32_t>(start + T), 0, max_ctx / block});
     for (int b = 0; b < max_ctx / block; ++b) s.block_tables.push_back(b);
     s.logit_rows.push_back(static_cast<int32_t>(T - 1));
     be.begin_step(s);
-    Buffer x = be.alloc(DType::F32, T, H), h = be.alloc(DType::F32, T, H),
-           qkv = be.alloc(DType::F32, T, qkv_rows), att = be.alloc(DType::F32, T, Hq * D),
-           g = be.alloc(DType::F32, T, I), u = be.alloc(DType::F32, T, I),
+    Buffer x = be.alloc(DType::F32, T, H), h = be.alloc(DType::F32, T, H), qkv = be.alloc(DType::F32, T, qkv_rows),
+           att = be.alloc(DType::F32, T, Hq * D), g = be.alloc(DType::F32, T, I), u = be.alloc(DType::F32, T, I),
            last = be.alloc(DType::F32, 1, H), logits = be.alloc(DType::F32, 1, V);
     timed("embed", [&] { be.embed(embed.tensor(), x.tensor()); });
     timed("rms_norm", [&] { be.rms_norm(x.tensor(), layers[0].ln1.tensor(), 1e-5f, h.tensor()); });
@@ -287,7 +281,8 @@ void bench_model(Backend& be) {
       timed("linear", [&] { be.linear(h.tensor(), l.qkv.tensor(), nullptr, qkv.tensor()); });
       Tensor q = qkv.tensor().col_slice(0, Hq * D), k = qkv.tensor().col_slice(Hq * D, Hk * D),
              v = qkv.tensor().col_slice((Hq + Hk) * D, Hk * D);
-      timed("rope", [&] { be.rope(q, k, static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), rope); });
+      timed("rope",
+            [&] { be.rope(q, k, static_cast<int32_t>(Hq), static_cast<int32_t>(Hk), static_cast<int32_t>(D), rope); });
       timed("write_kv", [&] { be.write_kv(static_cast<int32_t>(li), k, v); });
       timed("attention", [&] { be.attention(static_cast<int32_t>(li), q, ap, att.tensor()); });
       timed("linear", [&] { be.linear(att.tensor(), l.o.tensor(), nullptr, h.tensor()); });
@@ -336,7 +331,10 @@ int main(int argc, char** argv) {
       o.num_threads = std::atoi(argv[++i]);
     } else if (a == "--isa" && i + 1 < argc) {
       std::string v = argv[++i];
-      o.isa = v == "avx512" ? CpuIsa::Avx512 : v == "avx2" ? CpuIsa::Avx2 : v == "scalar" ? CpuIsa::Scalar : CpuIsa::Auto;
+      o.isa = v == "avx512"   ? CpuIsa::Avx512
+              : v == "avx2"   ? CpuIsa::Avx2
+              : v == "scalar" ? CpuIsa::Scalar
+                              : CpuIsa::Auto;
     } else if (a == "--cpu-time") {
       g_cpu_time = true;
     } else {

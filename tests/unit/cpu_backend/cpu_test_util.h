@@ -26,9 +26,7 @@ struct BackendCase {
 };
 
 inline std::string case_name(const testing::TestParamInfo<BackendCase>& info) {
-  const char* isa = info.param.isa == CpuIsa::Scalar ? "scalar"
-                    : info.param.isa == CpuIsa::Avx2 ? "avx2"
-                                                     : "avx512";
+  const char* isa = info.param.isa == CpuIsa::Scalar ? "scalar" : info.param.isa == CpuIsa::Avx2 ? "avx2" : "avx512";
   return std::string(isa) + "_t" + std::to_string(info.param.threads);
 }
 
@@ -86,8 +84,7 @@ inline std::unique_ptr<HostWeight> make_weight(Backend& be, DType dt, int64_t ro
       float f = static_cast<float>(v[i]);
       std::memcpy(&w->bytes[offset + i * 4], &f, 4);
     } else {
-      uint16_t h = dt == DType::BF16 ? f32_to_bf16(static_cast<float>(v[i]))
-                                     : f32_to_f16(static_cast<float>(v[i]));
+      uint16_t h = dt == DType::BF16 ? f32_to_bf16(static_cast<float>(v[i])) : f32_to_f16(static_cast<float>(v[i]));
       std::memcpy(&w->bytes[offset + i * 2], &h, 2);
     }
   }

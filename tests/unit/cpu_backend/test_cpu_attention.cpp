@@ -24,10 +24,9 @@ struct AttnCase {
 
 // softmax(scale * q k^T) v in double for every query row of the step, straight from the
 // per-sequence K/V arrays ([ctx][kv_heads * head_dim]).
-std::vector<double> reference(const AttnCase& c, const StepInput& step,
-                              const std::vector<double>& qv,
-                              const std::vector<std::vector<double>>& K,
-                              const std::vector<std::vector<double>>& Vv, double scale) {
+std::vector<double> reference(const AttnCase& c, const StepInput& step, const std::vector<double>& qv,
+                              const std::vector<std::vector<double>>& K, const std::vector<std::vector<double>>& Vv,
+                              double scale) {
   const int D = c.head_dim, Hq = c.heads, kv_row = c.kv_heads * D, q_cols = Hq * D;
   const int group = Hq / c.kv_heads;
   std::vector<double> want(qv.size());
@@ -143,9 +142,7 @@ double run_case(Backend& be, std::mt19937_64& rng, const AttnCase& c) {
   return nerr(got, want);
 }
 
-TEST_P(CpuAttentionTest, SinglePrefillFullHeads) {
-  EXPECT_LT(run_case(*be, rng, {{{0, 37}}, 4, 4, 64, 16, 0}), 1e-5);
-}
+TEST_P(CpuAttentionTest, SinglePrefillFullHeads) { EXPECT_LT(run_case(*be, rng, {{{0, 37}}, 4, 4, 64, 16, 0}), 1e-5); }
 
 TEST_P(CpuAttentionTest, ChunkedPrefillWithGqaAndHeadDim128) {
   EXPECT_LT(run_case(*be, rng, {{{40, 23}}, 6, 2, 128, 16, 0}), 1e-5);
@@ -198,8 +195,7 @@ TEST_P(CpuAttentionTest, RopeRotatesHalvesWithScaling) {
   RopeConfig rc;
   rc.rotary_dim = rot;
   rc.attention_scaling = 1.25f;
-  for (int d = 0; d < rot / 2; ++d)
-    rc.inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * d / rot)));
+  for (int d = 0; d < rot / 2; ++d) rc.inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * d / rot)));
   StepInput s;
   s.token_ids.assign(T, 1);
   s.positions = {0, 1, 7, 300, 5000};
@@ -238,8 +234,7 @@ TEST_P(CpuAttentionTest, FusedQkvRopeWriteKvComposesTheOps) {
   const int N = (Hq + 2 * Hk) * D;
   RopeConfig rc;
   rc.rotary_dim = D;
-  for (int d = 0; d < D / 2; ++d)
-    rc.inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * d / D)));
+  for (int d = 0; d < D / 2; ++d) rc.inv_freq.push_back(static_cast<float>(std::pow(10000.0, -2.0 * d / D)));
   be->init_kv_cache(KvCacheShape{2, 2, bs, Hk, D});
   StepInput s;
   s.block_size = bs;
@@ -262,8 +257,7 @@ TEST_P(CpuAttentionTest, FusedQkvRopeWriteKvComposesTheOps) {
   Buffer qkv_a = be->alloc(DType::F32, T, N), qkv_b = be->alloc(DType::F32, T, N);
   const Tensor b = bias->buf.tensor();
   // Layer 0: the fused call; layer 1: the two calls.
-  be->qkv_rope_write_kv(0, x.tensor(), w->buf.tensor(), &b, qkv_a.tensor(), nullptr, nullptr, 1e-6f,
-                        Hq, Hk, D, rc);
+  be->qkv_rope_write_kv(0, x.tensor(), w->buf.tensor(), &b, qkv_a.tensor(), nullptr, nullptr, 1e-6f, Hq, Hk, D, rc);
   be->linear(x.tensor(), w->buf.tensor(), &b, qkv_b.tensor());
   Tensor tb = qkv_b.tensor();
   be->qk_norm_rope_write_kv(1, tb.col_slice(0, Hq * D), tb.col_slice(Hq * D, Hk * D),

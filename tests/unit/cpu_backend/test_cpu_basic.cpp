@@ -60,8 +60,7 @@ TEST_P(CpuBasicTest, FillRandomIsDeterministicBoundedAndSeedDependent) {
     be->fill_random(a.tensor(), 42, 0.5f);
     be->fill_random(b.tensor(), 42, 0.5f);
     be->fill_random(c.tensor(), 43, 0.5f);
-    std::vector<double> va = get_f32(*be, a.tensor()), vb = get_f32(*be, b.tensor()),
-                        vc = get_f32(*be, c.tensor());
+    std::vector<double> va = get_f32(*be, a.tensor()), vb = get_f32(*be, b.tensor()), vc = get_f32(*be, c.tensor());
     EXPECT_EQ(va, vb);
     EXPECT_NE(va, vc);
     double mean = 0;
@@ -104,8 +103,8 @@ TEST_P(CpuBasicTest, EmbedGathersAndConvertsRows) {
   }
 }
 
-std::vector<double> ref_rms(const std::vector<double>& x, const std::vector<double>& w, int64_t rows,
-                            int64_t n, double eps) {
+std::vector<double> ref_rms(const std::vector<double>& x, const std::vector<double>& w, int64_t rows, int64_t n,
+                            double eps) {
   std::vector<double> out(x.size());
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
@@ -137,8 +136,7 @@ TEST_P(CpuBasicTest, RmsNormMatchesReferenceForEveryWeightType) {
 TEST_P(CpuBasicTest, AddRmsNormUpdatesResidualAndNormalises) {
   const int64_t rows = 7, n = 99;
   auto w = make_weight(*be, DType::BF16, 1, n, random_values(rng, n, 2.0));
-  Buffer res = be->alloc(DType::F32, rows, n), x = be->alloc(DType::F32, rows, n),
-         out = be->alloc(DType::F32, rows, n);
+  Buffer res = be->alloc(DType::F32, rows, n), x = be->alloc(DType::F32, rows, n), out = be->alloc(DType::F32, rows, n);
   std::vector<double> rv = set_f32(res.tensor(), random_values(rng, rows * n));
   std::vector<double> xv = set_f32(x.tensor(), random_values(rng, rows * n));
   poison(out.tensor());
@@ -151,8 +149,7 @@ TEST_P(CpuBasicTest, AddRmsNormUpdatesResidualAndNormalises) {
 
 TEST_P(CpuBasicTest, SiluMulAddAndSigmoidGate) {
   const int64_t rows = 5, n = 67;
-  Buffer g = be->alloc(DType::F32, rows, n), u = be->alloc(DType::F32, rows, n),
-         out = be->alloc(DType::F32, rows, n);
+  Buffer g = be->alloc(DType::F32, rows, n), u = be->alloc(DType::F32, rows, n), out = be->alloc(DType::F32, rows, n);
   std::vector<double> gv = set_f32(g.tensor(), random_values(rng, rows * n, 12.0));
   std::vector<double> uv = set_f32(u.tensor(), random_values(rng, rows * n, 2.0));
   poison(out.tensor());

@@ -8,8 +8,7 @@ namespace {
 class CpuLinearTest : public CpuBackendTest {
  protected:
   // Runs linear on `backend` and returns the normalised error against the reference.
-  double check(Backend& backend, DType dt, int64_t T, int64_t K, int64_t O, bool with_bias,
-               bool strided) {
+  double check(Backend& backend, DType dt, int64_t T, int64_t K, int64_t O, bool with_bias, bool strided) {
     auto w = make_weight(backend, dt, O + 3, K, random_values(rng, (O + 3) * K));
     auto b = make_weight(backend, DType::BF16, 1, O, random_values(rng, O));
     // Strided views: x is a column slice of a wider tensor, out writes into the middle of a wider

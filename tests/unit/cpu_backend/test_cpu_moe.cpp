@@ -50,8 +50,7 @@ struct Expert {
 };
 
 // Runs moe_experts with the given routing and compares with a double reference.
-double run_experts(Backend& be, std::mt19937_64& rng, DType dt, int layer,
-                   const std::vector<std::vector<int>>& route) {
+double run_experts(Backend& be, std::mt19937_64& rng, DType dt, int layer, const std::vector<std::vector<int>>& route) {
   const int T = static_cast<int>(route.size()), k = static_cast<int>(route[0].size());
   const int E = 5, H = 67, I = 40;
   std::vector<Expert> ex(E);
@@ -62,8 +61,8 @@ double run_experts(Backend& be, std::mt19937_64& rng, DType dt, int layer,
     ex[e].down = make_weight(be, dt, H, I, random_values(rng, H * I, 0.3));
     ew[e] = {ex[e].gate->buf.tensor(), ex[e].up->buf.tensor(), ex[e].down->buf.tensor()};
   }
-  Buffer x = be.alloc(DType::F32, T, H), ids = be.alloc(DType::I32, T, k),
-         w = be.alloc(DType::F32, T, k), out = be.alloc(DType::F32, T, H);
+  Buffer x = be.alloc(DType::F32, T, H), ids = be.alloc(DType::I32, T, k), w = be.alloc(DType::F32, T, k),
+         out = be.alloc(DType::F32, T, H);
   std::vector<double> xv = set_f32(x.tensor(), random_values(rng, T * H));
   std::vector<double> wv = set_f32(w.tensor(), random_values(rng, T * k));
   for (int t = 0; t < T; ++t)
@@ -126,7 +125,7 @@ TEST_P(CpuMoeTest, CountersAccumulatePerLayerAndExpert) {
   run_experts(*be, rng, DType::BF16, 2, {{1, 3}});
   std::vector<int64_t> c = be->expert_counts();
   ASSERT_EQ(c.size(), 15u);
-  std::vector<int64_t> want = {0, 0, 0, 0, 0,  2, 0, 4, 0, 6,  0, 1, 0, 1, 0};
+  std::vector<int64_t> want = {0, 0, 0, 0, 0, 2, 0, 4, 0, 6, 0, 1, 0, 1, 0};
   EXPECT_EQ(c, want);
   be->init_expert_counters(3, 5);
   EXPECT_EQ(be->expert_counts(), std::vector<int64_t>(15, 0));

@@ -63,13 +63,11 @@ TEST_P(BatchInvariance, SixteenMixedRequestsWithChunkedPrefillMatchAlone) {
   opts.scheduler.max_num_seqs = 16;
   Engine batched = make_engine(GetParam(), opts);
   const auto results = generate_all(batched, reqs);
-  for (size_t i = 0; i < reqs.size(); ++i)
-    EXPECT_EQ(results[i].token_ids(), expected[i]) << "request " << i;
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(results[i].token_ids(), expected[i]) << "request " << i;
   EXPECT_GT(batched.stats().steps, 16u);
 }
 
-INSTANTIATE_TEST_SUITE_P(DenseAndMoe, BatchInvariance,
-                         ::testing::Values("qwen2", "mistral", "mixtral", "qwen2_moe"),
+INSTANTIATE_TEST_SUITE_P(DenseAndMoe, BatchInvariance, ::testing::Values("qwen2", "mistral", "mixtral", "qwen2_moe"),
                          [](const auto& info) { return info.param; });
 
 TEST(PrefixCache, HitGivesSameTokensAsColdRun) {

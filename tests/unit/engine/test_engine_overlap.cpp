@@ -25,17 +25,16 @@ namespace inferdesk {
 namespace {
 
 struct ChainCounters {
-  int chained_steps = 0;   // begin_step() calls with tokens_from_last_sample
-  int launches = 0;        // sample_launch() calls
-  int fail_at_step = -1;   // begin_step() call (0-based) that throws, -1: none
+  int chained_steps = 0;  // begin_step() calls with tokens_from_last_sample
+  int launches = 0;       // sample_launch() calls
+  int fail_at_step = -1;  // begin_step() call (0-based) that throws, -1: none
   int steps = 0;
 };
 
 // The CPU backend's arithmetic; samples on the "device" (here: at once, in launch order).
 class ChainingBackend final : public test::ForwardingBackend {
  public:
-  ChainingBackend(std::unique_ptr<Backend> inner, ChainCounters* c)
-      : ForwardingBackend(std::move(inner)), c_(c) {}
+  ChainingBackend(std::unique_ptr<Backend> inner, ChainCounters* c) : ForwardingBackend(std::move(inner)), c_(c) {}
 
   std::string name() const override { return "chaining-test"; }
   StepPlan begin_step(const StepInput& step) override {
@@ -55,8 +54,7 @@ class ChainingBackend final : public test::ForwardingBackend {
 
   bool can_sample() const override { return true; }
   bool can_chain_steps() const override { return true; }
-  void sample(const Tensor& logits, const std::vector<SampleRow>& rows,
-              std::vector<SampledToken>& out) override {
+  void sample(const Tensor& logits, const std::vector<SampleRow>& rows, std::vector<SampledToken>& out) override {
     out = draw(logits, rows);
   }
   void sample_launch(const Tensor& logits, const std::vector<SampleRow>& rows) override {

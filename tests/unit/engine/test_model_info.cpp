@@ -29,8 +29,7 @@ TEST_P(ModelInfoGolden, ParameterCountEqualsTheTensorsInTheFiles) {
   EXPECT_FALSE(info.has_tokenizer);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ModelInfoGolden,
-                         ::testing::ValuesIn(test::golden_model_names()),
+INSTANTIATE_TEST_SUITE_P(All, ModelInfoGolden, ::testing::ValuesIn(test::golden_model_names()),
                          [](const auto& info) { return info.param; });
 
 TEST(ModelInfo, DtypeAndTokenizerOfTinyChat) {

@@ -32,8 +32,7 @@ struct TensorSpec {
 };
 
 // A consistent header + data for `specs`, laid out contiguously in order; data bytes count up.
-inline std::string valid_safetensors(const std::vector<TensorSpec>& specs,
-                                     const nlohmann::json& metadata = nullptr) {
+inline std::string valid_safetensors(const std::vector<TensorSpec>& specs, const nlohmann::json& metadata = nullptr) {
   nlohmann::json h = nlohmann::json::object();
   uint64_t pos = 0;
   for (const auto& s : specs) {

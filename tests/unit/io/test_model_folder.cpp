@@ -42,8 +42,7 @@ class ModelFolderTest : public ::testing::Test {
 };
 
 TEST_F(ModelFolderTest, SingleFileFolder) {
-  write_file(dir() / "model.safetensors",
-             valid_safetensors({{"embed", "F32", {16, 8}, 4}, {"norm", "BF16", {8}, 2}}));
+  write_file(dir() / "model.safetensors", valid_safetensors({{"embed", "F32", {16, 8}, 4}, {"norm", "BF16", {8}, 2}}));
   ModelFolder m = ModelFolder::open(dir());
   EXPECT_EQ(m.config().model_type, "llama");
   EXPECT_FALSE(m.has_generation_config());
@@ -59,8 +58,11 @@ TEST_F(ModelFolderTest, SingleFileFolder) {
 TEST_F(ModelFolderTest, GetChecksShapeAndPresence) {
   write_file(dir() / "model.safetensors", valid_safetensors({{"embed", "F32", {16, 8}, 4}}));
   ModelFolder m = ModelFolder::open(dir());
-  expect_error([&] { m.get("embed", {8, 16}); }, ErrorCode::Format,
-               {"\"embed\"", "[16, 8]", "expected [8, 16]", "model.safetensors"});
+  expect_error(
+      [&] {
+        m.get("embed", {8, 16});
+      },
+      ErrorCode::Format, {"\"embed\"", "[16, 8]", "expected [8, 16]", "model.safetensors"});
   expect_error([&] { m.get("lm_head", {16, 8}); }, ErrorCode::NotFound, {"\"lm_head\""});
   expect_error([&] { m.file_of("lm_head"); }, ErrorCode::NotFound, {"\"lm_head\""});
 }
@@ -106,8 +108,7 @@ TEST_F(ModelFolderTest, SymlinkOutsideFolderRejected) {
   write_file(tmp_.path() / "outside.safetensors", valid_safetensors({{"norm", "F32", {8}, 4}}));
   fs::create_symlink(tmp_.path() / "outside.safetensors", dir() / "c.safetensors");
   write_index({{"embed", "a.safetensors"}, {"norm", "c.safetensors"}});
-  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format,
-               {"c.safetensors", "outside the model folder"});
+  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format, {"c.safetensors", "outside the model folder"});
   // A symlink that stays inside the folder is fine.
   fs::remove(dir() / "c.safetensors");
   fs::create_symlink("b.safetensors", dir() / "c.safetensors");
@@ -131,14 +132,12 @@ TEST_F(ModelFolderTest, HuggingFaceCacheSnapshotSymlinksAccepted) {
 TEST_F(ModelFolderTest, IndexNamesTensorMissingFromShard) {
   write_two_shards();
   write_index({{"embed", "a.safetensors"}, {"norm", "b.safetensors"}, {"extra", "b.safetensors"}});
-  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format,
-               {"\"extra\"", "b.safetensors", "no such tensor"});
+  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format, {"\"extra\"", "b.safetensors", "no such tensor"});
 }
 
 TEST_F(ModelFolderTest, ShardTensorMissingFromIndex) {
   write_two_shards();
-  write_file(dir() / "b.safetensors",
-             valid_safetensors({{"norm", "F32", {8}, 4}, {"stray", "F32", {2}, 4}}));
+  write_file(dir() / "b.safetensors", valid_safetensors({{"norm", "F32", {8}, 4}, {"stray", "F32", {2}, 4}}));
   write_index({{"embed", "a.safetensors"}, {"norm", "b.safetensors"}});
   expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format,
                {"b.safetensors", "\"stray\"", "does not list it"});
@@ -191,8 +190,7 @@ TEST_F(ModelFolderTest, NoWeightsAtAll) {
 TEST_F(ModelFolderTest, MissingFolderOrConfig) {
   expect_error([&] { ModelFolder::open(tmp_.path() / "nope"); }, ErrorCode::NotFound, {"nope"});
   fs::remove(dir() / "config.json");
-  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::NotFound,
-               {(dir() / "config.json").string()});
+  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::NotFound, {(dir() / "config.json").string()});
 }
 
 TEST_F(ModelFolderTest, BadConfigNamesFileAndField) {
@@ -208,8 +206,7 @@ TEST_F(ModelFolderTest, BadConfigNamesFileAndField) {
   expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Unsupported, {cfg, "gpt2", "qwen3"});
   write_file(dir() / "config.json", kTinyConfig);
   write_file(dir() / "generation_config.json", R"({"temperature": "hot"})");
-  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format,
-               {"generation_config.json", "temperature"});
+  expect_error([&] { ModelFolder::open(dir()); }, ErrorCode::Format, {"generation_config.json", "temperature"});
 }
 
 // The random-weight hub-layout checkpoints under tests/golden/models (built with transformers).
@@ -217,8 +214,7 @@ TEST(ModelFolderGolden, OpensEveryFixture) {
   const fs::path root = fs::path(INFERDESK_SOURCE_DIR) / "tests/golden/models";
   if (!fs::exists(root)) GTEST_SKIP() << "no golden fixtures at " << root;
   int opened = 0;
-  for (const char* name :
-       {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "tiny-chat"}) {
+  for (const char* name : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "tiny-chat"}) {
     SCOPED_TRACE(name);
     ModelFolder m = ModelFolder::open(root / name);
     const ModelConfig& c = m.config();
@@ -227,10 +223,8 @@ TEST(ModelFolderGolden, OpensEveryFixture) {
     int64_t total = 0;
     for (const auto& n : m.tensor_names()) total += static_cast<int64_t>(m.find(n)->nbytes);
     EXPECT_EQ(total, m.weight_bytes());
-    m.get("model.layers.0.self_attn.q_proj.weight",
-          {c.num_attention_heads * c.head_dim, c.hidden_size});
-    m.get("model.layers.0.self_attn.k_proj.weight",
-          {c.num_key_value_heads * c.head_dim, c.hidden_size});
+    m.get("model.layers.0.self_attn.q_proj.weight", {c.num_attention_heads * c.head_dim, c.hidden_size});
+    m.get("model.layers.0.self_attn.k_proj.weight", {c.num_key_value_heads * c.head_dim, c.hidden_size});
     EXPECT_EQ(m.find("model.layers.0.self_attn.q_proj.bias") != nullptr, c.attention_bias);
     ++opened;
   }

@@ -97,8 +97,8 @@ TEST_F(SafetensorsTest, HeaderPaddedWithSpacesIsAccepted) {
 }
 
 TEST_F(SafetensorsTest, MissingFileIsNotFound) {
-  expect_error([&] { SafetensorsFile::open(dir_.path() / "absent.safetensors"); },
-               ErrorCode::NotFound, {"absent.safetensors"});
+  expect_error([&] { SafetensorsFile::open(dir_.path() / "absent.safetensors"); }, ErrorCode::NotFound,
+               {"absent.safetensors"});
 }
 
 TEST_F(SafetensorsTest, TruncatedBelowEightBytes) {
@@ -110,8 +110,7 @@ TEST_F(SafetensorsTest, TruncatedBelowEightBytes) {
 
 TEST_F(SafetensorsTest, HeaderLengthLargerThanFile) {
   auto p = write(safetensors_bytes("{}", "", 1000));
-  expect_error([&] { SafetensorsFile::open(p); }, ErrorCode::Format,
-               {p.string(), "header length 1000", "truncated"});
+  expect_error([&] { SafetensorsFile::open(p); }, ErrorCode::Format, {p.string(), "header length 1000", "truncated"});
 }
 
 TEST_F(SafetensorsTest, HeaderLengthOverLimit) {
@@ -135,55 +134,51 @@ TEST_F(SafetensorsTest, DeepNestingRejected) {
 }
 
 TEST_F(SafetensorsTest, UnsupportedAndUnknownDtypes) {
-  expect_open_error(R"({"q": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 2]}})", 2,
-                    ErrorCode::Unsupported, {"\"q\"", "F8_E4M3"});
-  expect_open_error(R"({"q": {"dtype": "I8", "shape": [2], "data_offsets": [0, 2]}})", 2,
-                    ErrorCode::Unsupported, {"I8"});
-  expect_open_error(R"({"q": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", 8,
-                    ErrorCode::Unsupported, {"F64"});
-  expect_open_error(R"({"q": {"dtype": "Q4_K", "shape": [2], "data_offsets": [0, 2]}})", 2,
-                    ErrorCode::Format, {"unknown dtype", "Q4_K"});
-  expect_open_error(R"({"q": {"shape": [2], "data_offsets": [0, 2]}})", 2, ErrorCode::Format,
-                    {"dtype"});
+  expect_open_error(R"({"q": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 2]}})", 2, ErrorCode::Unsupported,
+                    {"\"q\"", "F8_E4M3"});
+  expect_open_error(R"({"q": {"dtype": "I8", "shape": [2], "data_offsets": [0, 2]}})", 2, ErrorCode::Unsupported,
+                    {"I8"});
+  expect_open_error(R"({"q": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", 8, ErrorCode::Unsupported,
+                    {"F64"});
+  expect_open_error(R"({"q": {"dtype": "Q4_K", "shape": [2], "data_offsets": [0, 2]}})", 2, ErrorCode::Format,
+                    {"unknown dtype", "Q4_K"});
+  expect_open_error(R"({"q": {"shape": [2], "data_offsets": [0, 2]}})", 2, ErrorCode::Format, {"dtype"});
 }
 
 TEST_F(SafetensorsTest, ShapeTimesSizeMustMatchSpan) {
-  expect_open_error(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})", 20,
-                    ErrorCode::Format, {"\"w\"", "need 24 bytes", "span 20"});
+  expect_open_error(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})", 20, ErrorCode::Format,
+                    {"\"w\"", "need 24 bytes", "span 20"});
 }
 
 TEST_F(SafetensorsTest, BadShapes) {
-  expect_open_error(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}})", 0,
-                    ErrorCode::Format, {"non-negative"});
-  expect_open_error(R"({"w": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 0]}})", 0,
-                    ErrorCode::Format, {"non-negative integers"});
-  expect_open_error(
-      R"({"w": {"dtype": "U8", "shape": [1,1,1,1,1,1,1,1,1], "data_offsets": [0, 1]}})", 1,
-      ErrorCode::Format, {"rank 9"});
+  expect_open_error(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}})", 0, ErrorCode::Format,
+                    {"non-negative"});
+  expect_open_error(R"({"w": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 0]}})", 0, ErrorCode::Format,
+                    {"non-negative integers"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [1,1,1,1,1,1,1,1,1], "data_offsets": [0, 1]}})", 1,
+                    ErrorCode::Format, {"rank 9"});
   // 2^32 * 2^32 overflows 64 bits.
-  expect_open_error(
-      R"({"w": {"dtype": "U8", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})", 0,
-      ErrorCode::Format, {"overflow"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})", 0,
+                    ErrorCode::Format, {"overflow"});
   // 2^62 elements of 4 bytes overflow the byte count.
-  expect_open_error(
-      R"({"w": {"dtype": "F32", "shape": [4611686018427387904], "data_offsets": [0, 0]}})", 0,
-      ErrorCode::Format, {"overflow"});
-  expect_open_error(R"({"w": {"dtype": "F32", "shape": 4, "data_offsets": [0, 16]}})", 16,
-                    ErrorCode::Format, {"shape"});
+  expect_open_error(R"({"w": {"dtype": "F32", "shape": [4611686018427387904], "data_offsets": [0, 0]}})", 0,
+                    ErrorCode::Format, {"overflow"});
+  expect_open_error(R"({"w": {"dtype": "F32", "shape": 4, "data_offsets": [0, 16]}})", 16, ErrorCode::Format,
+                    {"shape"});
 }
 
 TEST_F(SafetensorsTest, BadOffsets) {
-  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [4, 2]}})", 4,
-                    ErrorCode::Format, {"begin 4 > end 2"});
-  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [0]}})", 2,
-                    ErrorCode::Format, {"data_offsets"});
-  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [0, -2]}})", 2,
-                    ErrorCode::Format, {"data_offsets"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [4, 2]}})", 4, ErrorCode::Format,
+                    {"begin 4 > end 2"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [0]}})", 2, ErrorCode::Format,
+                    {"data_offsets"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [2], "data_offsets": [0, -2]}})", 2, ErrorCode::Format,
+                    {"data_offsets"});
 }
 
 TEST_F(SafetensorsTest, OffsetsPastTheEnd) {
-  expect_open_error(R"({"w": {"dtype": "U8", "shape": [8], "data_offsets": [0, 8]}})", 4,
-                    ErrorCode::Format, {"\"w\"", "past the end", "4 bytes"});
+  expect_open_error(R"({"w": {"dtype": "U8", "shape": [8], "data_offsets": [0, 8]}})", 4, ErrorCode::Format,
+                    {"\"w\"", "past the end", "4 bytes"});
 }
 
 TEST_F(SafetensorsTest, OverlappingTensors) {
@@ -196,13 +191,12 @@ TEST_F(SafetensorsTest, GapBetweenTensors) {
   expect_open_error(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
                         "b": {"dtype": "U8", "shape": [2], "data_offsets": [4, 6]}})",
                     6, ErrorCode::Format, {"\"b\"", "gap", "[2, 4)"});
-  expect_open_error(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})", 4,
-                    ErrorCode::Format, {"gap"});
+  expect_open_error(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})", 4, ErrorCode::Format, {"gap"});
 }
 
 TEST_F(SafetensorsTest, TrailingBytesAfterLastTensor) {
-  expect_open_error(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})", 5,
-                    ErrorCode::Format, {"trailing"});
+  expect_open_error(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})", 5, ErrorCode::Format,
+                    {"trailing"});
 }
 
 TEST_F(SafetensorsTest, DuplicateTensorNames) {
@@ -214,8 +208,8 @@ TEST_F(SafetensorsTest, DuplicateTensorNames) {
 // Random byte flips, truncations and header-length edits of a valid file: every outcome is either
 // a successful open or an inferdesk::Error (never another exception type or a crash).
 TEST_F(SafetensorsTest, MutatedFilesFailCleanly) {
-  const std::string valid = valid_safetensors(
-      {{"a", "F32", {2, 3}, 4}, {"b", "BF16", {4}, 2}, {"c", "I64", {1}, 8}}, {{"k", "v"}});
+  const std::string valid = valid_safetensors({{"a", "F32", {2, 3}, 4}, {"b", "BF16", {4}, 2}, {"c", "I64", {1}, 8}},
+                                              {{"k", "v"}});
   std::mt19937 gen(2024);
   int ok = 0, errors = 0;
   for (int iter = 0; iter < 400; ++iter) {
@@ -257,9 +251,8 @@ TEST_F(SafetensorsTest, MutatedFilesFailCleanly) {
 
 TEST(SafetensorsHeader, ParsesFromMemory) {
   std::string data(6, '\0');
-  auto h = parse_safetensors_header(
-      R"({"x": {"dtype": "F16", "shape": [3], "data_offsets": [0, 6]}})",
-      reinterpret_cast<const std::byte*>(data.data()), data.size(), "mem");
+  auto h = parse_safetensors_header(R"({"x": {"dtype": "F16", "shape": [3], "data_offsets": [0, 6]}})",
+                                    reinterpret_cast<const std::byte*>(data.data()), data.size(), "mem");
   ASSERT_EQ(h.tensors.size(), 1u);
   EXPECT_EQ(h.tensors[0].nbytes, 6u);
   EXPECT_EQ(h.tensors[0].data, reinterpret_cast<const std::byte*>(data.data()));

@@ -37,8 +37,8 @@ TEST(BlockPool, AllocatesFromHeadInIdOrder) {
 
 TEST(BlockPool, FreedBlocksGoToTailInGivenOrder) {
   BlockPool pool(8, true);
-  Ids a = pool.allocate(4);  // 0 1 2 3
-  Ids b = pool.allocate(2);  // 4 5
+  Ids a = pool.allocate(4);    // 0 1 2 3
+  Ids b = pool.allocate(2);    // 4 5
   pool.free(Ids{3, 2, 1, 0});  // a sequence frees tail first
   EXPECT_EQ(pool.free_queue(), (Ids{6, 7, 3, 2, 1, 0}));
   pool.free(Ids{5, 4});
@@ -187,10 +187,8 @@ TEST(BlockHash, ChainedAndContentSensitive) {
   EXPECT_NE(hx, hash_block_tokens(kRootBlockHash, y));
   // Same block contents after different prefixes hash differently.
   EXPECT_NE(hash_block_tokens(hx, y), hash_block_tokens(kRootBlockHash, y));
-  EXPECT_NE(hash_block_tokens(kRootBlockHash, Tokens{1, 2}),
-            hash_block_tokens(kRootBlockHash, Tokens{2, 1}));
-  EXPECT_NE(hash_block_tokens(kRootBlockHash, Tokens{0}),
-            hash_block_tokens(kRootBlockHash, Tokens{0, 0}));
+  EXPECT_NE(hash_block_tokens(kRootBlockHash, Tokens{1, 2}), hash_block_tokens(kRootBlockHash, Tokens{2, 1}));
+  EXPECT_NE(hash_block_tokens(kRootBlockHash, Tokens{0}), hash_block_tokens(kRootBlockHash, Tokens{0, 0}));
 }
 
 }  // namespace

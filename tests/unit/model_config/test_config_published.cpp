@@ -219,14 +219,12 @@ TEST(ConfigPublished, SharedRealConfigs) {
   EXPECT_EQ(mixtral.moe_intermediate_size, 14336);
   EXPECT_EQ(mixtral.max_position_embeddings, 32768);
 
-  ModelConfig mistral =
-      ModelConfig::from_json(read_json(root / "Mistral-7B-Instruct-v0.3/config.json"));
+  ModelConfig mistral = ModelConfig::from_json(read_json(root / "Mistral-7B-Instruct-v0.3/config.json"));
   EXPECT_EQ(mistral.vocab_size, 32768);
   EXPECT_EQ(mistral.layer_sliding_window, V(32, 0));  // "sliding_window": null
   EXPECT_DOUBLE_EQ(mistral.rope_theta, 1e6);
 
-  ModelConfig r1 = ModelConfig::from_json(
-      read_json(root / "DeepSeek-R1-Distill-Qwen/config.R1-Distill-Qwen-32B.json"));
+  ModelConfig r1 = ModelConfig::from_json(read_json(root / "DeepSeek-R1-Distill-Qwen/config.R1-Distill-Qwen-32B.json"));
   EXPECT_EQ(r1.model_type, "qwen2");
   EXPECT_EQ(r1.num_hidden_layers, 64);
   EXPECT_EQ(r1.head_dim, 128);

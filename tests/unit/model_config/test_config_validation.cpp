@@ -14,9 +14,8 @@ using nlohmann::json;
 using V = std::vector<int64_t>;
 
 json base(const char* type) {
-  return {{"model_type", type},  {"vocab_size", 1000},       {"hidden_size", 256},
-          {"intermediate_size", 512}, {"num_hidden_layers", 4}, {"num_attention_heads", 8},
-          {"num_key_value_heads", 2}};
+  return {{"model_type", type},     {"vocab_size", 1000},       {"hidden_size", 256},      {"intermediate_size", 512},
+          {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"num_key_value_heads", 2}};
 }
 
 void expect_error(const json& j, ErrorCode code, const std::vector<std::string>& parts) {
@@ -255,8 +254,7 @@ TEST(ConfigErrors, UnknownModelTypeListsSupported) {
   json j = base("llama");
   j["model_type"] = "gemma2";
   expect_error(j, ErrorCode::Unsupported,
-               {"gemma2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe",
-                "qwen3_moe"});
+               {"gemma2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"});
   j = base("llama");
   j["hidden_act"] = "gelu_pytorch_tanh";
   expect_error(j, ErrorCode::Unsupported, {"hidden_act", "gelu_pytorch_tanh"});

@@ -15,8 +15,7 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 
-std::vector<double> reference(std::vector<float> v, const SamplingParams& p, const Ids& prompt,
-                              const Ids& output) {
+std::vector<double> reference(std::vector<float> v, const SamplingParams& p, const Ids& prompt, const Ids& output) {
   const size_t n = v.size();
   std::vector<int> in_prompt(n, 0), count(n, 0);
   for (int32_t id : prompt) in_prompt[static_cast<size_t>(id)] = 1;
@@ -42,9 +41,7 @@ std::vector<double> reference(std::vector<float> v, const SamplingParams& p, con
   }
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return v[a] > v[b] || (v[a] == v[b] && a < b);
-  });
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
   if (p.top_k > 0) {
     std::vector<int32_t> kept;
     for (int32_t id : order) {
@@ -78,15 +75,13 @@ std::vector<double> reference(std::vector<float> v, const SamplingParams& p, con
   return prob;
 }
 
-void compare(const std::vector<float>& logits, const SamplingParams& p, const Ids& prompt,
-             const Ids& output) {
+void compare(const std::vector<float>& logits, const SamplingParams& p, const Ids& prompt, const Ids& output) {
   const std::vector<double> want = reference(logits, p, prompt, output);
   const std::vector<float> got = Sampler{}.distribution(logits, p, prompt, output);
   ASSERT_EQ(got.size(), want.size());
   size_t support = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i] > 0.0f, want[i] > 0.0) << "token " << i << " got " << got[i] << " want "
-                                             << want[i];
+    ASSERT_EQ(got[i] > 0.0f, want[i] > 0.0) << "token " << i << " got " << got[i] << " want " << want[i];
     EXPECT_NEAR(got[i], want[i], 2e-6 + 2e-5 * want[i]) << "token " << i;
     support += want[i] > 0.0;
   }
@@ -110,9 +105,8 @@ TEST(SamplerDistribution, MatchesBruteForceReference) {
         for (float min_p : {0.0f, 0.05f}) {
           for (float temperature : {0.0f, 0.7f, 1.3f}) {
             for (bool penalties : {false, true}) {
-              SCOPED_TRACE(::testing::Message()
-                           << "n=" << n << " top_p=" << top_p << " top_k=" << top_k
-                           << " min_p=" << min_p << " T=" << temperature << " pen=" << penalties);
+              SCOPED_TRACE(::testing::Message() << "n=" << n << " top_p=" << top_p << " top_k=" << top_k
+                                                << " min_p=" << min_p << " T=" << temperature << " pen=" << penalties);
               SamplingParams p;
               p.top_p = top_p;
               p.top_k = top_k;

@@ -31,8 +31,7 @@ std::vector<float> logits_of(const std::vector<double>& probs) {
 }
 
 // Draws `n` tokens with a fixed seed and returns the count of each token.
-std::vector<int> histogram(const std::vector<float>& logits, const SamplingParams& p, int n,
-                           uint64_t seed = 1234) {
+std::vector<int> histogram(const std::vector<float>& logits, const SamplingParams& p, int n, uint64_t seed = 1234) {
   Sampler s;
   SamplerRng rng(seed);
   std::vector<int> counts(logits.size(), 0);
@@ -280,8 +279,7 @@ TEST(Sampler, TopLogprobsMatchFullSortOnLargeVocabulary) {
   for (auto& x : logits) x = std::round(nd(gen) * 8.0f) / 8.0f;  // many exact ties
   std::vector<int32_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
   auto top = top_logprobs(logits, 0.0, 20);
   ASSERT_EQ(top.size(), 20u);
   for (size_t i = 0; i < 20; ++i) {
@@ -388,15 +386,12 @@ TEST(SamplerPerf, QwenSizedVocabulary) {
         const bool pen = c.p.repetition_penalty != 1.0f;
         const Ids& pr = pen ? prompt : Ids{};
         const Ids& out = pen ? output : Ids{};
-        tok = reuse ? s.sample(logits, c.p, pr, out, rng, scratch).token
-                    : s.sample(logits, c.p, pr, out, rng).token;
-        us.push_back(
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                .count());
+        tok = reuse ? s.sample(logits, c.p, pr, out, rng, scratch).token : s.sample(logits, c.p, pr, out, rng).token;
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       }
       std::sort(us.begin(), us.end());
-      std::printf("  sample() %-48s %-13s median %6.0f us\n", c.name,
-                  reuse ? "reused buffers" : "fresh buffers", us[us.size() / 2]);
+      std::printf("  sample() %-48s %-13s median %6.0f us\n", c.name, reuse ? "reused buffers" : "fresh buffers",
+                  us[us.size() / 2]);
       EXPECT_GE(tok, 0);
       EXPECT_LT(tok, static_cast<int32_t>(logits.size()));
     }

@@ -50,8 +50,7 @@ inline std::vector<RowView> rows(const SchedulerOutput& out) {
 }
 
 inline void PrintTo(const RowView& r, std::ostream* os) {
-  *os << "{id " << r.id << " start " << r.start << " count " << r.count
-      << (r.sample ? " sample}" : "}");
+  *os << "{id " << r.id << " start " << r.start << " count " << r.count << (r.sample ? " sample}" : "}");
 }
 
 inline Tokens output_of(const Sequence* s) { return Tokens(s->output().begin(), s->output().end()); }

@@ -78,11 +78,8 @@ TEST(Scheduler, ChunkedPrefillMixesWithDecodesWithinBudget) {
   s.add(Sequence(1, iota_tokens(4, 0), 10));
   s.add(Sequence(2, iota_tokens(20, 100), 10));
   const std::vector<std::vector<RowView>> expected = {
-      {{1, 0, 4, true}, {2, 0, 4, false}},
-      {{1, 4, 1, true}, {2, 4, 7, false}},
-      {{1, 5, 1, true}, {2, 11, 7, false}},
-      {{1, 6, 1, true}, {2, 18, 2, true}},
-      {{1, 7, 1, true}, {2, 20, 1, true}},
+      {{1, 0, 4, true}, {2, 0, 4, false}}, {{1, 4, 1, true}, {2, 4, 7, false}}, {{1, 5, 1, true}, {2, 11, 7, false}},
+      {{1, 6, 1, true}, {2, 18, 2, true}}, {{1, 7, 1, true}, {2, 20, 1, true}},
   };
   for (const auto& want : expected) {
     SchedulerOutput o = s.schedule();
@@ -170,7 +167,7 @@ TEST(Scheduler, MaxNumSeqsAndFcfsAdmission) {
 TEST(Scheduler, HeadOfQueueIsNotOvertaken) {
   KvCacheManager kv(4, 4, true);
   Scheduler s({}, kv);
-  s.add(Sequence(1, iota_tokens(8, 0), 5));    // 2 blocks
+  s.add(Sequence(1, iota_tokens(8, 0), 5));     // 2 blocks
   s.add(Sequence(2, iota_tokens(12, 100), 5));  // 3 blocks: does not fit beside 1
   s.add(Sequence(3, {7}, 5));                   // 1 block: would fit, but must wait its turn
   SchedulerOutput o = s.schedule();
@@ -221,8 +218,7 @@ TEST(Scheduler, PreemptsMostRecentlyAdmittedAndResumesIt) {
   SchedulerOutput o5 = s.schedule();
   EXPECT_EQ(rows(o5), (std::vector<RowView>{{2, 4, 5, true}}));
   EXPECT_EQ(o5.rows[0].block_table, (Ids{2, 3, 1}));
-  EXPECT_EQ(o5.rows[0].tokens,
-            (Tokens{104, 105, 106, fake_token(2, 7), fake_token(2, 8)}));
+  EXPECT_EQ(o5.rows[0].tokens, (Tokens{104, 105, 106, fake_token(2, 7), fake_token(2, 8)}));
   run_step(s, o5);
   while (s.has_unfinished()) run_step(s, s.schedule());
   EXPECT_EQ(kv.num_free_blocks(), 4);
@@ -304,8 +300,7 @@ TEST(Scheduler, PromptBiggerThanThePoolFailsWithReason) {
   ASSERT_EQ(o.finished.size(), 1u);
   EXPECT_EQ(o.finished[0].id, 1);
   EXPECT_EQ(o.finished[0].reason, FinishReason::Error);
-  EXPECT_EQ(o.finished[0].message,
-            "prompt of 17 tokens needs 5 blocks but the cache has 4 (block size 4)");
+  EXPECT_EQ(o.finished[0].message, "prompt of 17 tokens needs 5 blocks but the cache has 4 (block size 4)");
   EXPECT_EQ(rows(o), (std::vector<RowView>{{2, 0, 5, true}}));
   run_step(s, o);
   EXPECT_FALSE(s.has_unfinished());
@@ -327,9 +322,8 @@ TEST(Scheduler, GenerationOutgrowingThePoolFailsInsteadOfLooping) {
   }
   EXPECT_FALSE(s.has_unfinished());
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message,
-            "sequence of 9 tokens (prompt + generated) needs 3 blocks but the cache has 2 "
-            "(block size 4)");
+  EXPECT_EQ(errors[0].message, "sequence of 9 tokens (prompt + generated) needs 3 blocks but the cache has 2 "
+                               "(block size 4)");
   EXPECT_EQ(kv.num_free_blocks(), 2);
 }
 
@@ -368,7 +362,6 @@ TEST(Scheduler, ProtocolMisuseIsAnError) {
   EXPECT_EQ(s.find(1)->num_computed_tokens, 3);
   EXPECT_EQ(s.find(1)->output().size(), 1u);
 }
-
 
 // --- Overlap protocol: schedule_ahead() ---------------------------------------------------------
 

@@ -119,8 +119,8 @@ TEST(SchedulerAhead, PipelinedChainEndsAtMaxTokens) {
   }
   // The step holding output 6 is not followed: the sequence ends with it.
   EXPECT_EQ(starts, (std::vector<int32_t>{3, 4, 5, 6, 7}));
-  EXPECT_EQ(output_of(s.find(1)), (Tokens{fake_token(1, 3), fake_token(1, 4), fake_token(1, 5),
-                                         fake_token(1, 6), fake_token(1, 7)}));
+  EXPECT_EQ(output_of(s.find(1)),
+            (Tokens{fake_token(1, 3), fake_token(1, 4), fake_token(1, 5), fake_token(1, 6), fake_token(1, 7)}));
   EXPECT_EQ(prev.rows[0].block_table, (Ids{0, 1}));  // positions < 8
   std::vector<FinishedSeq> fin = run_step(s, prev);
   ASSERT_EQ(fin.size(), 1u);
@@ -346,8 +346,7 @@ void run_overlap_soak(uint32_t seed) {
   auto arrive = [&] {
     const SeqId id = next_id++;
     max_tokens[id] = uniform(1, 24);
-    s.add(Sequence(id, iota_tokens(uniform(1, 12), static_cast<TokenId>(100 * id)),
-                   max_tokens[id]));
+    s.add(Sequence(id, iota_tokens(uniform(1, 12), static_cast<TokenId>(100 * id)), max_tokens[id]));
   };
   for (int i = 0; i < 6; ++i) arrive();
   std::deque<SchedulerOutput> pending;

@@ -32,7 +32,10 @@ TokenId next_token(SeqId id, int32_t pos, TokenId last) {
 class Soak {
  public:
   explicit Soak(const SoakParams& p)
-      : p_(p), rng_(p.seed), kv_(p.num_blocks, p.block_size, true), sched_(p.config, kv_),
+      : p_(p),
+        rng_(p.seed),
+        kv_(p.num_blocks, p.block_size, true),
+        sched_(p.config, kv_),
         store_(static_cast<size_t>(p.num_blocks) * static_cast<size_t>(p.block_size)) {
     for (int f = 0; f < 4; ++f) families_.push_back(random_tokens(uniform(0, 40)));
   }
@@ -134,8 +137,8 @@ class Soak {
       sampled.push_back(next_token(row.id, row.start + row.count, row.tokens.back()));
     }
     // Cancel while the step "runs".
-    if (!out.rows.empty() && uniform(0, 24) == 0) cancel(out.rows[static_cast<size_t>(
-                                                         uniform(0, int(out.rows.size()) - 1))].id);
+    if (!out.rows.empty() && uniform(0, 24) == 0)
+      cancel(out.rows[static_cast<size_t>(uniform(0, int(out.rows.size()) - 1))].id);
     size_t k = 0;
     for (const ScheduledSeq& row : out.rows) {
       if (!row.sample) continue;
@@ -176,12 +179,10 @@ TEST_P(SchedulerSoak, TerminatesWithoutLeaksAndServesCorrectKv) {
   KvCacheStats st = soak.kv().stats();
   std::printf("seed %u: %d length, %d stop, %d cancelled, %d error; %llu preemptions, "
               "%lld/%lld prefix tokens hit, %llu steps\n",
-              GetParam().seed, soak.reasons[FinishReason::Length],
-              soak.reasons[FinishReason::Stop], soak.reasons[FinishReason::Cancelled],
-              soak.reasons[FinishReason::Error],
+              GetParam().seed, soak.reasons[FinishReason::Length], soak.reasons[FinishReason::Stop],
+              soak.reasons[FinishReason::Cancelled], soak.reasons[FinishReason::Error],
               static_cast<unsigned long long>(soak.sched().stats().preemptions),
-              static_cast<long long>(st.prefix_hit_tokens),
-              static_cast<long long>(st.prefix_query_tokens),
+              static_cast<long long>(st.prefix_hit_tokens), static_cast<long long>(st.prefix_query_tokens),
               static_cast<unsigned long long>(soak.sched().stats().steps));
   // The workload is built to exercise every path; make sure it did.
   EXPECT_GT(soak.reasons[FinishReason::Length], 0);
@@ -193,14 +194,13 @@ SchedulerConfig cfg(int32_t seqs, int32_t tokens, bool chunked, int32_t threshol
   return SchedulerConfig{seqs, tokens, chunked, threshold};
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Configs, SchedulerSoak,
-    ::testing::Values(SoakParams{1, 16, 4, cfg(6, 32, true, 0), 300},
-                      SoakParams{2, 16, 4, cfg(8, 48, true, 5), 300},
-                      SoakParams{3, 24, 4, cfg(4, 64, false, 0), 300},
-                      SoakParams{4, 10, 8, cfg(16, 16, true, 0), 300},
-                      SoakParams{5, 40, 2, cfg(32, 128, true, 7), 400},
-                      SoakParams{6, 8, 16, cfg(5, 40, true, 0), 200}));
+INSTANTIATE_TEST_SUITE_P(Configs, SchedulerSoak,
+                         ::testing::Values(SoakParams{1, 16, 4, cfg(6, 32, true, 0), 300},
+                                           SoakParams{2, 16, 4, cfg(8, 48, true, 5), 300},
+                                           SoakParams{3, 24, 4, cfg(4, 64, false, 0), 300},
+                                           SoakParams{4, 10, 8, cfg(16, 16, true, 0), 300},
+                                           SoakParams{5, 40, 2, cfg(32, 128, true, 7), 400},
+                                           SoakParams{6, 8, 16, cfg(5, 40, true, 0), 200}));
 
 TEST(SchedulerSoakTightPool, PreemptsAndStillFinishes) {
   Soak soak(SoakParams{11, 12, 4, cfg(12, 64, true, 0), 300});

@@ -86,8 +86,6 @@ Error error_of(Fn&& fn) {
   return Error(ErrorCode::Internal, "<nothing thrown>");
 }
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace inferdesk::store::testing

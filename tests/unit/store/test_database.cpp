@@ -155,8 +155,7 @@ TEST(Database, AFileFromANewerVersionOpensReadOnlyWithAReason) {
     Database db(path);
     chat = ChatStore(db).create_chat("written by the future");
     // What a newer build would do: a new table and a higher version.
-    db.exec("CREATE TABLE future_things(x); PRAGMA user_version = " +
-            std::to_string(kSchemaVersion + 1));
+    db.exec("CREATE TABLE future_things(x); PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
   }
   Database db(path);
   EXPECT_TRUE(db.read_only());

@@ -52,8 +52,7 @@ constexpr int kChunksPerReply = 40;
     std::int64_t parent = chats.add_message(chat, 0, Role::User, "go");
     report(parent, 2);
     for (;;) {
-      const auto reply = chats.add_message(chat, parent, Role::Assistant, "",
-                                           MessageStatus::Streaming);
+      const auto reply = chats.add_message(chat, parent, Role::Assistant, "", MessageStatus::Streaming);
       report(reply, 0);
       std::int64_t len = 0;
       for (int i = 0; i < kChunksPerReply; ++i) {

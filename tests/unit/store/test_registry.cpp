@@ -61,8 +61,7 @@ TEST_F(Registry, RemovingAModelUnsetsItInChatsAndKeepsTheirMessages) {
   EXPECT_EQ(chats.get_message(msg).content, "q");
   EXPECT_EQ(error_of([&] { models.remove(model); }).code(), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of([&] { models.get(model); }).code(), ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of([&] { chats.create_chat("d", "", "{}", model); }).code(),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of([&] { chats.create_chat("d", "", "{}", model); }).code(), ErrorCode::InvalidArgument);
   const auto other = models.add("/m/b", "B");
   chats.set_chat_model(chat, other);
   EXPECT_EQ(chats.get_chat(chat).model_id, other);
@@ -98,8 +97,7 @@ TEST_F(Registry, SamplingPresetsAreNamedJsonBlobs) {
   settings.delete_preset("creative");
   EXPECT_FALSE(settings.get_preset("creative").has_value());
   EXPECT_EQ(settings.list_presets().size(), 1u);
-  EXPECT_EQ(error_of([&] { settings.save_preset("", "{}"); }).code(),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of([&] { settings.save_preset("", "{}"); }).code(), ErrorCode::InvalidArgument);
 }
 
 }  // namespace

@@ -104,8 +104,7 @@ TEST_F(ChatTree, RegenerateAddsASiblingReplyAndStreamsIntoIt) {
   EXPECT_EQ(m.stats_json, R"({"tokens":2})");
   EXPECT_EQ(chats.siblings(a1).ids, (std::vector<std::int64_t>{a1, a1b}));
   // A finished message takes no more chunks.
-  EXPECT_EQ(error_of([&] { chats.append_to_message(a1b, "x"); }).code(),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of([&] { chats.append_to_message(a1b, "x"); }).code(), ErrorCode::InvalidArgument);
   EXPECT_EQ(chats.get_message(a1b).content, "second answer");
 }
 
@@ -149,18 +148,15 @@ TEST_F(ChatTree, UnknownIdsAndForeignParentsAreInvalidArguments) {
   const auto other = chats.create_chat("d");
   const auto m = chats.add_message(other, 0, Role::User, "x");
   auto code = [](auto fn) { return error_of(fn).code(); };
-  EXPECT_EQ(code([&] { chats.add_message(chat, m, Role::User, "y"); }),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { chats.add_message(chat, m, Role::User, "y"); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.add_message(999, 0, Role::User, "y"); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code([&] { chats.add_message(chat, 999, Role::User, "y"); }),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { chats.add_message(chat, 999, Role::User, "y"); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.get_chat(999); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.get_message(999); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.rename_chat(999, "t"); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.delete_chat(999); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.append_to_message(999, "t"); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code([&] { chats.finish_message(999, MessageStatus::Complete); }),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { chats.finish_message(999, MessageStatus::Complete); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.set_current_leaf(chat, m); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.set_chat_model(chat, 42); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { chats.children(999); }), ErrorCode::InvalidArgument);
@@ -283,8 +279,7 @@ TEST_F(ChatTree, SearchMatchesTitlesAndMessagesWithLiteralWildcards) {
   EXPECT_EQ(ids_of(chats.search_chats("100")), (std::vector<std::int64_t>{plain, pct}));
   EXPECT_TRUE(chats.search_chats("%%").empty());
   EXPECT_EQ(chats.search_chats("").size(), 5u);
-  EXPECT_EQ(error_of([&] { chats.search_chats(std::string(20000, '%')); }).code(),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of([&] { chats.search_chats(std::string(20000, '%')); }).code(), ErrorCode::InvalidArgument);
 }
 
 TEST_F(ChatTree, InterruptedStreamsBecomeStopped) {
@@ -322,8 +317,7 @@ TEST_F(ChatTree, ACycleOfParentsInTheFileIsAFormatErrorNotAHang) {
   const auto chat = chats.create_chat("c");
   const auto u = chats.add_message(chat, 0, Role::User, "q");
   const auto a = chats.add_message(chat, u, Role::Assistant, "r");
-  db.exec("UPDATE messages SET parent_id = " + std::to_string(a) +
-          " WHERE id = " + std::to_string(u));
+  db.exec("UPDATE messages SET parent_id = " + std::to_string(a) + " WHERE id = " + std::to_string(u));
   EXPECT_EQ(error_of([&] { chats.path_to(a); }).code(), ErrorCode::Format);
   EXPECT_EQ(error_of([&] { chats.latest_leaf_under(a); }).code(), ErrorCode::Format);
 }
@@ -339,12 +333,10 @@ TEST_F(ChatTree, AnUnknownRoleInTheFileIsAFormatError) {
 
 TEST(StoreEnums, RoundTripAndRejectUnknownText) {
   for (Role r : {Role::System, Role::User, Role::Assistant}) EXPECT_EQ(parse_role(to_string(r)), r);
-  for (auto s : {MessageStatus::Complete, MessageStatus::Streaming, MessageStatus::Stopped,
-                 MessageStatus::Error})
+  for (auto s : {MessageStatus::Complete, MessageStatus::Streaming, MessageStatus::Stopped, MessageStatus::Error})
     EXPECT_EQ(parse_message_status(to_string(s)), s);
   EXPECT_EQ(testing::error_of([] { parse_role("User"); }).code(), ErrorCode::InvalidArgument);
-  EXPECT_EQ(testing::error_of([] { parse_message_status(""); }).code(),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(testing::error_of([] { parse_message_status(""); }).code(), ErrorCode::InvalidArgument);
 }
 
 }  // namespace

@@ -25,8 +25,7 @@ TEST(SyntheticBpe, MergesApplyByRankThenLeftmost) {
   // "abc" -> "▁abc": ▁ a (rank 2) loses to a b (rank 0), then ab c (rank 1): ▁ abc.
   EXPECT_EQ(t.encode("abc", false), (std::vector<int32_t>{id(t, kMark), id(t, "abc")}));
   // "aaa": the leftmost a a pair merges first.
-  EXPECT_EQ(t.encode("zaaa", false),
-            (std::vector<int32_t>{id(t, kMark), id(t, "z"), id(t, "aa"), id(t, "a")}));
+  EXPECT_EQ(t.encode("zaaa", false), (std::vector<int32_t>{id(t, kMark), id(t, "z"), id(t, "aa"), id(t, "a")}));
   EXPECT_EQ(t.encode("hello", false), (std::vector<int32_t>{id(t, kMark), id(t, "hello")}));
   // "ab" at a word start: ▁ a b -> a b (rank 0) first, so "▁ab" is never formed.
   EXPECT_EQ(t.encode("ab", false), (std::vector<int32_t>{id(t, kMark), id(t, "ab")}));
@@ -43,7 +42,8 @@ TEST(SyntheticBpe, UnknownCharactersFuseWithoutByteFallback) {
   json j = synthetic_tokenizer();
   j["model"]["byte_fallback"] = false;
   const Tokenizer fused = build(j);
-  EXPECT_EQ(fused.encode("x\xC3\xA9\xC3\xA9y", false), (std::vector<int32_t>{id(fused, kMark), id(fused, "x"), 0, id(fused, "y")}));
+  EXPECT_EQ(fused.encode("x\xC3\xA9\xC3\xA9y", false),
+            (std::vector<int32_t>{id(fused, kMark), id(fused, "x"), 0, id(fused, "y")}));
   j["model"]["fuse_unk"] = false;
   const Tokenizer separate = build(j);
   EXPECT_EQ(separate.encode("x\xC3\xA9\xC3\xA9y", false),
@@ -87,10 +87,14 @@ TEST(SyntheticBpe, AddedTokenStripAndSingleWordRules) {
   json j = synthetic_tokenizer();
   j["model"]["vocab"]["<tag>"] = 300;
   j["model"]["vocab"]["hey"] = 301;
-  j["added_tokens"].push_back({{"id", 300}, {"content", "<tag>"}, {"special", false}, {"lstrip", true},
-                               {"rstrip", true}, {"normalized", false}});
-  j["added_tokens"].push_back({{"id", 301}, {"content", "hey"}, {"special", false}, {"single_word", true},
+  j["added_tokens"].push_back({{"id", 300},
+                               {"content", "<tag>"},
+                               {"special", false},
+                               {"lstrip", true},
+                               {"rstrip", true},
                                {"normalized", false}});
+  j["added_tokens"].push_back(
+      {{"id", 301}, {"content", "hey"}, {"special", false}, {"single_word", true}, {"normalized", false}});
   j["pre_tokenizer"] = nullptr;
   const Tokenizer t = build(j);
   // lstrip/rstrip swallow the spaces around <tag>.
@@ -116,14 +120,16 @@ TEST(SyntheticBpe, IncrementalDecoderHoldsByteRunsAndLeadingSpace) {
   const Tokenizer t = build(synthetic_tokenizer());
   IncrementalDecoder d(t, false);
   EXPECT_EQ(d.push(id(t, kMark + "a")), "a");  // leading space stripped at the very start
-  EXPECT_EQ(d.push(3 + 0xC3), "");               // first byte of é: held
-  EXPECT_EQ(d.push(3 + 0xA9), "");               // run still open: may continue
-  EXPECT_EQ(d.push(id(t, "b")), "\xC3\xA9" "b");
+  EXPECT_EQ(d.push(3 + 0xC3), "");             // first byte of é: held
+  EXPECT_EQ(d.push(3 + 0xA9), "");             // run still open: may continue
+  EXPECT_EQ(d.push(id(t, "b")), "\xC3\xA9"
+                                "b");
   EXPECT_EQ(d.push(id(t, kMark)), " ");
   EXPECT_EQ(d.push(3 + 0xC3), "");
   EXPECT_EQ(d.finish(), "\xEF\xBF\xBD");  // an unfinished byte run becomes U+FFFD, as in decode
   const std::vector<int32_t> all = {id(t, kMark + "a"), 3 + 0xC3, 3 + 0xA9, id(t, "b"), id(t, kMark), 3 + 0xC3};
-  EXPECT_EQ(t.decode(all, false), "a\xC3\xA9" "b \xEF\xBF\xBD");
+  EXPECT_EQ(t.decode(all, false), "a\xC3\xA9"
+                                  "b \xEF\xBF\xBD");
 }
 
 TEST(SyntheticBpe, IncrementalDecoderRejectsBadIdsAndContinues) {

@@ -40,7 +40,10 @@ TEST(PreTokenizers, SplitBehaviorsMatchTheDocumentedExamples) {
 }
 
 TEST(PreTokenizers, RegexSplitAndDigits) {
-  const json re = {{"type", "Split"}, {"pattern", {{"Regex", R"(\p{N}{1,3})"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  const json re = {{"type", "Split"},
+                   {"pattern", {{"Regex", R"(\p{N}{1,3})"}}},
+                   {"behavior", "Isolated"},
+                   {"invert", false}};
   EXPECT_EQ(split(re, "ab12345c"), (V{"ab", "123", "45", "c"}));
   EXPECT_EQ(split({{"type", "Digits"}, {"individual_digits", true}}, "a12b"), (V{"a", "1", "2", "b"}));
   EXPECT_EQ(split({{"type", "Digits"}, {"individual_digits", false}}, "a12b3"), (V{"a", "12", "b", "3"}));
@@ -64,7 +67,9 @@ TEST(PreTokenizers, ByteLevelMapsBytesAndSplitsLikeGpt2) {
   const json bl = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", true}};
   // Space -> Ġ (U+0120), newline -> Ċ (U+010A); a prefix space is added.
   EXPECT_EQ(split(bl, "Hi there\n"), (V{"\xC4\xA0Hi", "\xC4\xA0there", "\xC4\x8A"}));
-  EXPECT_EQ(split(bl, "I'm 42"), (V{"\xC4\xA0I", "'m", "\xC4\xA0" "42"}));
+  EXPECT_EQ(split(bl, "I'm 42"), (V{"\xC4\xA0I", "'m",
+                                    "\xC4\xA0"
+                                    "42"}));
 }
 
 TEST(PreTokenizers, MergesMayBeGivenAsPairs) {

@@ -133,7 +133,8 @@ class TempDir {
 };
 
 TEST(TokenizerErrors, FolderProblems) {
-  expect_error([] { Tokenizer::from_dir("/nonexistent/model/folder"); }, ErrorCode::NotFound, "/nonexistent/model/folder");
+  expect_error([] { Tokenizer::from_dir("/nonexistent/model/folder"); }, ErrorCode::NotFound,
+               "/nonexistent/model/folder");
   TempDir dir;
   expect_error([&] { Tokenizer::from_dir(dir.path()); }, ErrorCode::NotFound, "no tokenizer.json");
   dir.write("vocab.json", R"({"a": 0, "b": 1, "ab": 2})");

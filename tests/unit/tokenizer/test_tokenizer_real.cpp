@@ -37,9 +37,11 @@ const char* kByteLevel[] = {"GPT-2", "Qwen2.5-Instruct"};
 const char* kSentencePiece[] = {"Llama-2-7b-chat-hf", "Mistral-7B-Instruct-v0.3"};
 
 TEST(RealTokenizers, InvalidUtf8IsReplacedNotFatal) {
-  const std::string bad = "ab\xFF\xFE" "cd\xE2\x82 ok \xF0\x9F\x98";
+  const std::string bad = "ab\xFF\xFE"
+                          "cd\xE2\x82 ok \xF0\x9F\x98";
   const std::string fixed = inferdesk::tok::utf8_lossy(bad);
-  ASSERT_EQ(fixed, "ab\xEF\xBF\xBD\xEF\xBF\xBD" "cd\xEF\xBF\xBD ok \xEF\xBF\xBD");
+  ASSERT_EQ(fixed, "ab\xEF\xBF\xBD\xEF\xBF\xBD"
+                   "cd\xEF\xBF\xBD ok \xEF\xBF\xBD");
   for (const char* name : {"GPT-2", "Llama-2-7b-chat-hf", "Qwen2.5-Instruct"}) {
     const Tokenizer& t = load(name);
     EXPECT_EQ(t.encode(bad, true), t.encode(fixed, true)) << name;
@@ -80,9 +82,9 @@ TEST(RealTokenizers, LongDigitRunsSplitExactly) {
 
 TEST(RealTokenizers, PathologicalInputsRoundTrip) {
   const std::vector<std::string> inputs = {
-      repeat("a", 1000000),                                    // a 1 MB word
-      repeat("1234567890", 10000),                             // 100k digits
-      repeat(" ", 100000) + "x" + repeat("\t", 1000) + "\n",   // whitespace runs
+      repeat("a", 1000000),                                                                      // a 1 MB word
+      repeat("1234567890", 10000),                                                               // 100k digits
+      repeat(" ", 100000) + "x" + repeat("\t", 1000) + "\n",                                     // whitespace runs
       repeat("\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7", 5000),  // emoji ZWJ run
   };
   for (const char* name : kByteLevel) {
@@ -104,7 +106,8 @@ TEST(RealTokenizers, PathologicalInputsRoundTrip) {
 
 TEST(RealTokenizers, IncrementalDecodingStreams) {
   const std::string text = "Hello world, \xF0\x9F\x98\x80 done \xE4\xBD\xA0\xE5\xA5\xBD!";
-  for (const char* name : {"Meta-Llama-3-8B-Instruct", "Llama-2-7b-chat-hf", "Qwen2.5-Instruct", "Mistral-7B-Instruct-v0.3"}) {
+  for (const char* name :
+       {"Meta-Llama-3-8B-Instruct", "Llama-2-7b-chat-hf", "Qwen2.5-Instruct", "Mistral-7B-Instruct-v0.3"}) {
     const Tokenizer& t = load(name);
     const auto ids = t.encode(text, true);
     IncrementalDecoder d(t, true);

@@ -20,7 +20,9 @@ TEST(Utf8, LossyReplacesEachMaximalInvalidSubpart) {
   EXPECT_EQ(utf8_lossy("\xE2\x82\x41"), R + "A");
   EXPECT_EQ(utf8_lossy("\xC0\x80"), R + R);
   EXPECT_EQ(utf8_lossy("\xED\xA0\x80"), R + R + R);
-  EXPECT_EQ(utf8_lossy("a\xFF" "b"), "a" + R + "b");
+  EXPECT_EQ(utf8_lossy("a\xFF"
+                       "b"),
+            "a" + R + "b");
   EXPECT_EQ(utf8_lossy("\xF4\x90\x80\x80"), R + R + R + R);
   EXPECT_EQ(utf8_lossy("\xE0\x80\x80"), R + R + R);
   EXPECT_EQ(utf8_lossy("\xF0\x9F\x98\x80\x80"), "\xF0\x9F\x98\x80" + R);
@@ -31,8 +33,8 @@ TEST(Utf8, LossyReplacesEachMaximalInvalidSubpart) {
 
 TEST(Utf8, StreamingEqualsBatchForRandomChunks) {
   std::mt19937 rng(7);
-  const std::vector<std::string> alphabet = {"a", "\xC3\xA9", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80", "\xFF", "\x80",
-                                             "\xE2\x82", "\xF0\x9F", "\xED\xA0\x80", "\xC0"};
+  const std::vector<std::string> alphabet = {"a",    "\xC3\xA9", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80", "\xFF",
+                                             "\x80", "\xE2\x82", "\xF0\x9F",     "\xED\xA0\x80",     "\xC0"};
   for (int iter = 0; iter < 500; ++iter) {
     std::string bytes;
     const int n = static_cast<int>(rng() % 20);
@@ -54,15 +56,15 @@ TEST(Utf8, StreamingEqualsBatchForRandomChunks) {
 }
 
 TEST(Unicode, NfcAndNfdMatchPython) {
-  EXPECT_EQ(to_nfc("e\xCC\x81"), "\xC3\xA9");                                   // e + acute
-  EXPECT_EQ(to_nfc("A\xCC\x8A\xCC\xA3"), "\xE1\xBA\xA0\xCC\x8A");               // reordered, composed
-  EXPECT_EQ(to_nfc("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), "\xEA\xB0\x81");    // Hangul L V T
-  EXPECT_EQ(to_nfc("q\xCC\x87\xCC\xA3"), "q\xCC\xA3\xCC\x87");                  // canonical order
-  EXPECT_EQ(to_nfc("\xE2\x84\xAB"), "\xC3\x85");                                // Angstrom sign
+  EXPECT_EQ(to_nfc("e\xCC\x81"), "\xC3\xA9");                                 // e + acute
+  EXPECT_EQ(to_nfc("A\xCC\x8A\xCC\xA3"), "\xE1\xBA\xA0\xCC\x8A");             // reordered, composed
+  EXPECT_EQ(to_nfc("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), "\xEA\xB0\x81");  // Hangul L V T
+  EXPECT_EQ(to_nfc("q\xCC\x87\xCC\xA3"), "q\xCC\xA3\xCC\x87");                // canonical order
+  EXPECT_EQ(to_nfc("\xE2\x84\xAB"), "\xC3\x85");                              // Angstrom sign
   EXPECT_EQ(to_nfc("a\xCC\x88\xCC\x81"), "\xC3\xA4\xCC\x81");
-  EXPECT_EQ(to_nfc("\xCD\x84"), "\xCC\x88\xCC\x81");                            // excluded from composition
+  EXPECT_EQ(to_nfc("\xCD\x84"), "\xCC\x88\xCC\x81");  // excluded from composition
   EXPECT_EQ(to_nfd("\xE2\x84\xAB"), "A\xCC\x8A");
-  EXPECT_EQ(to_nfc("\xEF\xBD\x86ull"), "\xEF\xBD\x86ull");                      // compatibility chars stay
+  EXPECT_EQ(to_nfc("\xEF\xBD\x86ull"), "\xEF\xBD\x86ull");  // compatibility chars stay
   EXPECT_FALSE(may_need_normalization("plain ASCII and \xE4\xBD\xA0\xE5\xA5\xBD"));
   EXPECT_TRUE(may_need_normalization("e\xCC\x81"));
 }
@@ -71,7 +73,11 @@ TEST(Regex, WhitespaceClassFollowsOniguruma) {
   // \s must match Unicode White_Space (NEL, NBSP, U+3000) but not U+180E, as Oniguruma does.
   Regex re(R"(\s+)", "test");
   std::vector<std::pair<size_t, size_t>> m;
-  const std::string text = "a\xC2\x85" "b\xC2\xA0" "c\xE3\x80\x80" "d\xE1\xA0\x8E" "e";
+  const std::string text = "a\xC2\x85"
+                           "b\xC2\xA0"
+                           "c\xE3\x80\x80"
+                           "d\xE1\xA0\x8E"
+                           "e";
   re.find_all(text, m);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(text.substr(m[0].first, m[0].second - m[0].first), "\xC2\x85");
