@@ -68,7 +68,7 @@ struct CudaBackendOptions {
   // used expert's weights once, and 256 MiB cut an 8,192-token prefill step into 11 chunks).
   int64_t moe_scratch_bytes = 0;
   // Programmatic dependent launch (sm_90+): a kernel's launch and prologue overlap the previous
-  // kernel's tail. Process-wide setting, applied when the backend is created.
+  // kernel's tail. Per backend: its kernels launch with it (cuda/kernels/launch.h).
   bool pdl = true;
   // linear_add_rms_norm of 33-64 rows on the wide k-split GEMM with the residual add in its
   // epilogue and the norm's row scale applied by the next GEMM's epilogue (Hopper, with

