@@ -2,7 +2,7 @@
 # programs and libinferdesk-cuda.so (the headers below, the version, the compiler). A module whose
 # id differs is refused with a reason instead of being called through mismatched layouts.
 set(_abi_headers
-  core/backend/backend.h core/backend/cuda_options.h core/backend/cuda_module_abi.h
+  core/backend/backend.h core/backend/quant.h core/backend/cuda_options.h core/backend/cuda_module_abi.h
   core/sample/sampling_params.h core/util/dtype.h core/util/host_tensor.h core/util/error.h)
 set(_abi_text "${PROJECT_VERSION};${CMAKE_CXX_COMPILER_ID};${CMAKE_CXX_COMPILER_VERSION}")
 foreach(h ${_abi_headers})

@@ -2,12 +2,50 @@
 // required ops (what the CPU reference backend runs).
 #include "core/backend/backend.h"
 
+#include <cmath>
+#include <string>
+
 #include "core/util/error.h"
 
 namespace inferdesk {
 
 Buffer Backend::load_weight_rows(const std::vector<HostTensor>&, int64_t) {
   throw Error(ErrorCode::Unsupported, name() + " backend does not stack weights");
+}
+
+std::string describe(const QuantInfo& q) {
+  if (q.scheme == QuantScheme::None) return "none";
+  std::string s = "fp8 e4m3";
+  switch (q.granularity) {
+    case ScaleGranularity::Tensor: s += " per-tensor"; break;
+    case ScaleGranularity::Channel: s += " per-channel"; break;
+    case ScaleGranularity::Block:
+      s += " block " + std::to_string(q.block_n) + "x" + std::to_string(q.block_k);
+      break;
+  }
+  switch (q.act) {
+    case ActQuant::None: s += ", weight-only"; break;
+    case ActQuant::DynamicToken: s += ", dynamic per-token activations"; break;
+    case ActQuant::DynamicGroup: s += ", dynamic per-token-group activations"; break;
+    case ActQuant::Static: s += ", static activation scale"; break;
+  }
+  return s;
+}
+
+void check_kv_scales(const KvCacheShape& shape) {
+  for (const std::vector<float>* v : {&shape.k_scales, &shape.v_scales}) {
+    if (v->empty()) continue;
+    if (static_cast<int32_t>(v->size()) != shape.num_layers)
+      throw Error(ErrorCode::InvalidArgument, "KV cache scales: " + std::to_string(v->size()) + " values for " +
+                                                  std::to_string(shape.num_layers) + " layers");
+    for (float f : *v)
+      if (!std::isfinite(f) || f <= 0.0f)
+        throw Error(ErrorCode::InvalidArgument, "KV cache scales must be finite and positive, got " + std::to_string(f));
+  }
+}
+
+Buffer Backend::load_scales(const float*, int64_t, int64_t) {
+  throw Error(ErrorCode::Unsupported, name() + " backend does not run quantized weights");
 }
 
 void Backend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/quant.h"
 #include "core/sample/sampling_params.h"
 #include "core/util/dtype.h"
 #include "core/util/host_tensor.h"
@@ -33,6 +34,9 @@ struct Tensor {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t stride = 0;
+  // Set on quantized linear weights only (quant.h): how the values decode. Slicing a quantized
+  // weight is not supported (its scales would not follow).
+  const QuantInfo* quant = nullptr;
 
   bool empty() const { return data == nullptr; }
   size_t element_size() const { return dtype_size(dtype); }
@@ -69,10 +73,21 @@ class Buffer {
   const Tensor& tensor() const { return tensor_; }
   Tensor& tensor() { return tensor_; }
   bool empty() const { return tensor_.empty(); }
+  // Makes this a quantized weight: `q` says how it decodes; `scales` owns the memory q.scales
+  // points to and lives as long as this buffer.
+  void set_quant(const QuantInfo& q, const Buffer& scales) {
+    auto info = std::make_shared<QuantInfo>(q);
+    info->scales = scales.tensor().data;
+    quant_ = std::move(info);
+    scales_owner_ = scales.owner_;
+    tensor_.quant = quant_.get();
+  }
 
  private:
   Tensor tensor_;
   std::shared_ptr<void> owner_;
+  std::shared_ptr<const QuantInfo> quant_;
+  std::shared_ptr<void> scales_owner_;
 };
 
 // Geometry of the paged KV cache: per layer, K and V of num_blocks blocks, each holding
@@ -80,12 +95,18 @@ class Buffer {
 // block_id * block_size + offset_in_block. How a block is laid out inside is the backend's choice
 // (the CPU backend's is documented in core/backend/cpu/cpu_backend_impl.h); callers only ever
 // address the cache through slots and block ids.
+// Fp8 stores K and V as E4M3 times a per-layer scale (k_scales / v_scales, 1.0 when empty):
+// stored = sat_e4m3(value * (1 / scale)), read back as stored * scale.
+enum class KvCacheDtype : uint8_t { Auto, Fp8 };
 struct KvCacheShape {
   int32_t num_layers = 0;
   int32_t num_blocks = 0;
   int32_t block_size = 16;
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
+  KvCacheDtype dtype = KvCacheDtype::Auto;  // Auto: the backend's activation precision
+  std::vector<float> k_scales;              // [num_layers] for Fp8, or empty (all 1.0)
+  std::vector<float> v_scales;
 };
 
 // One sequence's part of a step. Its tokens are rows [query_start, query_start + query_len) of the
@@ -172,6 +193,10 @@ struct MemoryInfo {
   int64_t activations = 0;
 };
 
+// Throws InvalidArgument unless the per-layer scales are empty or num_layers finite positive
+// values each.
+void check_kv_scales(const KvCacheShape& shape);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -185,8 +210,16 @@ class Backend {
   // then outlive the model) or copy/convert it to device memory. rows/cols give the 2-D view
   // (1-D tensors are [1, n]).
   virtual Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) = 0;
-  // Fill a tensor with uniform random values in [-scale, scale] (dummy-weight benchmarks).
+  // Fill a tensor with uniform random values in [-scale, scale] (dummy-weight benchmarks); FP8
+  // tensors get random finite codes of magnitude <= scale.
   virtual void fill_random(Tensor t, uint64_t seed, float scale) = 0;
+  // F32 scales of a quantized weight ([rows, cols] row-major floats on the host) in backend
+  // memory. The default throws Unsupported.
+  virtual Buffer load_scales(const float* values, int64_t rows, int64_t cols);
+  // Whether linear() and the fused ops run weights quantized this way, and the KV cache dtype.
+  // Loading checks both first, so an unsupported scheme fails before any memory is used.
+  virtual bool supports_quant(const QuantInfo& q) const { return q.scheme == QuantScheme::None; }
+  virtual bool supports_kv_dtype(KvCacheDtype d) const { return d == KvCacheDtype::Auto; }
   virtual void init_kv_cache(const KvCacheShape& shape) = 0;
   // Bytes one KV block takes over all layers for this geometry (used to size the pool).
   virtual int64_t kv_block_bytes(const KvCacheShape& shape) const = 0;

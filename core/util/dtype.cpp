@@ -12,6 +12,9 @@ const char* dtype_name(DType t) {
     case DType::I32: return "I32";
     case DType::I64: return "I64";
     case DType::U8: return "U8";
+    case DType::I8: return "I8";
+    case DType::F8E4M3: return "F8_E4M3";
+    case DType::F8E5M2: return "F8_E5M2";
   }
   return "?";
 }
@@ -23,6 +26,9 @@ std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "I32") return DType::I32;
   if (s == "I64") return DType::I64;
   if (s == "U8") return DType::U8;
+  if (s == "I8") return DType::I8;
+  if (s == "F8_E4M3") return DType::F8E4M3;
+  if (s == "F8_E5M2") return DType::F8E5M2;
   return std::nullopt;
 }
 

@@ -6,11 +6,22 @@
 
 #include "core/backend/cpu/cpu_backend_impl.h"
 #include "core/util/error.h"
+#include "core/util/fp8.h"
 
 namespace inferdesk::cpu {
 
 namespace {
 float* frow(const Tensor& t, int64_t r) { return static_cast<float*>(t.data) + r * t.stride; }
+
+float kv_scale(const std::vector<float>& scales, int32_t layer) {
+  return scales.empty() ? 1.0f : scales[static_cast<size_t>(layer)];
+}
+
+// What an E4M3 cache entry with this scale reads back as (KvCacheShape).
+void round_through_fp8(float* x, int64_t n, float scale) {
+  const float inv = 1.0f / scale;
+  for (int64_t i = 0; i < n; ++i) x[i] = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x[i] * inv)) * scale;
+}
 }  // namespace
 
 // cos/sin per token and frequency, computed once per step and RopeConfig. The angle is the float32
@@ -94,6 +105,10 @@ void CpuBackend::write_kv(int32_t layer, const Tensor& k, const Tensor& v) {
       const int64_t o = dst + h * head_block;
       std::memcpy(kc + o, kr + int64_t{h} * s.head_dim, head_bytes);
       std::memcpy(vc + o, vr + int64_t{h} * s.head_dim, head_bytes);
+      if (s.dtype == KvCacheDtype::Fp8) {
+        round_through_fp8(kc + o, s.head_dim, kv_scale(s.k_scales, layer));
+        round_through_fp8(vc + o, s.head_dim, kv_scale(s.v_scales, layer));
+      }
     }
   }
 }

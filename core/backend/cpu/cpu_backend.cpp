@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/util/error.h"
+#include "core/util/fp8.h"
 #include "core/util/splitmix.h"
 
 namespace inferdesk {
@@ -123,9 +124,10 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
 
 Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t cols) {
   const std::string what = "weight '" + host.name + "'";
-  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16)
-    throw Error(ErrorCode::Unsupported,
-                what + ": dtype " + dtype_name(host.dtype) + " is not supported by the CPU backend (F32, F16, BF16)");
+  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16 &&
+      host.dtype != DType::F8E4M3)
+    throw Error(ErrorCode::Unsupported, what + ": dtype " + dtype_name(host.dtype) +
+                                            " is not supported by the CPU backend (F32, F16, BF16, F8_E4M3)");
   if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols) || rows * cols != host.numel())
     throw Error(ErrorCode::Format,
                 what + ": shape does not match a " + std::to_string(rows) + " x " + std::to_string(cols) + " view");
@@ -141,8 +143,14 @@ Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t col
   return Buffer(Tensor{data, host.dtype, rows, cols, cols}, std::move(owner));
 }
 
+Buffer CpuBackend::load_scales(const float* values, int64_t rows, int64_t cols) {
+  Buffer b = alloc(DType::F32, rows, cols);
+  std::memcpy(b.tensor().data, values, static_cast<size_t>(rows * cols) * 4);
+  return b;
+}
+
 void CpuBackend::fill_random(Tensor t, uint64_t seed, float scale) {
-  if (t.dtype != DType::F32 && t.dtype != DType::BF16 && t.dtype != DType::F16)
+  if (t.dtype != DType::F32 && t.dtype != DType::BF16 && t.dtype != DType::F16 && t.dtype != DType::F8E4M3)
     throw Error(ErrorCode::InvalidArgument, "fill_random: only float tensors can be filled");
   const uint64_t base = splitmix64(seed);
   for_rows(t.rows, t.cols * 8, [&](int64_t r0, int64_t r1) {
@@ -155,6 +163,8 @@ void CpuBackend::fill_random(Tensor t, uint64_t seed, float scale) {
         float v = u * scale;
         if (t.dtype == DType::F32) {
           reinterpret_cast<float*>(row)[c] = v;
+        } else if (t.dtype == DType::F8E4M3) {
+          reinterpret_cast<uint8_t*>(row)[c] = f32_to_fp8_e4m3(v);
         } else {
           uint16_t h = t.dtype == DType::BF16 ? f32_to_bf16(v) : f32_to_f16(v);
           std::memcpy(row + c * 2, &h, 2);
@@ -182,6 +192,8 @@ void CpuBackend::init_kv_cache(const KvCacheShape& s) {
     throw Error(ErrorCode::OutOfMemory,
                 "init_kv_cache: cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
   kv_ = std::shared_ptr<float>(p, [bytes](float* q) { free_zeroed(q, bytes); });
+  if (!supports_kv_dtype(s.dtype)) throw Error(ErrorCode::Unsupported, "init_kv_cache: unsupported KV cache dtype");
+  check_kv_scales(s);
   kv_shape_ = s;
   kv_layer_elems_ = per_layer;
 }

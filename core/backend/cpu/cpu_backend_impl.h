@@ -53,6 +53,11 @@ class CpuBackend final : public Backend {
   Buffer alloc(DType dtype, int64_t rows, int64_t cols) override;
   Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
   void fill_random(Tensor t, uint64_t seed, float scale) override;
+  Buffer load_scales(const float* values, int64_t rows, int64_t cols) override;
+  bool supports_quant(const QuantInfo& q) const override;
+  // Fp8: K/V are rounded through E4M3 with the layer's scale as they are written (the reference
+  // numerics of an FP8 cache); the cache itself stays float32.
+  bool supports_kv_dtype(KvCacheDtype d) const override { return d == KvCacheDtype::Auto || d == KvCacheDtype::Fp8; }
   void init_kv_cache(const KvCacheShape& shape) override;
   int64_t kv_block_bytes(const KvCacheShape& shape) const override;
   MemoryInfo memory_info() const override;
@@ -86,6 +91,10 @@ class CpuBackend final : public Backend {
   void for_rows(int64_t rows, int64_t cost_per_row, const std::function<void(int64_t, int64_t)>& fn);
   // out[T, O] = x[T, K] @ w^T (+ bias), threaded.
   void run_linear(const LinearArgs& a);
+  // linear() of a quantized weight (w.quant set): cpu_quant_linear.cpp.
+  void quant_linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out);
+  // out [n, w.rows] = x [n, w.cols] @ w^T for one expert's gathered rows, quantized or not.
+  void expert_linear(const float* x, int64_t x_stride, int64_t n, const Tensor& w, float* out);
   const std::vector<float>& rope_table(const RopeConfig& rope, int32_t half);
   void check_attention_step(const AttentionParams& p) const;
 
@@ -116,6 +125,7 @@ class CpuBackend final : public Backend {
 
   Scratch scratch_threads_;  // per-thread scratch
   Scratch scratch_moe_;      // gathered rows and expert intermediates
+  Scratch scratch_quant_;    // quantized activations and their scales
 };
 
 }  // namespace inferdesk::cpu

@@ -16,6 +16,10 @@ void CpuBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Te
                                          std::to_string(x.cols) + ", w " + std::to_string(w.rows) + "x" +
                                          std::to_string(w.cols) + ", out " + std::to_string(out.rows) + "x" +
                                          std::to_string(out.cols) + ")");
+  if (w.quant) {
+    quant_linear(x, w, bias, out);
+    return;
+  }
   LinearArgs a;
   a.x = static_cast<const float*>(x.data);
   a.x_stride = x.stride;

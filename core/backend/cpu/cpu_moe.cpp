@@ -33,6 +33,15 @@ LinearArgs make_args(const float* x, int64_t x_stride, int64_t T, const Tensor& 
 }
 }  // namespace
 
+void CpuBackend::expert_linear(const float* x, int64_t x_stride, int64_t n, const Tensor& w, float* out) {
+  if (!w.quant) {
+    run_linear(make_args(x, x_stride, n, w, out));
+    return;
+  }
+  const Tensor xt{const_cast<float*>(x), DType::F32, n, w.cols, x_stride};
+  quant_linear(xt, w, nullptr, Tensor{out, DType::F32, n, w.rows, w.rows});
+}
+
 void CpuBackend::moe_route(const Tensor& logits, int32_t top_k, bool normalize, Tensor ids, Tensor weights) {
   const int64_t E = logits.cols;
   if (top_k <= 0 || top_k > E || ids.cols != top_k || weights.cols != top_k || ids.dtype != DType::I32 ||
@@ -127,12 +136,12 @@ void CpuBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<E
     if (ew.gate.cols != H || ew.up.rows != I || ew.up.cols != H || ew.down.rows != H || ew.down.cols != I)
       throw Error(ErrorCode::Internal, "moe_experts: expert " + std::to_string(e) + " has inconsistent weight shapes");
     for (int64_t i = 0; i < n; ++i) std::memcpy(xs + i * H, frow(x, tok[start[e] + i]), static_cast<size_t>(H) * 4);
-    run_linear(make_args(xs, H, n, ew.gate, gate));
-    run_linear(make_args(xs, H, n, ew.up, up));
+    expert_linear(xs, H, n, ew.gate, gate);
+    expert_linear(xs, H, n, ew.up, up);
     for_rows(n, I * 4, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) k_.silu_mul_row(gate + r * I, up + r * I, gate + r * I, I);
     });
-    run_linear(make_args(gate, I, n, ew.down, down));
+    expert_linear(gate, I, n, ew.down, down);
     for (int64_t i = 0; i < n; ++i) k_.axpy_row(wgt[start[e] + i], down + i * H, frow(out, tok[start[e] + i]), H);
   }
 }

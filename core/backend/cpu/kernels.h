@@ -19,7 +19,7 @@ struct LinearArgs {
   const float* x = nullptr;
   int64_t x_stride = 0;
   const void* w = nullptr;
-  DType w_dtype = DType::F32;
+  DType w_dtype = DType::F32;  // F32, F16, BF16, or F8E4M3 read as value * 2^-8 (the caller rescales)
   int64_t w_stride = 0;        // elements
   const void* bias = nullptr;  // [O] or null
   DType bias_dtype = DType::F32;
