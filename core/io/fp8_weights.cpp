@@ -37,6 +37,13 @@ void check_float_dtype(const HostTensor& t) {
     bad(t.name, std::string("scales must be F32, BF16 or F16, not ") + dtype_name(t.dtype));
 }
 
+std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
+  std::vector<int64_t> out;
+  for (int64_t d : s)
+    if (d != 1) out.push_back(d);
+  return out;
+}
+
 bool shape_is(const std::vector<int64_t>& s, std::initializer_list<std::vector<int64_t>> options) {
   return std::any_of(options.begin(), options.end(), [&](const std::vector<int64_t>& o) { return s == o; });
 }
@@ -48,8 +55,8 @@ HostScales read_weight_scales(const HostTensor& t, const QuantInfo& q, int64_t n
   HostScales s;
   switch (q.granularity) {
     case ScaleGranularity::Tensor:
-      if (!shape_is(t.shape, {{}, {1}, {1, 1}})) bad(t.name, "a per-tensor scale must have shape [] or [1], not " +
-                                                                 shape_to_string(t.shape));
+      if (!shape_is(t.shape, {{}, {1}, {1, 1}}))
+        bad(t.name, "a per-tensor scale must have shape [] or [1], not " + shape_to_string(t.shape));
       s.rows = s.cols = 1;
       break;
     case ScaleGranularity::Channel:
@@ -62,7 +69,9 @@ HostScales read_weight_scales(const HostTensor& t, const QuantInfo& q, int64_t n
     case ScaleGranularity::Block: {
       if (q.block_n <= 0 || q.block_k <= 0) bad(t.name, "block scales need a block size");
       const int64_t br = (n + q.block_n - 1) / q.block_n, bc = (k + q.block_k - 1) / q.block_k;
-      if (!shape_is(t.shape, {{br, bc}}))
+      // transformers saves a single block's scale of an expert as a scalar: shapes that differ only
+      // by dimensions of size 1 hold the same values.
+      if (!shape_is(squeezed(t.shape), {squeezed({br, bc})}))
         bad(t.name, "block scales of a [" + std::to_string(n) + ", " + std::to_string(k) + "] weight in " +
                         std::to_string(q.block_n) + "x" + std::to_string(q.block_k) + " blocks must have shape [" +
                         std::to_string(br) + ", " + std::to_string(bc) + "], not " + shape_to_string(t.shape));
@@ -109,8 +118,12 @@ QuantizedHost quantize_fp8_per_channel(const HostTensor& w, int64_t n, int64_t k
       if (!std::isfinite(row[c])) bad(w.name, "holds a non-finite value in row " + std::to_string(r));
       amax = std::max(amax, std::fabs(row[c]));
     }
-    // An all-zero row keeps scale 1 so that its codes (all zero) still decode to zero.
-    const float s = amax > 0.0f ? bf16_to_f32(f32_to_bf16(amax / kFp8E4M3Max)) : 1.0f;
+    // An all-zero row keeps scale 1 so that its codes (all zero) still decode to zero. The scale is
+    // rounded to the weight's own dtype, which the checkpoint stores it in.
+    float s = amax / kFp8E4M3Max;
+    if (w.dtype == DType::BF16) s = bf16_to_f32(f32_to_bf16(s));
+    if (w.dtype == DType::F16) s = f16_to_f32(f32_to_f16(s));
+    if (!(s > 0.0f)) s = 1.0f;
     out.scales.values[r] = s;
     for (int64_t c = 0; c < k; ++c) out.codes[r * k + c] = f32_to_fp8_e4m3(row[c] / s);
   }

@@ -21,7 +21,8 @@ HostScales read_weight_scales(const HostTensor& t, const QuantInfo& q, int64_t n
 float read_input_scale(const HostTensor& t);
 
 // Per-channel E4M3 quantization as compressed-tensors' FP8_DYNAMIC scheme stores it: the scale of a
-// row is amax / 448 rounded to BF16 (the dtype checkpoints store it in), codes = sat_e4m3(w / s).
+// row is amax / 448 rounded to the weight's dtype (which checkpoints store it in), codes =
+// sat_e4m3(w / s).
 struct QuantizedHost {
   std::vector<uint8_t> codes;  // [n, k]
   HostScales scales;           // [n, 1]

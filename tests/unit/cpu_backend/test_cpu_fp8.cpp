@@ -2,7 +2,11 @@
 // FP8 linear, experts and KV cache against a double-precision implementation of the definition in
 // core/backend/quant.h.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+
+#include <nlohmann/json.hpp>
 
 #include "core/util/fp8.h"
 #include "tests/unit/cpu_backend/cpu_test_util.h"
@@ -11,13 +15,13 @@ namespace inferdesk::test {
 namespace {
 
 TEST(Fp8Convert, E4M3ValuesFromTheSpec) {
-  EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);                 // S.1111.110: the largest finite
+  EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);  // S.1111.110: the largest finite
   EXPECT_EQ(fp8_e4m3_to_f32(0xfe), -448.0f);
-  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(0x7f)));           // S.1111.111 is NaN, no infinities
-  EXPECT_EQ(fp8_e4m3_to_f32(0x08), std::ldexp(1.0f, -6));   // smallest normal
-  EXPECT_EQ(fp8_e4m3_to_f32(0x01), std::ldexp(1.0f, -9));   // smallest subnormal
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(0x7f)));          // S.1111.111 is NaN, no infinities
+  EXPECT_EQ(fp8_e4m3_to_f32(0x08), std::ldexp(1.0f, -6));  // smallest normal
+  EXPECT_EQ(fp8_e4m3_to_f32(0x01), std::ldexp(1.0f, -9));  // smallest subnormal
   EXPECT_EQ(fp8_e4m3_to_f32(0x07), 7 * std::ldexp(1.0f, -9));
-  EXPECT_EQ(fp8_e4m3_to_f32(0x38), 1.0f);                   // exponent bias 7
+  EXPECT_EQ(fp8_e4m3_to_f32(0x38), 1.0f);  // exponent bias 7
   EXPECT_EQ(fp8_e4m3_to_f32(0x80), 0.0f);
   EXPECT_TRUE(std::signbit(fp8_e4m3_to_f32(0x80)));
 }
@@ -29,7 +33,7 @@ TEST(Fp8Convert, E4M3RoundsToNearestEvenAndSaturates) {
   EXPECT_EQ(f32_to_fp8_e4m3(1000.0f), 0x7e);  // saturates (SATFINITE)
   EXPECT_EQ(f32_to_fp8_e4m3(-std::numeric_limits<float>::infinity()), 0xfe);
   EXPECT_EQ(f32_to_fp8_e4m3(std::nanf("")) & 0x7f, 0x7f);
-  EXPECT_EQ(f32_to_fp8_e4m3(std::ldexp(1.0f, -10)), 0x00);         // half the smallest subnormal: ties to 0
+  EXPECT_EQ(f32_to_fp8_e4m3(std::ldexp(1.0f, -10)), 0x00);  // half the smallest subnormal: ties to 0
   EXPECT_EQ(f32_to_fp8_e4m3(std::ldexp(1.5f, -10)), 0x01);
   EXPECT_EQ(f32_to_fp8_e4m3(7.5f * std::ldexp(1.0f, -9)), 0x08);  // rounds up into the normals
   // Every finite code survives the round trip.
@@ -74,8 +78,8 @@ std::unique_ptr<Fp8Weight> make_fp8(Backend& be, std::mt19937_64& rng, int64_t N
   }
   w->scales.resize(static_cast<size_t>(sr * sc));
   for (auto& v : w->scales) v = s(rng) / (448.0f * std::sqrt(static_cast<float>(K)));
-  w->host = HostTensor{"fp8.weight", DType::F8E4M3, {N, K}, reinterpret_cast<const std::byte*>(w->codes.data()),
-                       w->codes.size()};
+  w->host = HostTensor{
+      "fp8.weight", DType::F8E4M3, {N, K}, reinterpret_cast<const std::byte*>(w->codes.data()), w->codes.size()};
   Buffer scales = be.load_scales(w->scales.data(), sr, sc);
   q.scale_rows = sr;
   q.scale_cols = sc;
@@ -134,10 +138,11 @@ QuantInfo scheme(ScaleGranularity g, ActQuant a, int32_t block = 0) {
 class CpuFp8Test : public CpuBackendTest {};
 
 TEST_P(CpuFp8Test, LinearMatchesTheDefinition) {
-  const QuantInfo schemes[] = {
-      scheme(ScaleGranularity::Tensor, ActQuant::DynamicToken), scheme(ScaleGranularity::Channel, ActQuant::DynamicToken),
-      scheme(ScaleGranularity::Channel, ActQuant::Static), scheme(ScaleGranularity::Channel, ActQuant::None),
-      scheme(ScaleGranularity::Block, ActQuant::DynamicGroup, 128)};
+  const QuantInfo schemes[] = {scheme(ScaleGranularity::Tensor, ActQuant::DynamicToken),
+                               scheme(ScaleGranularity::Channel, ActQuant::DynamicToken),
+                               scheme(ScaleGranularity::Channel, ActQuant::Static),
+                               scheme(ScaleGranularity::Channel, ActQuant::None),
+                               scheme(ScaleGranularity::Block, ActQuant::DynamicGroup, 128)};
   for (const QuantInfo& q : schemes) {
     for (int64_t T : {1, 3, 70}) {
       for (auto [K, N] : {std::pair<int64_t, int64_t>{256, 136}, {300, 200}, {64, 7}}) {
@@ -184,7 +189,8 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
     const std::vector<double> xt(xv.begin() + t * H, xv.begin() + (t + 1) * H);
     for (int j = 0; j < 2; ++j) {
       const int e = static_cast<int>((t + j) % E);
-      std::vector<double> g = reference(xt, 1, H, *ws[3 * e], nullptr), u = reference(xt, 1, H, *ws[3 * e + 1], nullptr);
+      std::vector<double> g = reference(xt, 1, H, *ws[3 * e], nullptr),
+                          u = reference(xt, 1, H, *ws[3 * e + 1], nullptr);
       std::vector<double> h(static_cast<size_t>(I));
       for (int64_t i = 0; i < I; ++i) h[i] = static_cast<float>(g[i] / (1.0 + std::exp(-g[i])) * u[i]);
       std::vector<double> d = reference(h, 1, I, *ws[3 * e + 2], nullptr);
@@ -237,6 +243,41 @@ TEST_P(CpuFp8Test, KvCacheRoundsThroughE4M3) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuFp8Test, testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace inferdesk::test
+
+namespace inferdesk::test {
+namespace {
+
+// PyTorch's casts (tools/golden/make_fp8_conversions.py): every code's value, and the code of
+// exact ties between neighbours, subnormals and random values in range.
+TEST(Fp8Convert, MatchesPyTorch) {
+  std::ifstream in(std::filesystem::path(INFERDESK_TEST_SOURCE_DIR) / "tests/golden/fp8/conversions.json");
+  ASSERT_TRUE(in) << "missing tests/golden/fp8/conversions.json";
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* kind : {"e4m3", "e5m2"}) {
+    const bool e4 = kind[1] == '4';
+    const auto& values = j[std::string(kind) + "_values"];
+    for (int c = 0; c < 256; ++c) {
+      const float got = e4 ? fp8_e4m3_to_f32(static_cast<uint8_t>(c)) : fp8_e5m2_to_f32(static_cast<uint8_t>(c));
+      if (values[c].is_null()) {
+        EXPECT_FALSE(std::isfinite(got)) << kind << " code " << c;
+      } else {
+        EXPECT_EQ(got, values[c].get<float>()) << kind << " code " << c;
+      }
+    }
+    const auto& xs = j[std::string(kind) + "_inputs"];
+    const auto& codes = j[std::string(kind) + "_codes"];
+    int wrong = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float x = xs[i].get<float>();
+      const int want = codes[i].get<int>(), got = e4 ? f32_to_fp8_e4m3(x) : f32_to_fp8_e5m2(x);
+      if (got != want && ++wrong <= 10) ADD_FAILURE() << kind << ": " << x << " -> " << got << ", torch " << want;
+    }
+    EXPECT_EQ(wrong, 0) << kind << " of " << xs.size();
+  }
+}
 
 }  // namespace
 }  // namespace inferdesk::test
