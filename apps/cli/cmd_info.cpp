@@ -65,7 +65,8 @@ void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEs
               static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
               static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size), static_cast<long>(info.context_length));
   std::printf("quantization: %s, %.2f bytes per parameter\n", c.quantization.describe().c_str(),
-              info.params_total > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.params_total) : 0.0);
+              info.params_total > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.params_total)
+                                    : 0.0);
   std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),
               info.num_shards, info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
               chat_template ? "yes" : "no");
@@ -87,8 +88,8 @@ void run_info(const InfoArgs& a) {
   // ones as stored) and a BF16 cache.
   const bool quantized = c.quantization.quantized();
   const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
-  const MemoryEstimate gpu =
-      estimate_memory(c, quantized ? info.weight_bytes : info.params_total * 2, context, DType::BF16);
+  const MemoryEstimate gpu = estimate_memory(c, quantized ? info.weight_bytes : info.params_total * 2, context,
+                                             DType::BF16);
   const int64_t ram = physical_memory();
   const bool chat_template = has_chat_template(a.model);
   const std::string warning = context_warning(context, info.context_length);
