@@ -35,7 +35,8 @@ DownloadPlan plan_offline(const HfCache& cache, const DownloadRequest& req) {
   for (auto it = fs::recursive_directory_iterator(*dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;  // follows the snapshot's links; a dangling one is skipped
-    const std::string rel = fs::relative(it->path(), *dir, ec).generic_string();
+    // lexically: fs::relative would resolve the snapshot links into ../../blobs/...
+    const std::string rel = it->path().lexically_relative(*dir).generic_string();
     if (!is_selected(req.filter, rel)) continue;
     PlannedFile f;
     f.file.path = rel;
