@@ -90,18 +90,21 @@ void SnapshotDownload::start() {
   if (n == 0) finish_if_done();
 }
 
-void SnapshotDownload::pause() {
+bool SnapshotDownload::stop(std::atomic<bool>& flag, FileState state) {
   std::vector<Task*> idle;
   {
     std::lock_guard lock(mutex_);
-    if (cancelled_ || finished_) return;
-    paused_ = true;
+    if (cancelled_ || finished_) return false;
+    flag = true;
     for (auto& t : tasks_)
       if (!t->running && !is_final(t->progress.state)) idle.push_back(t.get());
   }
-  changed_.notify_all();
-  for (Task* t : idle) update(*t, FileState::Paused, t->progress.bytes_done, t->progress.attempt, "", true);
+  changed_.notify_all();  // wakes transfers sleeping before a retry
+  for (Task* t : idle) update(*t, state, t->progress.bytes_done, t->progress.attempt, "", true);
+  return true;
 }
+
+void SnapshotDownload::pause() { stop(paused_, FileState::Paused); }
 
 void SnapshotDownload::resume() {
   std::vector<Task*> waiting;
@@ -117,17 +120,7 @@ void SnapshotDownload::resume() {
 }
 
 void SnapshotDownload::cancel() {
-  std::vector<Task*> idle;
-  {
-    std::lock_guard lock(mutex_);
-    if (cancelled_ || finished_) return;
-    cancelled_ = true;
-    for (auto& t : tasks_)
-      if (!t->running && !is_final(t->progress.state)) idle.push_back(t.get());
-  }
-  changed_.notify_all();
-  for (Task* t : idle) update(*t, FileState::Cancelled, t->progress.bytes_done, t->progress.attempt, "", true);
-  finish_if_done();
+  if (stop(cancelled_, FileState::Cancelled)) finish_if_done();
 }
 
 bool SnapshotDownload::paused() const { return paused_; }

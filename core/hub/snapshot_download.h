@@ -62,6 +62,9 @@ class SnapshotDownload {
   struct Task;
   class Control;
 
+  // Sets `flag` (paused_ or cancelled_) and shows `state` on every file no worker holds; false when
+  // already cancelled or finished.
+  bool stop(std::atomic<bool>& flag, FileState state);
   void worker();
   int next_task();  // -1 when nothing is left to do
   void run_task(Task& task);

@@ -9,6 +9,10 @@ Run on the GPU machine (it has huggingface_hub and transformers; no internet is 
   # the whole loop: the local Hub, `inferdesk-cli download` into a temporary cache, then the checks
   python3 tools/hub/check_hf_consumer.py --download-with build/apps/cli/inferdesk-cli --load-model
 
+  # the other way round: huggingface_hub downloads from the local Hub, then inferdesk-cli must find
+  # every file in that cache and download nothing
+  python3 tools/hub/check_hf_consumer.py --reverse build/apps/cli/inferdesk-cli
+
   # or a cache written elsewhere (e.g. copied over as a tar that keeps the symlinks)
   python3 tools/hub/check_hf_consumer.py --cache-dir DIR --repo inferdesk-test/tiny-chat
 
@@ -23,30 +27,59 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REPO = "inferdesk-test/tiny-chat"
 
 
-def download_with_cli(cli: str, cache_dir: str) -> str:
-    """Starts tests/support/local_hub/local_hub.py and runs `inferdesk-cli download` against it."""
-    work = tempfile.mkdtemp(prefix="hub-consumer-")
-    port_file = os.path.join(work, "port")
+def start_local_hub():
+    """tests/support/local_hub/local_hub.py on a free port: (process, endpoint URL)."""
+    port_file = os.path.join(tempfile.mkdtemp(prefix="hub-consumer-"), "port")
     hub = subprocess.Popen([sys.executable, str(ROOT / "tests/support/local_hub/local_hub.py"),
                             "--model", str(ROOT / "tests/golden/models/tiny-chat"), "--port-file", port_file])
+    for _ in range(200):
+        if os.path.exists(port_file):
+            break
+        time.sleep(0.05)
+    return hub, "http://127.0.0.1:" + open(port_file).read().strip()
+
+
+def run_cli(cli, endpoint, cache_dir):
+    env = dict(os.environ, HF_ENDPOINT=endpoint, no_proxy="*", HF_HUB_OFFLINE="")
+    env.pop("HF_TOKEN", None)
+    run = subprocess.run([cli, "download", REPO, "--cache-dir", cache_dir], env=env, capture_output=True, text=True)
+    sys.stderr.write(run.stderr)
+    if run.returncode != 0:
+        raise SystemExit(f"FAIL: inferdesk-cli download exited {run.returncode}")
+    return run.stdout.strip(), run.stderr
+
+
+def download_with_cli(cli: str, cache_dir: str) -> str:
+    hub, endpoint = start_local_hub()
     try:
-        for _ in range(200):
-            if os.path.exists(port_file):
-                break
-            time.sleep(0.05)
-        port = open(port_file).read().strip()
-        env = dict(os.environ, HF_ENDPOINT=f"http://127.0.0.1:{port}", no_proxy="*", HF_HUB_OFFLINE="")
-        env.pop("HF_TOKEN", None)
-        run = subprocess.run([cli, "download", REPO, "--cache-dir", cache_dir], env=env, capture_output=True, text=True)
-        sys.stderr.write(run.stderr)
-        if run.returncode != 0:
-            raise SystemExit(f"FAIL: inferdesk-cli download exited {run.returncode}")
-        return run.stdout.strip()
+        return run_cli(cli, endpoint, cache_dir)[0]
+    finally:
+        hub.kill()
+        hub.wait()
+
+
+def reverse_check(cli: str) -> None:
+    """huggingface_hub fills a cache from the local Hub; inferdesk-cli then downloads nothing."""
+    hub, endpoint = start_local_hub()
+    try:
+        from huggingface_hub import snapshot_download
+
+        cache_dir = tempfile.mkdtemp(prefix="hf-cache-reverse-")
+        theirs = snapshot_download(REPO, cache_dir=cache_dir, endpoint=endpoint,
+                                   allow_patterns=["*.json", "*.safetensors", "*.jinja", "README.md", "LICENSE"])
+        urllib.request.urlopen(urllib.request.Request(endpoint + "/_control/reset", data=b"{}"))
+        ours, err = run_cli(cli, endpoint, cache_dir)
+        check("inferdesk-cli uses the snapshot huggingface_hub wrote", os.path.samefile(ours, theirs), ours)
+        check("every file came from the cache", err.count("(from the cache)") == 9, f"{err.count('(from the cache)')} of 9")
+        log = json.load(urllib.request.urlopen(endpoint + "/_control/requests"))
+        fetched = [q["path"] for q in log if q["method"] == "GET" and ("/resolve/" in q["path"] or "/_cdn/" in q["path"])]
+        check("not one file downloaded twice", not fetched, ", ".join(fetched))
     finally:
         hub.kill()
         hub.wait()
@@ -97,7 +130,7 @@ def check_transformers(cache_dir, repo, revision, load_model):
         import torch
         from transformers import AutoModelForCausalLM
 
-        model = AutoModelForCausalLM.from_pretrained(repo, torch_dtype=torch.float32, **kw)
+        model = AutoModelForCausalLM.from_pretrained(repo, **kw)
         with torch.no_grad():
             logits = model(torch.tensor([ids])).logits
         check("AutoModelForCausalLM loads the safetensors and runs",
@@ -111,9 +144,22 @@ def main():
     ap.add_argument("--revision", default="main")
     ap.add_argument("--download-with", metavar="CLI", help="inferdesk-cli to fill the cache from the local Hub first")
     ap.add_argument("--load-model", action="store_true", help="also load the weights with AutoModelForCausalLM")
+    ap.add_argument("--reverse", metavar="CLI", help="huggingface_hub downloads first, inferdesk-cli must reuse it all")
+    ap.add_argument("--reverse-child", metavar="CLI", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.reverse_child:
+        reverse_check(args.reverse_child)
+        return
+    if args.reverse:
+        # In its own process: huggingface_hub reads HF_HUB_OFFLINE once, at import, and the checks
+        # below import it offline.
+        if subprocess.run([sys.executable, __file__, "--reverse-child", args.reverse]).returncode != 0:
+            raise SystemExit(1)
+        if not args.cache_dir and not args.download_with:
+            print("all checks passed")
+            return
     if not args.cache_dir and not args.download_with:
-        ap.error("give --cache-dir, --download-with, or both")
+        ap.error("give --cache-dir, --download-with, --reverse, or several")
     cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="hf-cache-")
     snapshot = download_with_cli(args.download_with, cache_dir) if args.download_with else None
     os.environ["HF_HUB_OFFLINE"] = "1"  # whatever the libraries try, nothing leaves this machine

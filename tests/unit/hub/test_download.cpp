@@ -218,50 +218,53 @@ bool eventually(Pred pred) {
   return false;
 }
 
-int64_t bytes_of(const hub::SnapshotDownload& d, const std::string& path) {
-  for (const auto& p : d.progress())
-    if (p.path == path) return p.bytes_done;
-  return -1;
-}
+// A download of extra/blob.safetensors (4 MiB) trickled at `rate` bytes/s, running until `bytes` of
+// it are on disk.
+class ControlTest : public HubTest {
+ protected:
+  void start(int rate, int64_t bytes) {
+    hub_.fault({{"path", kBlob}, {"kind", "trickle"}, {"rate", rate}, {"count", -1}});
+    plan_ = hub::plan_download(client_, cache_, {kTinyRepo, "main", {{"extra/*"}}}, fast_options());
+    d_ = std::make_unique<hub::SnapshotDownload>(client_, cache_, plan_, fast_options());
+    d_->start();
+    ASSERT_TRUE(eventually([&] { return d_->progress()[0].bytes_done > bytes; }));
+  }
+  static constexpr const char* kBlob = "extra/blob.safetensors";
+  const hub::HubClient client_ = client();
+  const hub::HfCache cache_{cache_dir()};
+  hub::DownloadPlan plan_;
+  std::unique_ptr<hub::SnapshotDownload> d_;
+};
 
-TEST_F(HubTest, PauseKeepsTheBytesAndResumeContinuesFromThem) {
-  hub_.fault({{"path", "extra/blob.safetensors"}, {"kind", "trickle"}, {"rate", 1000000}, {"count", -1}});
-  const auto c = client();
-  const hub::HfCache cache(cache_dir());
-  const auto plan = hub::plan_download(c, cache, {kTinyRepo, "main", {{"extra/*"}}}, fast_options());
-  hub::SnapshotDownload d(c, cache, plan, fast_options());
-  d.start();
-  ASSERT_TRUE(eventually([&] { return bytes_of(d, "extra/blob.safetensors") > 300000; }));
-  d.pause();
-  ASSERT_TRUE(eventually([&] { return d.progress()[0].state == FileState::Paused; }));
-  const int64_t at_pause = fs::file_size(incomplete("extra/blob.safetensors"));
+TEST_F(ControlTest, PauseKeepsTheBytesAndResumeContinuesFromThem) {
+  start(1000000, 300000);
+  if (HasFatalFailure()) return;
+  d_->pause();
+  ASSERT_TRUE(eventually([&] { return d_->progress()[0].state == FileState::Paused; }));
+  const int64_t at_pause = fs::file_size(incomplete(kBlob));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(static_cast<int64_t>(fs::file_size(incomplete("extra/blob.safetensors"))), at_pause);
-  EXPECT_FALSE(d.finished());
-  d.resume();
-  const auto r = d.wait();
+  EXPECT_EQ(static_cast<int64_t>(fs::file_size(incomplete(kBlob))), at_pause);
+  EXPECT_FALSE(d_->finished());
+  d_->resume();
+  const auto r = d_->wait();
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(sha256sum(r.snapshot_dir / "extra/blob.safetensors"), hub_.tree(kTinyRepo).at("extra/blob.safetensors")["lfs"]["oid"]);
-  const auto gets = hub_.requests_for("/_cdn/" + hub_.tree(kTinyRepo).at("extra/blob.safetensors")["lfs"]["oid"].get<std::string>());
+  const std::string sha = hub_.tree(kTinyRepo).at(kBlob)["lfs"]["oid"];
+  EXPECT_EQ(sha256sum(r.snapshot_dir / kBlob), sha);
+  const auto gets = hub_.requests_for("/_cdn/" + sha);
   ASSERT_EQ(gets.size(), 2u);
   EXPECT_EQ(gets[1]["range"], "bytes=" + std::to_string(at_pause) + "-");
 }
 
-TEST_F(HubTest, CancelStopsWithNothingUnderTheFinalName) {
-  hub_.fault({{"path", "extra/blob.safetensors"}, {"kind", "trickle"}, {"rate", 500000}, {"count", -1}});
-  const auto c = client();
-  const hub::HfCache cache(cache_dir());
-  const auto plan = hub::plan_download(c, cache, {kTinyRepo, "main", {{"extra/*"}}}, fast_options());
-  hub::SnapshotDownload d(c, cache, plan, fast_options());
-  d.start();
-  ASSERT_TRUE(eventually([&] { return bytes_of(d, "extra/blob.safetensors") > 100000; }));
-  d.cancel();
-  const auto r = d.wait();
+TEST_F(ControlTest, CancelStopsWithNothingUnderTheFinalName) {
+  start(500000, 100000);
+  if (HasFatalFailure()) return;
+  d_->cancel();
+  const auto r = d_->wait();
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(r.files[0].state, FileState::Cancelled);
-  expect_nothing_final("extra/blob.safetensors", plan.commit);
-  EXPECT_GT(fs::file_size(incomplete("extra/blob.safetensors")), 100000u);  // kept for a later resume
+  expect_nothing_final(kBlob, plan_.commit);
+  EXPECT_GT(fs::file_size(incomplete(kBlob)), 100000u);  // kept for a later resume
   EXPECT_FALSE(fs::exists(repo_dir() / "refs" / "main"));  // the ref waits for a whole snapshot
 }
 
