@@ -94,7 +94,8 @@ void register_download(CLI::App& app) {
   c->add_option("--revision", a->revision, "Branch, tag or commit (default main)");
   c->add_option("--include", a->include,
                 "Only files matching this glob (repeatable; pickle .bin/.pt files are never downloaded)");
-  c->add_option("--cache-dir", a->cache_dir, "Cache folder (default: HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub)");
+  c->add_option("--cache-dir", a->cache_dir,
+                "Cache folder (default: HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub)");
   c->add_option("--token", a->token, "Hub token (default: HF_TOKEN, the huggingface_hub token file, InferDesk's)");
   c->add_option("--parallel", a->parallel, "Files downloaded at once (default 4)");
   c->callback([a] { run_download(*a); });

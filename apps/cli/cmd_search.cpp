@@ -55,8 +55,13 @@ void run_search(const SearchArgs& a) {
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : models)
-      out.push_back({{"id", m.id}, {"downloads", m.downloads}, {"likes", m.likes}, {"gated", hub::to_string(m.gated)},
-                     {"model_type", m.model_type}, {"architectures", m.architectures}, {"supported", supported(m)}});
+      out.push_back({{"id", m.id},
+                     {"downloads", m.downloads},
+                     {"likes", m.likes},
+                     {"gated", hub::to_string(m.gated)},
+                     {"model_type", m.model_type},
+                     {"architectures", m.architectures},
+                     {"supported", supported(m)}});
     std::cout << out.dump() << std::endl;
     return;
   }
@@ -71,9 +76,8 @@ void run_search(const SearchArgs& a) {
   for (const auto& m : models) {
     const std::string s = supported(m);
     const std::string arch = m.model_type.empty() ? "" : " (" + m.model_type + ")";
-    std::printf("%-*s  %10s  %7s  %-6s  %s%s\n", static_cast<int>(width), m.id.c_str(),
-                grouped(m.downloads).c_str(), grouped(m.likes).c_str(),
-                hub::to_string(m.gated), s.c_str(), arch.c_str());
+    std::printf("%-*s  %10s  %7s  %-6s  %s%s\n", static_cast<int>(width), m.id.c_str(), grouped(m.downloads).c_str(),
+                grouped(m.likes).c_str(), hub::to_string(m.gated), s.c_str(), arch.c_str());
   }
 }
 

@@ -105,8 +105,10 @@ DownloadPlan plan_download(const HubClient& client, const HfCache& cache, const 
   // Pinned to the commit: a push during the download cannot mix two revisions in one snapshot.
   select_files(client.list_files(req.repo_id, plan.commit), req.filter, plan, cache);
   if (plan.files.empty())
-    throw HubError(HubErrorKind::NotAllowed, "nothing to download from " + req.repo_id + ": no file passes the "
-                                             "allow-list (safetensors, JSON, tokenizer files) and the --include globs");
+    throw HubError(HubErrorKind::NotAllowed,
+                   "nothing to download from " + req.repo_id +
+                       ": no file passes the "
+                       "allow-list (safetensors, JSON, tokenizer files) and the --include globs");
 
   const auto missing = std::find_if(plan.files.begin(), plan.files.end(),
                                     [](const PlannedFile& f) { return !f.in_snapshot && !f.blob_present; });
@@ -119,7 +121,8 @@ DownloadPlan plan_download(const HubClient& client, const HfCache& cache, const 
   if (plan.free_bytes >= 0 && plan.bytes_to_download + options.reserve_free_bytes > plan.free_bytes)
     throw HubError(HubErrorKind::DiskSpace,
                    req.repo_id + " needs " + mb(plan.bytes_to_download) + " more" +
-                       (options.reserve_free_bytes > 0 ? " (plus " + mb(options.reserve_free_bytes) + " kept free)" : "") +
+                       (options.reserve_free_bytes > 0 ? " (plus " + mb(options.reserve_free_bytes) + " kept free)"
+                                                       : "") +
                        " but " + cache.root().string() + " has " + mb(plan.free_bytes) +
                        " free: free some space or choose another cache folder");
   return plan;

@@ -28,29 +28,29 @@ inline bool is_final(FileState s) {
 struct FileProgress {
   std::string path;  // in the repository ("model-00001-of-00002.safetensors")
   FileState state = FileState::Queued;
-  int64_t size = 0;        // bytes the file list gives
-  int64_t bytes_done = 0;  // bytes on disk for it (resumed ones included)
-  double speed_bytes_per_s = 0;  // smoothed over the last seconds; 0 when idle
-  double eta_s = -1;             // -1 when unknown
-  int attempt = 1;               // 1 + retries of the current run
-  bool from_cache = false;       // Done without downloading (snapshot link or blob already there)
-  std::string message;           // why it failed, or what it waits for ("retrying in 2 s: HTTP 500")
+  int64_t size = 0;                   // bytes the file list gives
+  int64_t bytes_done = 0;             // bytes on disk for it (resumed ones included)
+  double speed_bytes_per_s = 0;       // smoothed over the last seconds; 0 when idle
+  double eta_s = -1;                  // -1 when unknown
+  int attempt = 1;                    // 1 + retries of the current run
+  bool from_cache = false;            // Done without downloading (snapshot link or blob already there)
+  std::string message;                // why it failed, or what it waits for ("retrying in 2 s: HTTP 500")
   std::optional<HubErrorKind> error;  // set when Failed
 };
 
 struct DownloadRequest {
   std::string repo_id;  // "org/name"
   std::string revision = "main";
-  FileFilter filter;    // --include globs, on top of the allow-list
+  FileFilter filter;  // --include globs, on top of the allow-list
 };
 
 struct DownloadOptions {
   int parallel_files = 4;
   RetryPolicy retry;
-  int integrity_retries = 1;         // downloads from zero after a checksum mismatch before failing
-  int64_t reserve_free_bytes = 0;    // keep at least this much free on the cache's file system
+  int integrity_retries = 1;                         // downloads from zero after a checksum mismatch before failing
+  int64_t reserve_free_bytes = 0;                    // keep at least this much free on the cache's file system
   std::chrono::milliseconds progress_interval{250};  // at most one progress callback per file per interval
-  bool offline = false;              // HF_HUB_OFFLINE: answer from the cache only
+  bool offline = false;                              // HF_HUB_OFFLINE: answer from the cache only
 };
 
 struct PlannedFile {

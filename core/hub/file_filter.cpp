@@ -37,7 +37,8 @@ std::string allow_list_refusal(std::string_view path) {
   // Tokenizer vocabularies and merges: vocab.txt, merges.txt, spiece/sentencepiece models.
   if (ends_with(name, ".txt") && (name.find("vocab") != std::string::npos || name.find("merges") != std::string::npos))
     return "";
-  if (ends_with(name, ".model") && (name.find("spiece") != std::string::npos || name.find("sentencepiece") != std::string::npos))
+  if (ends_with(name, ".model") &&
+      (name.find("spiece") != std::string::npos || name.find("sentencepiece") != std::string::npos))
     return "";
   return "not a file InferDesk uses (safetensors, JSON, tokenizer, chat template, README, license)";
 }

@@ -27,7 +27,9 @@ int64_t size_on_disk(const fs::path& p) {
   return ec ? 0 : static_cast<int64_t>(n);
 }
 
-TransferOutcome outcome_of(StopRequest s) { return s == StopRequest::Cancel ? TransferOutcome::Cancelled : TransferOutcome::Paused; }
+TransferOutcome outcome_of(StopRequest s) {
+  return s == StopRequest::Cancel ? TransferOutcome::Cancelled : TransferOutcome::Paused;
+}
 
 void write_all(int fd, const char* data, size_t n, const fs::path& path) {
   while (n > 0) {
@@ -137,7 +139,8 @@ void FileTransfer::download_once(TransferControl& control, int attempt) {
   if (meta.size != file_.size) throw HubError(HubErrorKind::SizeChanged, size_changed(file_, meta.size));
   if (meta.etag != file_.etag() || meta.commit != commit_)
     throw HubError(HubErrorKind::BadResponse, "the Hub describes " + file_.path + " of " + commit_ +
-                                                  " differently now (etag " + meta.etag + ", commit " + meta.commit + ")");
+                                                  " differently now (etag " + meta.etag + ", commit " + meta.commit +
+                                                  ")");
   const fs::path part = cache_.incomplete_path(repo_id_, file_.etag());
   int64_t on_disk = size_on_disk(part);
   if (on_disk > file_.size) {  // longer than the file can be: not a prefix of it
@@ -206,9 +209,9 @@ void FileTransfer::verify_and_commit(TransferControl& control, int attempt) {
   std::error_code ec;
   if (got != want) {
     fs::remove(part, ec);  // proved wrong: resuming from it could never verify
-    throw HubError(HubErrorKind::Integrity, file_.path + ": the downloaded bytes hash to " + got + " but the Hub lists " +
-                                                want + (file_.lfs ? " (SHA-256)" : " (git blob id)") +
-                                                "; the partial file was deleted");
+    throw HubError(HubErrorKind::Integrity,
+                   file_.path + ": the downloaded bytes hash to " + got + " but the Hub lists " + want +
+                       (file_.lfs ? " (SHA-256)" : " (git blob id)") + "; the partial file was deleted");
   }
   {
     Fd fd{open(part.c_str(), O_RDONLY | O_CLOEXEC)};

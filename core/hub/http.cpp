@@ -103,7 +103,8 @@ HubError network_error(CURLcode code, const char* detail, const std::string& url
     case CURLE_COULDNT_RESOLVE_PROXY:
       return HubError(HubErrorKind::Network, "cannot resolve " + host + " (no network, or a proxy needed?): " + reason);
     case CURLE_COULDNT_CONNECT: return HubError(HubErrorKind::Network, "cannot connect to " + host + ": " + reason);
-    case CURLE_OPERATION_TIMEDOUT: return HubError(HubErrorKind::Timeout, "timed out talking to " + host + ": " + reason);
+    case CURLE_OPERATION_TIMEDOUT:
+      return HubError(HubErrorKind::Timeout, "timed out talking to " + host + ": " + reason);
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:

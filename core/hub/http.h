@@ -47,11 +47,11 @@ struct HttpOptions {
 };
 
 struct HttpRequest {
-  std::string method = "GET";        // GET or HEAD
+  std::string method = "GET";  // GET or HEAD
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   bool follow_redirects = false;
-  int64_t max_body = 16 << 20;       // fetch(): a larger body is BadResponse
+  int64_t max_body = 16 << 20;  // fetch(): a larger body is BadResponse
 };
 
 // What stream() delivers. Each callback may throw; the exception is rethrown from stream().

@@ -79,11 +79,11 @@ HubError http_error(const HttpResponse& r, const HubClient& client, const std::s
   if (status == 401)
     return HubError(HubErrorKind::Unauthorized,
                     client.options().token.empty()
-                        ? client.endpoint() + " wants a token for " + repo_id + ": add one (HF_TOKEN or --token)" + suffix
+                        ? client.endpoint() + " wants a token for " + repo_id + ": add one (HF_TOKEN or --token)" +
+                              suffix
                         : client.endpoint() + " refused the token for " + repo_id + ": check it" + suffix,
                     status);
-  if (status == 403)
-    return HubError(HubErrorKind::Forbidden, "access to " + what + " is forbidden" + suffix, status);
+  if (status == 403) return HubError(HubErrorKind::Forbidden, "access to " + what + " is forbidden" + suffix, status);
   if (status == 429)
     return HubError(HubErrorKind::RateLimited, client.endpoint() + " is rate-limiting us" + suffix, status,
                     parse_retry_after(r.headers));
@@ -198,8 +198,8 @@ FileMetadata HubClient::file_metadata(const std::string& repo_id, const std::str
     if (!size_text.empty() && *end != '\0') m.size = -1;
     m.location = redirect ? location : url;
     if (!is_commit_hash(m.commit) || !is_safe_etag(m.etag) || m.size < 0 || m.location.empty())
-      throw HubError(HubErrorKind::BadResponse, "the Hub's reply for " + path + " in " + repo_id +
-                                                    " lacks a usable X-Repo-Commit, ETag or size");
+      throw HubError(HubErrorKind::BadResponse,
+                     "the Hub's reply for " + path + " in " + repo_id + " lacks a usable X-Repo-Commit, ETag or size");
     return m;
   }
   throw HubError(HubErrorKind::BadResponse, "too many redirects for " + path + " in " + repo_id);

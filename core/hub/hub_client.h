@@ -21,15 +21,15 @@ struct HubClientOptions {
   std::string endpoint = kDefaultEndpoint;  // no trailing '/'
   std::string token;                        // sent as a Bearer token to the endpoint's host only
   HttpOptions http;
-  int64_t max_api_bytes = 32 << 20;         // a larger API reply is BadResponse
+  int64_t max_api_bytes = 32 << 20;  // a larger API reply is BadResponse
   int64_t max_readme_bytes = 2 << 20;
-  int max_tree_pages = 200;                 // Link: rel="next" pages of one file listing
+  int max_tree_pages = 200;  // Link: rel="next" pages of one file listing
 };
 
 struct SearchQuery {
   std::string text;
-  int limit = 20;                           // 1..1000
-  std::string filter = "text-generation";   // "" for every task
+  int limit = 20;                          // 1..1000
+  std::string filter = "text-generation";  // "" for every task
   std::string sort = "downloads";
 };
 

@@ -59,8 +59,8 @@ std::string resolve_endpoint(const HubEnvironment& env) {
 
 std::filesystem::path resolve_hf_home(const HubEnvironment& env) {
   if (!env.hf_home.empty()) return expand_user(env.hf_home, env);
-  const std::filesystem::path cache =
-      env.xdg_cache_home.empty() ? std::filesystem::path(env.home) / ".cache" : expand_user(env.xdg_cache_home, env);
+  const std::filesystem::path cache = env.xdg_cache_home.empty() ? std::filesystem::path(env.home) / ".cache"
+                                                                 : expand_user(env.xdg_cache_home, env);
   return cache / "huggingface";
 }
 

@@ -196,7 +196,8 @@ bool is_valid_repo_id(std::string_view id) {
       id.find("..") != std::string_view::npos)
     return false;
   const size_t slash = id.find('/');
-  if (slash != std::string_view::npos && (slash == 0 || slash + 1 == id.size() || id.find('/', slash + 1) != std::string_view::npos))
+  if (slash != std::string_view::npos &&
+      (slash == 0 || slash + 1 == id.size() || id.find('/', slash + 1) != std::string_view::npos))
     return false;
   for (unsigned char c : id)
     if (!std::isalnum(c) && c != '_' && c != '.' && c != '-' && c != '/') return false;

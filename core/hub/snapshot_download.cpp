@@ -204,7 +204,8 @@ void SnapshotDownload::run_task(Task& task) {
     std::lock_guard lock(mutex_);
     task.running = false;
     // Resumed while this transfer was stopping: back in the queue instead of stuck paused.
-    if (final_state == FileState::Paused && !paused_) final_state = cancelled_ ? FileState::Cancelled : FileState::Queued;
+    if (final_state == FileState::Paused && !paused_)
+      final_state = cancelled_ ? FileState::Cancelled : FileState::Queued;
     task.progress.error = kind;
     task.progress.from_cache = reused;
   }
@@ -277,7 +278,8 @@ DownloadResult SnapshotDownload::make_result() const {
   for (const auto& t : tasks_) {
     r.files.push_back(t->progress);
     if (t->progress.state != FileState::Done) r.ok = false;
-    if (t->progress.state == FileState::Failed && r.error.empty()) r.error = t->progress.path + ": " + t->progress.message;
+    if (t->progress.state == FileState::Failed && r.error.empty())
+      r.error = t->progress.path + ": " + t->progress.message;
   }
   if (!r.ok && r.error.empty() && r.cancelled) r.error = "cancelled";
   return r;

@@ -142,7 +142,9 @@ void LocalHub::tree_page_size(int n) {
   http_request(url_ + "/_control/tree_page_size", &body);
 }
 
-nlohmann::json LocalHub::requests() const { return nlohmann::json::parse(http_get(url_ + "/_control/requests").second); }
+nlohmann::json LocalHub::requests() const {
+  return nlohmann::json::parse(http_get(url_ + "/_control/requests").second);
+}
 
 std::vector<nlohmann::json> LocalHub::requests_for(const std::string& suffix, const std::string& method) const {
   std::vector<nlohmann::json> out;
@@ -157,7 +159,8 @@ std::vector<nlohmann::json> LocalHub::requests_for(const std::string& suffix, co
 
 std::map<std::string, nlohmann::json> LocalHub::tree(const std::string& repo, const std::string& rev) const {
   std::map<std::string, nlohmann::json> out;
-  for (const auto& e : nlohmann::json::parse(http_get(url_ + "/api/models/" + repo + "/tree/" + rev + "?recursive=1").second))
+  for (const auto& e :
+       nlohmann::json::parse(http_get(url_ + "/api/models/" + repo + "/tree/" + rev + "?recursive=1").second))
     if (e["type"] == "file") out[e["path"]] = e;
   return out;
 }

@@ -34,7 +34,7 @@ class LocalHub {
   void fault(const nlohmann::json& spec);          // POST /_control/fault
   void reset();                                    // faults and request log
   void tree_page_size(int n);
-  nlohmann::json requests() const;                 // every request seen, in order
+  nlohmann::json requests() const;  // every request seen, in order
   // The requests whose path ends with `suffix` (and of `method`, unless "").
   std::vector<nlohmann::json> requests_for(const std::string& suffix, const std::string& method = "GET") const;
   // The raw tree listing (Python's sizes and digests), by path.

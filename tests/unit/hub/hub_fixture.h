@@ -47,7 +47,8 @@ class HubTest : public ::testing::Test {
                                const std::string& token = "") {
     const hub::HubClient c = client(token);
     const hub::HfCache cache(cache_dir());
-    const hub::DownloadPlan plan = hub::plan_download(c, cache, {repo, rev, hub::FileFilter{std::move(include)}}, options);
+    const hub::DownloadPlan plan = hub::plan_download(c, cache, {repo, rev, hub::FileFilter{std::move(include)}},
+                                                      options);
     hub::SnapshotDownload d(c, cache, plan, options, {[this](const hub::FileProgress& p) { record(p); }, {}});
     d.start();
     return d.wait();
@@ -73,12 +74,11 @@ class HubTest : public ::testing::Test {
   }
 
   fs::path cache_dir() const { return tmp_.path() / "cache"; }
-  fs::path repo_dir(const std::string& repo = kTinyRepo) const {
-    return cache_dir() / hub::repo_folder_name(repo);
-  }
+  fs::path repo_dir(const std::string& repo = kTinyRepo) const { return cache_dir() / hub::repo_folder_name(repo); }
   fs::path blob(const std::string& path, const std::string& repo = kTinyRepo, const std::string& rev = "main") const {
     const auto t = hub_.tree(repo, rev).at(path);
-    return repo_dir(repo) / "blobs" / (t.contains("lfs") ? t["lfs"]["oid"].get<std::string>() : t["oid"].get<std::string>());
+    return repo_dir(repo) / "blobs" /
+           (t.contains("lfs") ? t["lfs"]["oid"].get<std::string>() : t["oid"].get<std::string>());
   }
   fs::path incomplete(const std::string& path) const { return blob(path).string() + ".incomplete"; }
   std::string source(const std::string& name) const {

@@ -136,7 +136,8 @@ TEST_F(CliHubTest, FailureExitsNonZeroWithTheReason) {
   EXPECT_EQ(p->wait(), 1);
   const std::string err = p->err();
   EXPECT_NE(err.find("[failed] model.safetensors"), std::string::npos) << err;
-  EXPECT_NE(err.find("1 of 9 files failed; model.safetensors: model.safetensors changed size"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 of 9 files failed; model.safetensors: model.safetensors changed size"), std::string::npos)
+      << err;
   EXPECT_TRUE(p->out().empty());
   auto missing = cli(download_args(kTinyRepo, {"--revision", "no-such-branch"}));
   EXPECT_EQ(missing->wait(), 1);
@@ -148,7 +149,9 @@ TEST_F(CliHubTest, SearchPrintsDownloadsLikesGatedAndSupport) {
   ASSERT_EQ(p->wait(), 0) << p->err();
   const std::string out = p->out();
   EXPECT_NE(out.find("MODEL"), std::string::npos);
-  auto row = [&](const std::string& id) { return out.substr(out.find(id), out.find('\n', out.find(id)) - out.find(id)); };
+  auto row = [&](const std::string& id) {
+    return out.substr(out.find(id), out.find('\n', out.find(id)) - out.find(id));
+  };
   EXPECT_NE(row(kTinyRepo).find("1,234"), std::string::npos) << out;
   EXPECT_NE(row(kTinyRepo).find("yes (qwen2)"), std::string::npos) << out;
   EXPECT_NE(row(kGatedRepo).find("manual"), std::string::npos) << out;

@@ -264,7 +264,7 @@ TEST_F(ControlTest, CancelStopsWithNothingUnderTheFinalName) {
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(r.files[0].state, FileState::Cancelled);
   expect_nothing_final(kBlob, plan_.commit);
-  EXPECT_GT(fs::file_size(incomplete(kBlob)), 100000u);  // kept for a later resume
+  EXPECT_GT(fs::file_size(incomplete(kBlob)), 100000u);    // kept for a later resume
   EXPECT_FALSE(fs::exists(repo_dir() / "refs" / "main"));  // the ref waits for a whole snapshot
 }
 

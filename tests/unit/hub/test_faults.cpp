@@ -10,8 +10,8 @@ namespace {
 using hub::FileState;
 using hub::HubErrorKind;
 
-constexpr const char* kBlob = "extra/blob.safetensors";   // 4 MiB random, LFS
-constexpr const char* kModel = "model.safetensors";       // tiny-chat's weights, LFS
+constexpr const char* kBlob = "extra/blob.safetensors";  // 4 MiB random, LFS
+constexpr const char* kModel = "model.safetensors";      // tiny-chat's weights, LFS
 
 class FaultTest : public HubTest {
  protected:
@@ -166,8 +166,7 @@ TEST_F(FaultTest, OneFailedFileDoesNotStopTheOthers) {
   hub_.fault({{"path", kModel}, {"kind", "corrupt"}, {"at", 1}, {"count", -1}});
   const auto r = download(kTinyRepo);
   ASSERT_FALSE(r.ok);
-  for (const auto& f : r.files)
-    EXPECT_EQ(f.state, f.path == kModel ? FileState::Failed : FileState::Done) << f.path;
+  for (const auto& f : r.files) EXPECT_EQ(f.state, f.path == kModel ? FileState::Failed : FileState::Done) << f.path;
   EXPECT_NE(r.error.find(kModel), std::string::npos);
   EXPECT_FALSE(fs::exists(repo_dir() / "refs" / "main"));  // an incomplete snapshot gets no ref
 }

@@ -109,8 +109,10 @@ TEST(HubJson, TreeRejectsPathsThatEscapeTheSnapshot) {
 TEST(HubJson, TreeParsesLfsAndSkipsDirectories) {
   const std::string oid(40, 'b'), sha(64, 'c');
   const std::string body = R"([{"type":"directory","oid":")" + oid + R"(","size":0,"path":"d"},
-    {"type":"file","oid":")" + oid + R"(","size":5,"path":"d/a.json"},
-    {"type":"file","oid":")" + oid + R"(","size":7,"path":"m.safetensors","lfs":{"oid":")" + sha + R"(","size":7}}])";
+    {"type":"file","oid":")" +
+                           oid + R"(","size":5,"path":"d/a.json"},
+    {"type":"file","oid":")" +
+                           oid + R"(","size":7,"path":"m.safetensors","lfs":{"oid":")" + sha + R"(","size":7}}])";
   std::vector<RepoFile> files;
   parse_tree_page(body, "tree", files);
   ASSERT_EQ(files.size(), 2u);
@@ -119,7 +121,8 @@ TEST(HubJson, TreeParsesLfsAndSkipsDirectories) {
   ASSERT_TRUE(files[1].lfs);
   EXPECT_EQ(files[1].etag(), sha);
   // An LFS size that disagrees with the file's is a lie about what will be downloaded.
-  const std::string lying = R"([{"type":"file","oid":")" + oid + R"(","size":7,"path":"m","lfs":{"oid":")" + sha + R"(","size":8}}])";
+  const std::string lying = R"([{"type":"file","oid":")" + oid + R"(","size":7,"path":"m","lfs":{"oid":")" + sha +
+                            R"(","size":8}}])";
   EXPECT_THROW(parse_tree_page(lying, "tree", files), HubError);
 }
 
@@ -140,7 +143,8 @@ TEST(HubJson, ModelInfoFields) {
   const std::string sha(40, 'd');
   const auto info = parse_model_info(R"({"id":"o/m","sha":")" + sha + R"(","gated":"auto","cardData":{"license":"mit"},
      "config":{"architectures":["LlamaForCausalLM"],"model_type":"llama"},"siblings":[{"rfilename":"config.json"}],
-     "safetensors":{"parameters":{"BF16":1000,"F32":24},"total":1024}})", "info");
+     "safetensors":{"parameters":{"BF16":1000,"F32":24},"total":1024}})",
+                                     "info");
   EXPECT_EQ(info.sha, sha);
   EXPECT_EQ(info.gated, Gated::Auto);
   EXPECT_EQ(info.license, "mit");
@@ -173,7 +177,8 @@ TEST(HubFilter, AllowListNeverAdmitsPickle) {
   for (const char* ok : {"model.safetensors", "sub/model-00001-of-00002.safetensors", "config.json", "tokenizer.model",
                          "vocab.txt", "merges.txt", "chat_template.jinja", "README.md", "LICENSE"})
     EXPECT_EQ(allow_list_refusal(ok), "") << ok;
-  for (const char* no : {"pytorch_model.bin", "model.pt", "x.pth", "y.ckpt", "z.pkl", "a.gguf", "image.png", ".gitattributes"})
+  for (const char* no :
+       {"pytorch_model.bin", "model.pt", "x.pth", "y.ckpt", "z.pkl", "a.gguf", "image.png", ".gitattributes"})
     EXPECT_NE(allow_list_refusal(no), "") << no;
   FileFilter f{{"*.bin", "*.json"}};
   EXPECT_FALSE(is_selected(f, "pytorch_model.bin"));  // an include glob cannot let pickle in
