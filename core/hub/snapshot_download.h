@@ -2,10 +2,11 @@
 // FileTransfer (resume, retry, verify, atomic commit), with pause, resume and cancel from any
 // thread. The GUI's downloads panel owns one per download and shows FileProgress; the CLI prints it.
 //
-// Threading: start() spawns the workers and returns. Callbacks run on worker threads, must be quick
-// and must not call back into this object's pause/resume/cancel/wait from the same call (post to
-// your own thread instead: a queued Qt signal). progress() and result() may be called from any
-// thread. The destructor cancels and joins.
+// Threading: start() spawns the workers and returns. Callbacks run on worker threads (and, for the
+// files no worker holds, on the thread calling pause/resume/cancel), must be quick and must not
+// call back into this object from the same call (post to your own thread instead: a queued Qt
+// signal). pause, resume, cancel, progress, wait and wait_for may be called from any thread. The
+// destructor cancels and joins.
 #pragma once
 
 #include <atomic>

@@ -105,7 +105,7 @@ TEST_F(FaultTest, SlowTrickleShowsSpeedAndEta) {
     return p.state == FileState::Downloading && p.speed_bytes_per_s > 0 && p.eta_s > 0;
   });
   ASSERT_NE(with_speed, states.end());
-  EXPECT_GT(with_speed->speed_bytes_per_s, 100e3);
+  EXPECT_GT(with_speed->speed_bytes_per_s, 50e3);  // loose: a busy 2-core CI machine slows the server
   EXPECT_LT(with_speed->speed_bytes_per_s, 2e6);  // the trickle's 400 kB/s, give or take
 }
 
