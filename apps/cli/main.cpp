@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   inferdesk::cli::register_info(app);
   inferdesk::cli::register_serve(app);
   inferdesk::cli::register_bench_serve(app);
+  inferdesk::cli::register_download(app);
+  inferdesk::cli::register_search(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
