@@ -13,8 +13,8 @@
 // epilogue; per 128-k group (block weights): a step is one group, so the four lanes of a token
 // hold its 128 values: two shuffles give the group's amax, and each step's products are scaled
 // into the sums as the CPU reference does.
-// Programmatic dependent launch: the block issues its first step's W loads and L2 prefetches of
-// the next ones (immutable) before waiting for the kernel that wrote x.
+// Programmatic dependent launch: the block issues its first step's W loads (immutable) before
+// waiting for the kernel that wrote x.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -32,8 +32,6 @@ namespace {
 constexpr int kRows = 16;    // output rows per block (per stacked matrix)
 constexpr int kStepK = 128;  // k per warp step
 constexpr int kWarps = 8;
-// Steps of a warp requested into L2 ahead of the two in registers (all of a 4096-wide row's).
-constexpr int64_t kAhead = 3;
 
 struct GemvArgs {
   const bf16* x;
@@ -93,18 +91,6 @@ __device__ __forceinline__ void load_w(Step<kMats>& s, const uint8_t* const (&wp
     for (int m = 0; m < kMats; ++m) s.sw[m] = __ldg(a.scales + sw_row[m] * a.scale_cols + step);
   }
 }
-// The 128-byte segments of W a step reads (rows g and g + 8 of each matrix) into L2: lanes t = 0
-// and t = 3 touch its first and last byte (both lines when a row does not start on a line).
-template <int kMats>
-__device__ __forceinline__ void prefetch_w(const uint8_t* const (&wp)[kMats][2], int64_t step, int t) {
-  if (t != 0 && t != 3) return;
-  const int64_t at = step * kStepK + (t == 3 ? 64 + 15 : 0);
-#pragma unroll
-  for (int m = 0; m < kMats; ++m)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) asm volatile("prefetch.global.L2 [%0];" ::"l"(wp[m][r] + at));
-}
-
 template <int kMats, bool kXVec, bool kLimit = false>
 __device__ __forceinline__ void load_x(Step<kMats>& s, const bf16* xp, const GemvArgs& a, int64_t step,
                                        int64_t col0) {
@@ -222,15 +208,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kern
 #pragma unroll
   for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
 
-  // This warp's whole steps: warp, warp + kWarps, ... below `full`, two in registers and the
-  // next kAhead in L2. The first ones are requested before waiting for the kernel that writes x
-  // (W is immutable), so the weight stream runs while that kernel drains and during the scale
-  // pass below.
+  // This warp's whole steps: warp, warp + kWarps, ... below `full`, two in flight.
   const int64_t n = full > warp ? (full - warp + kWarps - 1) / kWarps : 0;
-  auto own = [&](int64_t j) { return warp + j * kWarps; };  // the warp's j-th step
   Step<kMats> p, q;
   if (n > 0) load_w<kMats, kXVec, kBlock, false, true>(p, wp, a, warp, col0, sw_row);
-  for (int64_t j = 1; j <= kAhead && j < n; ++j) prefetch_w<kMats>(wp, own(j), t);
   pdl_launch_dependents();
   pdl_wait();
   float inv = 1.0f / a.input_scale;
@@ -242,17 +223,16 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kern
   }
   if (n > 0) load_x<kMats, kXVec>(p, xp, a, warp, col0);
   for (int64_t j = 0; j < n; j += 2) {
+    const int64_t s0 = warp + j * kWarps;
     if (j + 1 < n) {
-      if (j + 1 + kAhead < n) prefetch_w<kMats>(wp, own(j + 1 + kAhead), t);
-      load_w<kMats, kXVec, kBlock>(q, wp, a, own(j + 1), col0, sw_row);
-      load_x<kMats, kXVec>(q, xp, a, own(j + 1), col0);
+      load_w<kMats, kXVec, kBlock>(q, wp, a, s0 + kWarps, col0, sw_row);
+      load_x<kMats, kXVec>(q, xp, a, s0 + kWarps, col0);
     }
     consume<kMats, kBlock>(c, p, inv, t);
     if (j + 1 >= n) break;
     if (j + 2 < n) {
-      if (j + 2 + kAhead < n) prefetch_w<kMats>(wp, own(j + 2 + kAhead), t);
-      load_w<kMats, kXVec, kBlock>(p, wp, a, own(j + 2), col0, sw_row);
-      load_x<kMats, kXVec>(p, xp, a, own(j + 2), col0);
+      load_w<kMats, kXVec, kBlock>(p, wp, a, s0 + 2 * kWarps, col0, sw_row);
+      load_x<kMats, kXVec>(p, xp, a, s0 + 2 * kWarps, col0);
     }
     consume<kMats, kBlock>(c, q, inv, t);
   }

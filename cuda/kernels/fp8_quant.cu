@@ -37,10 +37,14 @@ __device__ __forceinline__ void load8(const bf16* row, int64_t c0, int64_t cols,
   for (int i = 0; i < 8; ++i) v[i] = c0 + i < cols ? __bfloat162float(row[c0 + i]) : 0.0f;
 }
 
-// Per token (dynamic or static): one block of kRowThreads per row; a thread's first kRegChunks
-// chunks of 8 stay in registers between the amax and the quantization (rows up to 16,384 wide
-// are read once), later ones are read again.
+// Per token (dynamic or static): one block per row of up to kRowThreads threads, as few as hold
+// the row in registers at kRegChunks chunks of 8 a thread (rows up to 16,384 wide are read once;
+// later chunks are read again).
 constexpr int kRowThreads = 1024, kRegChunks = 2;
+unsigned row_threads(int64_t cols) {
+  const int64_t t = (ceil_div(cols, 8 * kRegChunks) + 31) / 32 * 32;
+  return static_cast<unsigned>(t < 32 ? 32 : t > kRowThreads ? kRowThreads : t);
+}
 
 __device__ __forceinline__ void store_q8(uint8_t* qr, int64_t c0, int64_t cols, const float (&v)[8], float inv) {
   const uint2 q = make_uint2(fp8_quant4(v[0], v[1], v[2], v[3], inv), fp8_quant4(v[4], v[5], v[6], v[7], inv));
@@ -59,7 +63,7 @@ __global__ void __launch_bounds__(kRowThreads) quantize_rows_kernel(const bf16* 
   const int64_t row = blockIdx.x;
   const bf16* xr = x + row * x_stride;
   uint8_t* qr = out.q + row * out.stride;
-  constexpr int64_t kSpan = 8 * kRowThreads;  // columns a pass over the threads covers
+  const int64_t kSpan = 8 * int64_t{blockDim.x};  // columns a pass over the threads covers
   pdl_launch_dependents();
   pdl_wait();
   float v[kRegChunks][8];
@@ -82,8 +86,7 @@ __global__ void __launch_bounds__(kRowThreads) quantize_rows_kernel(const bf16* 
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = mx;
     __syncthreads();
     mx = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kRowThreads / 32; ++w) mx = fmaxf(mx, red[w]);
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) mx = fmaxf(mx, red[w]);
     s = fp8_dynamic_scale(mx);
   }
   if (threadIdx.x == 0) out.scales[row] = s;
@@ -232,7 +235,8 @@ void fp8_quantize(const Mat& x, const Fp8Weight& w, const Fp8X& out, const Launc
     return;
   }
   const bool vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (x.rows == 1 || x.stride % 8 == 0);
-  launch_kernel("fp8_quantize", quantize_rows_kernel, dim3(static_cast<unsigned>(x.rows)), dim3(kRowThreads), 0, launch,
+  launch_kernel("fp8_quantize", quantize_rows_kernel, dim3(static_cast<unsigned>(x.rows)), dim3(row_threads(x.cols)), 0,
+                launch,
                 xp, x.stride, x.cols, vec, w.act == Fp8Act::DynamicToken, w.input_scale, out);
 }
 

@@ -143,7 +143,7 @@ TEST(GpuFp8Gemv, ModelShapesAndSwiglu) {
 TEST(GpuFp8Quant, MatchesCpuBitForBit) {
   INFERDESK_REQUIRE_GPU();
   for (const Fp8Scheme& s : {kChannel, kStatic, kBlock})
-    for (int64_t k : {int64_t{8}, int64_t{300}, int64_t{4096}}) {
+    for (int64_t k : {int64_t{8}, int64_t{300}, int64_t{4096}, int64_t{20000}}) {
       SCOPED_TRACE(testing::Message() << scheme_name(s) << " K " << k);
       const int m = 5;
       const std::vector<float> x = make_fp8_x(m, k, k);
