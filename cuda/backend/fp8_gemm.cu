@@ -56,8 +56,8 @@ Fp8Gemm::~Fp8Gemm() {
 bool Fp8Gemm::eligible(const Fp8X& x, const Fp8Weight& w, const Mat& y) const {
   const int64_t es = y.dt == Dt::F32 ? 4 : 2;
   return hopper_ && x.rows > 0 && x.cols == w.k && w.k % 16 == 0 && w.n % 16 == 0 && x.stride % 16 == 0 &&
-         aligned16(x.q) && aligned16(w.data) && aligned16(y.data) && (y.stride * es) % 16 == 0 &&
-         y.cols == w.n && y.rows >= x.rows;
+         aligned16(x.q) && aligned16(w.data) && aligned16(y.data) && (y.stride * es) % 16 == 0 && y.cols == w.n &&
+         y.rows >= x.rows;
 }
 
 // Row-major y[M, N] = x[M, K] W[N, K]^T as cuBLASLt's column-major D[N, M] = A^T B with A = W seen
@@ -74,7 +74,8 @@ Fp8Gemm::Plan* Fp8Gemm::plan(const Key& key, const Pointers& ptr) {
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
   check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
-  const int32_t a_mode = block ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  const int32_t a_mode = block ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+                               : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
   const int32_t b_mode = block ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
   check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)), "a scale");
   check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)), "b scale");
@@ -98,8 +99,8 @@ Fp8Gemm::Plan* Fp8Gemm::plan(const Key& key, const Pointers& ptr) {
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t s =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, pref, 1, &result, &found);
+  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, pref, 1, &result,
+                                                          &found);
   cublasLtMatmulPreferenceDestroy(pref);
   // No algorithm (or a combination this cuBLASLt rejects): remembered, the caller falls back.
   p->ok = s == CUBLAS_STATUS_SUCCESS && found > 0;
@@ -118,9 +119,9 @@ const float* Fp8Gemm::weight_scales(const Fp8Weight& w) {
   DeviceBuffer b = ctx_.memory.alloc(static_cast<size_t>(rows * cols) * 4, MemKind::Weights, "FP8 weight scales");
   if (block) {
     check_cuda(cudaMemsetAsync(b.get(), 0, b.bytes(), ctx_.stream), "FP8 weight scales");
-    check_cuda(cudaMemcpy2DAsync(b.get(), static_cast<size_t>(cols) * 4, w.scales, static_cast<size_t>(w.scale_cols) * 4,
-                                 static_cast<size_t>(w.scale_cols) * 4, static_cast<size_t>(rows),
-                                 cudaMemcpyDeviceToDevice, ctx_.stream),
+    check_cuda(cudaMemcpy2DAsync(b.get(), static_cast<size_t>(cols) * 4, w.scales,
+                                 static_cast<size_t>(w.scale_cols) * 4, static_cast<size_t>(w.scale_cols) * 4,
+                                 static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, ctx_.stream),
                "FP8 weight scales");
   } else {
     fp8_broadcast_scale(w.scales, b.as<float>(), w.n, ctx_.launch);

@@ -46,8 +46,9 @@ Fp8Weight KernelPolicy::fp8_weight(const Tensor& w) {
   f.n = w.rows;
   f.k = w.cols;
   f.scales = static_cast<const float*>(q.scales);
-  f.act = q.act == ActQuant::Static ? Fp8Act::Static : q.act == ActQuant::DynamicGroup ? Fp8Act::DynamicGroup
-                                                                                      : Fp8Act::DynamicToken;
+  f.act = q.act == ActQuant::Static         ? Fp8Act::Static
+          : q.act == ActQuant::DynamicGroup ? Fp8Act::DynamicGroup
+                                            : Fp8Act::DynamicToken;
   f.input_scale = q.input_scale;
   int64_t want_rows = 1, want_cols = 1;
   switch (q.granularity) {

@@ -37,8 +37,7 @@ void WeightUploader::upload(const HostTensor& host, void* dst, bool raw) {
     } else {
       void* src = convert_scratch_.as<char>() + slot * kStagingChunk;
       check_cuda(cudaMemcpyAsync(src, pinned, len, cudaMemcpyHostToDevice, ctx_.stream), "weight upload");
-      convert_to_bf16(src, kind, static_cast<bf16*>(dst) + off / esize, static_cast<int64_t>(len / esize),
-                      ctx_.launch);
+      convert_to_bf16(src, kind, static_cast<bf16*>(dst) + off / esize, static_cast<int64_t>(len / esize), ctx_.launch);
     }
     check_cuda(cudaEventRecord(staging_done_[slot].get(), ctx_.stream), "weight upload");
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/fp8_linear.h"
+#include "cuda/kernels/mma_stream.cuh"
 
 namespace inferdesk::cuda {
 
@@ -88,20 +89,11 @@ __device__ __forceinline__ void mma_e4m3_chunk(float (&c)[4], const uint4& lo, c
   mma_e4m3(c, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
 }
 
-// Streaming 16-byte weight load (read once: L1 no-allocate, 256-byte L2 prefetch); kPinned keeps
-// it where it is written (before pdl_wait()).
+// Streaming 16-byte weight load (mma_stream.cuh's: L1 no-allocate, 256-byte L2 prefetch; kPinned
+// keeps it before pdl_wait()), of E4M3 bytes.
 template <bool kPinned = false>
 __device__ __forceinline__ uint4 load_fp8_stream(const uint8_t* p) {
-  uint4 r;
-  if constexpr (kPinned)
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(p));
-  return r;
+  return load_w_stream<kPinned>(reinterpret_cast<const bf16*>(p));
 }
 
 }  // namespace inferdesk::cuda

@@ -92,8 +92,7 @@ __device__ __forceinline__ void load_w(Step<kMats>& s, const uint8_t* const (&wp
   }
 }
 template <int kMats, bool kXVec, bool kLimit = false>
-__device__ __forceinline__ void load_x(Step<kMats>& s, const bf16* xp, const GemvArgs& a, int64_t step,
-                                       int64_t col0) {
+__device__ __forceinline__ void load_x(Step<kMats>& s, const bf16* xp, const GemvArgs& a, int64_t step, int64_t col0) {
   const int64_t k0 = step * kStepK;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -182,6 +181,38 @@ __device__ __forceinline__ void store_out(void* y, int64_t i, float v) {
     static_cast<bf16*>(y)[i] = __float2bfloat16(v);
 }
 
+// The block's sums reduced over its warps, scaled and stored. Thread j < 128 finishes
+// accumulator entry i = j / 32 of lane l = j % 32: C row g (+8 for i >= 2), C column (token)
+// 2 (l % 4) + (i & 1).
+template <int kMats, bool kBlock, typename TY>
+__device__ __forceinline__ void finish(const GemvArgs& a, const float (&red)[kWarps][kMats * 4][32], const float* s_x,
+                                       int64_t r0) {
+  if (threadIdx.x >= 128) return;
+  const int i = threadIdx.x >> 5, l = threadIdx.x & 31;
+  const int64_t row = r0 + (l >> 2) + (i >= 2 ? 8 : 0);
+  const int tok = 2 * (l & 3) + (i & 1);
+  if (row >= a.mat_rows || tok >= a.m) return;
+  const float sx = kBlock ? 1.0f : a.dynamic ? s_x[tok] : a.input_scale;
+  float v[kMats];
+#pragma unroll
+  for (int m = 0; m < kMats; ++m) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += red[w][m * 4 + i][l];
+    if constexpr (!kBlock) {
+      const float sw = a.scales[a.gran == static_cast<int32_t>(Fp8Gran::Tensor) ? 0 : m * a.mat_rows + row];
+      sum *= sx * sw;
+    }
+    v[m] = sum;
+  }
+  float out;
+  if constexpr (kMats == 1)
+    out = v[0] + (a.bias ? __bfloat162float(a.bias[row]) : 0.0f);
+  else
+    out = silu(v[0]) * v[1];
+  store_out<TY>(a.y, tok * a.y_stride + row, out);
+}
+
 // kMats 1: y = x W^T (+ bias). kMats 2: W stacks gate over up (mat_rows each), y = silu(g) * u.
 template <int kMats, bool kXVec, bool kBlock, typename TY>
 __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kernel(const GemvArgs a) {
@@ -248,39 +279,14 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kern
 #pragma unroll
     for (int i = 0; i < 4; ++i) red[warp][m * 4 + i][lane] = c[m][i];
   __syncthreads();
-  // Thread j < 128 finishes accumulator entry i = j / 32 of lane l = j % 32: C row g (+8 for
-  // i >= 2), C column (token) 2 (l % 4) + (i & 1).
-  if (threadIdx.x >= 128) return;
-  const int i = threadIdx.x >> 5, l = threadIdx.x & 31;
-  const int64_t row = r0 + (l >> 2) + (i >= 2 ? 8 : 0);
-  const int tok = 2 * (l & 3) + (i & 1);
-  if (row >= a.mat_rows || tok >= a.m) return;
-  const float sx = kBlock ? 1.0f : a.dynamic ? s_x[tok] : a.input_scale;
-  float v[kMats];
-#pragma unroll
-  for (int m = 0; m < kMats; ++m) {
-    float sum = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum += red[w][m * 4 + i][l];
-    if constexpr (!kBlock) {
-      const float sw = a.scales[a.gran == static_cast<int32_t>(Fp8Gran::Tensor) ? 0 : m * a.mat_rows + row];
-      sum *= sx * sw;
-    }
-    v[m] = sum;
-  }
-  float out;
-  if constexpr (kMats == 1)
-    out = v[0] + (a.bias ? __bfloat162float(a.bias[row]) : 0.0f);
-  else
-    out = silu(v[0]) * v[1];
-  store_out<TY>(a.y, tok * a.y_stride + row, out);
+  finish<kMats, kBlock, TY>(a, red, s_x, r0);
 }
 
 template <int kMats, bool kXVec, bool kBlock>
 void launch_typed(const GemvArgs& a, unsigned blocks, const Launch& launch) {
   if (a.y_f32)
-    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, float>, dim3(blocks), dim3(kWarps * 32), 0,
-                  launch, a);
+    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, float>, dim3(blocks), dim3(kWarps * 32), 0, launch,
+                  a);
   else
     launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, bf16>, dim3(blocks), dim3(kWarps * 32), 0, launch,
                   a);

@@ -56,9 +56,9 @@ __device__ __forceinline__ void store_q8(uint8_t* qr, int64_t c0, int64_t cols, 
   }
 }
 
-__global__ void __launch_bounds__(kRowThreads) quantize_rows_kernel(const bf16* x, int64_t x_stride, int64_t cols,
-                                                                    bool vec, bool dynamic, float input_scale,
-                                                                    Fp8X out) {
+__global__ void __launch_bounds__(kRowThreads)
+    quantize_rows_kernel(const bf16* x, int64_t x_stride, int64_t cols, bool vec, bool dynamic, float input_scale,
+                         Fp8X out) {
   __shared__ float red[kRowThreads / 32];
   const int64_t row = blockIdx.x;
   const bf16* xr = x + row * x_stride;
@@ -104,8 +104,8 @@ __global__ void __launch_bounds__(kRowThreads) quantize_rows_kernel(const bf16* 
 }
 
 // Per token and 128-wide group: one warp per group, 4 values a lane.
-__global__ void __launch_bounds__(kThreads) quantize_groups_kernel(const bf16* x, int64_t x_stride, int64_t cols,
-                                                                   Fp8X out) {
+__global__ void __launch_bounds__(kThreads)
+    quantize_groups_kernel(const bf16* x, int64_t x_stride, int64_t cols, Fp8X out) {
   const int lane = threadIdx.x & 31;
   const int64_t row = blockIdx.y, group = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
   pdl_launch_dependents();
@@ -132,8 +132,8 @@ __global__ void __launch_bounds__(kThreads) quantize_groups_kernel(const bf16* x
 // One warp per output row n and kSimpleTokens rows of x: lanes take k in turn, products summed in
 // F32 per lane (and per 128-k group, scaled there, for block weights), then over the warp.
 template <bool kBlock, typename TY>
-__global__ void __launch_bounds__(kThreads) fp8_simple_kernel(const Fp8X x, const Fp8Weight w, const bf16* bias,
-                                                              TY* y, int64_t ldy) {
+__global__ void __launch_bounds__(kThreads)
+    fp8_simple_kernel(const Fp8X x, const Fp8Weight w, const bf16* bias, TY* y, int64_t ldy) {
   const int lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kSimpleTokens;
@@ -178,8 +178,7 @@ __global__ void __launch_bounds__(kThreads) fp8_simple_kernel(const Fp8X x, cons
 }
 
 // The CPU backend's generator (cpu_backend.cpp, fill_random), rounded to E4M3 as f32_to_fp8_e4m3.
-__global__ void fill_fp8_kernel(uint8_t* data, int64_t rows, int64_t cols, int64_t stride, uint64_t base,
-                                float scale) {
+__global__ void fill_fp8_kernel(uint8_t* data, int64_t rows, int64_t cols, int64_t stride, uint64_t base, float scale) {
   pdl_launch_dependents();
   pdl_wait();
   const int64_t total = rows * cols;
@@ -188,8 +187,7 @@ __global__ void fill_fp8_kernel(uint8_t* data, int64_t rows, int64_t cols, int64
     const uint64_t bits = splitmix64(base ^ static_cast<uint64_t>(r * cols + c));
     const float u = __fsub_rn(__fmul_rn(static_cast<float>(bits >> 40), 2.0f / 16777216.0f), 1.0f);
     const float v = __fmul_rn(u, scale);
-    data[r * stride + c] =
-        static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
+    data[r * stride + c] = static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
   }
 }
 
@@ -236,8 +234,7 @@ void fp8_quantize(const Mat& x, const Fp8Weight& w, const Fp8X& out, const Launc
   }
   const bool vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (x.rows == 1 || x.stride % 8 == 0);
   launch_kernel("fp8_quantize", quantize_rows_kernel, dim3(static_cast<unsigned>(x.rows)), dim3(row_threads(x.cols)), 0,
-                launch,
-                xp, x.stride, x.cols, vec, w.act == Fp8Act::DynamicToken, w.input_scale, out);
+                launch, xp, x.stride, x.cols, vec, w.act == Fp8Act::DynamicToken, w.input_scale, out);
 }
 
 void fp8_gemm_simple(const Fp8X& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch) {

@@ -59,9 +59,9 @@ struct Tile {
 };
 
 struct Params {
-  int32_t m;       // token rows
-  int32_t panels;  // stages of this block: K / 128 / KS
-  int32_t stages;  // ring depth
+  int32_t m;           // token rows
+  int32_t panels;      // stages of this block: K / 128 / KS
+  int32_t stages;      // ring depth
   int64_t block_rows;  // W rows advanced per tile: 2 BN (plain) or BN (SwiGLU)
   int64_t second;      // warpgroup 1's rows start this far after warpgroup 0's: BN, or I
   bool swiglu;
@@ -162,8 +162,7 @@ __device__ __forceinline__ void consume(const Params& p, float (&acc)[BN / 2], u
     } else {
       wgmma_group(acc, [&] {
 #pragma unroll
-        for (int s = 0; s < kPanel / 32; ++s)
-          wgmma_e4m3<BN>(acc, smem_desc(st + s * 32), smem_desc(wpan + s * 32), 1);
+        for (int s = 0; s < kPanel / 32; ++s) wgmma_e4m3<BN>(acc, smem_desc(st + s * 32), smem_desc(wpan + s * 32), 1);
       });
     }
     __syncwarp();
@@ -174,8 +173,8 @@ __device__ __forceinline__ void consume(const Params& p, float (&acc)[BN / 2], u
 // SwiGLU epilogue: the up warpgroup leaves its scaled sums in the drained stages, the gate
 // warpgroup finishes silu(g) * u.
 template <int BN, bool kBlock>
-__device__ __forceinline__ void swiglu_epilogue(const Params& p, float (&acc)[BN / 2], float* ex, int64_t row0,
-                                                int t0, int c0) {
+__device__ __forceinline__ void swiglu_epilogue(const Params& p, float (&acc)[BN / 2], float* ex, int64_t row0, int t0,
+                                                int c0) {
   const int wg = threadIdx.x / 128, tl = threadIdx.x % 128;
   // Scale the sums in place: acc[4 j + {0, 1}] token t0, [4 j + {2, 3}] token t0 + 8.
   if constexpr (!kBlock) {
@@ -206,6 +205,67 @@ __device__ __forceinline__ void swiglu_epilogue(const Params& p, float (&acc)[BN
                    silu(acc[i + 1]) * ex[(i + 1) * 128 + tl]);
     }
 }
+
+// The producer thread: every stage's copies, W of the first stages before the wait (W does not
+// depend on the previous kernel), then x, then one stage at a time as the consumers free them.
+template <int BN>
+__device__ __forceinline__ void produce(const Params& p, const CUtensorMap& wmap, const CUtensorMap& xmap,
+                                        uint32_t base, uint64_t* full, uint64_t* empty, int first, int64_t r0,
+                                        int64_t r1) {
+  using T = Tile<BN>;
+  const uint64_t once = l2_evict_first();
+  auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
+    const int k = (first + j) * kPanel;
+    tma_load(st + T::kX, wmap, k, static_cast<int>(r0), bar, once);
+    tma_load(st + T::kX + T::kW, wmap, k, static_cast<int>(r1), bar, once);
+  };
+  const int pre = min(p.panels, p.stages);
+  for (int j = 0; j < pre; ++j) {  // W first: it does not depend on the previous kernel
+    mbar_expect_tx(smem_addr(&full[j]), T::kStage);
+    copy_w(j, base + j * T::kStage, smem_addr(&full[j]));
+  }
+  pdl_wait();  // x comes from the previous kernel
+  for (int j = 0; j < pre; ++j) tma_load(base + j * T::kStage, xmap, (first + j) * kPanel, 0, smem_addr(&full[j]));
+  for (int j = pre; j < p.panels; ++j) {
+    const int slot = j % p.stages;
+    const uint32_t st = base + slot * T::kStage, bar = smem_addr(&full[slot]);
+    mbar_wait(smem_addr(&empty[slot]), static_cast<uint32_t>((j / p.stages - 1) & 1));
+    mbar_expect_tx(bar, T::kStage);
+    copy_w(j, st, bar);
+    tma_load(st, xmap, (first + j) * kPanel, 0, bar);
+  }
+}
+
+// K splits: each block leaves its partial sums as [column group j][thread] float4s in its drained
+// stages, then block `rank` finishes the column groups j % KS == rank from all KS blocks, adding
+// them in rank order (every thread of the block calls this: it holds a cluster barrier).
+template <int BN, int KS, bool kBlock>
+__device__ __forceinline__ void finish_splits(const Params& p, const float (&acc)[BN / 2], float* ex, uint32_t base,
+                                              uint32_t rank, int64_t row0, int t0, int c0) {
+  const int tid = threadIdx.x;
+  if (tid < kConsumers) {
+    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");  // both warpgroups done with the stages
+    auto* ex4 = reinterpret_cast<float4*>(ex);
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+      ex4[j * kConsumers + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+  }
+  sync_cluster();
+  if (tid < kConsumers) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      if (j % KS != static_cast<int>(rank)) continue;
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int q = 0; q < KS; ++q) {
+        const float4 s = load_peer(base + static_cast<uint32_t>((j * kConsumers + tid) * 16), q);
+        v[0] += s.x, v[1] += s.y, v[2] += s.z, v[3] += s.w;
+      }
+      store_pairs<kBlock>(p, v, row0 + 8 * j + c0, t0);
+    }
+  }
+}
+
 #endif
 
 // Two blocks an SM fit the registers of the narrower tiles (<= 112 a thread).
@@ -241,27 +301,7 @@ __global__ void __launch_bounds__(kThreads, BN >= 96 ? 1 : 2)
   const int64_t row0 = wg == 0 ? r0 : r1;
 
   if (tid == kConsumers) {  // the producer
-    const uint64_t once = l2_evict_first();
-    auto copy_w = [&](int j, uint32_t st, uint32_t bar) {
-      const int k = (first + j) * kPanel;
-      tma_load(st + T::kX, wmap, k, static_cast<int>(r0), bar, once);
-      tma_load(st + T::kX + T::kW, wmap, k, static_cast<int>(r1), bar, once);
-    };
-    const int pre = min(p.panels, p.stages);
-    for (int j = 0; j < pre; ++j) {  // W first: it does not depend on the previous kernel
-      mbar_expect_tx(smem_addr(&full[j]), T::kStage);
-      copy_w(j, base + j * T::kStage, smem_addr(&full[j]));
-    }
-    pdl_wait();  // x comes from the previous kernel
-    for (int j = 0; j < pre; ++j) tma_load(base + j * T::kStage, xmap, (first + j) * kPanel, 0, smem_addr(&full[j]));
-    for (int j = pre; j < p.panels; ++j) {
-      const int slot = j % p.stages;
-      const uint32_t st = base + slot * T::kStage, bar = smem_addr(&full[slot]);
-      mbar_wait(smem_addr(&empty[slot]), static_cast<uint32_t>((j / p.stages - 1) & 1));
-      mbar_expect_tx(bar, T::kStage);
-      copy_w(j, st, bar);
-      tma_load(st, xmap, (first + j) * kPanel, 0, bar);
-    }
+    produce<BN>(p, wmap, xmap, base, full, empty, first, r0, r1);
   } else if (tid < kConsumers) {
     pdl_wait();  // the scales, and y is written after the previous kernel completed
     consume<BN, kBlock>(p, acc, base, full, empty, first, t0, row0);
@@ -279,29 +319,7 @@ __global__ void __launch_bounds__(kThreads, BN >= 96 ? 1 : 2)
       store_pairs<kBlock>(p, v, row0 + 8 * j + c0, t0);
     }
   } else {
-    // Each block's partial sums as [column group j][thread] float4s in its drained stages, then
-    // block `rank` finishes the column groups j % KS == rank from all KS blocks.
-    if (tid < kConsumers) {
-      asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");  // both warpgroups done with the stages
-      auto* ex4 = reinterpret_cast<float4*>(ex);
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-        ex4[j * kConsumers + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-    }
-    sync_cluster();
-    if (tid < kConsumers) {
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        if (j % KS != static_cast<int>(rank)) continue;
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-        for (int q = 0; q < KS; ++q) {
-          const float4 s = load_peer(base + static_cast<uint32_t>((j * kConsumers + tid) * 16), q);
-          v[0] += s.x, v[1] += s.y, v[2] += s.z, v[3] += s.w;
-        }
-        store_pairs<kBlock>(p, v, row0 + 8 * j + c0, t0);
-      }
-    }
+    finish_splits<BN, KS, kBlock>(p, acc, ex, base, rank, row0, t0, c0);
     sync_cluster();  // no block leaves while a peer may still read its shared memory
   }
 #else
@@ -509,8 +527,7 @@ bool operands_ok(const Fp8X& x, const Fp8Weight& w, const Mat& y, bool swiglu) {
          reinterpret_cast<uintptr_t>(y.data) % 4 == 0 && w.n < (int64_t{1} << 31) && w.k < (int64_t{1} << 31);
 }
 
-void run(const Fp8X& x, const Fp8Weight& w, const bf16* bias, const Mat& y, bool swiglu, int32_t sms,
-         const Launch& l) {
+void run(const Fp8X& x, const Fp8Weight& w, const bf16* bias, const Mat& y, bool swiglu, int32_t sms, const Launch& l) {
   if (!fp8_wide_supported(x, w, y, swiglu, sms))
     unsupported_config("fp8_wide_gemm: shape, scheme or alignment not supported (check fp8_wide_supported)");
   const bool block = w.gran == Fp8Gran::Block;

@@ -26,8 +26,10 @@ struct Proj {
   int64_t n, k;
   bool swiglu;  // n = 2 I stacked gate/up
 };
-constexpr Proj kProj[] = {
-    {"qkv", 6144, 4096, false}, {"o", 4096, 4096, false}, {"gate_up", 28672, 4096, true}, {"down", 4096, 14336, false}};
+constexpr Proj kProj[] = {{"qkv", 6144, 4096, false},
+                          {"o", 4096, 4096, false},
+                          {"gate_up", 28672, 4096, true},
+                          {"down", 4096, 14336, false}};
 
 // Copies of an FP8 [n, k] weight with per-channel or block scales (copies 0: copies_for).
 std::vector<Fp8Weight> fp8_weights(Pool& pool, int64_t n, int64_t k, bool block, const Launch& l, int copies = 0) {
@@ -100,10 +102,12 @@ void bench_wide(const Launch& l, const char* filter) {
           p.swiglu ? fp8_wide_swiglu(q, ws[i % nc], y, sms, l) : fp8_wide_gemm(q, ws[i % nc], nullptr, y, sms, l);
         };
         report("fp8_wide", shape_of(p, m, tile.c_str()), time_us(l.stream, gemm), bytes);
-        report("fp8_wide+q", shape_of(p, m, tile.c_str()), time_us(l.stream, [&](int i) {
-                 fp8_quantize(x, ws[i % nc], q, l);
-                 gemm(i);
-               }),
+        report("fp8_wide+q", shape_of(p, m, tile.c_str()),
+               time_us(l.stream,
+                       [&](int i) {
+                         fp8_quantize(x, ws[i % nc], q, l);
+                         gemm(i);
+                       }),
                bytes);
       }
 }
@@ -148,8 +152,10 @@ void bench_cublaslt(const char* filter) {
           run = [&, nc](int i) { bf16gemm.run(x, wb[i % nc], p.n, p.k, nullptr, y, ctx.stream, false); };
         }
         const double us = time_us(ctx.stream, run);
-        const std::string tail = std::string(kind == 0 ? " fp8" : kind == 1 ? " fp8 block" : " bf16") + " " +
-                                 std::to_string(static_cast<int>(flops / (us * 1e-6) / 1e12)) + " TF/s";
+        const std::string tail = std::string(kind == 0   ? " fp8"
+                                             : kind == 1 ? " fp8 block"
+                                                         : " bf16") +
+                                 " " + std::to_string(static_cast<int>(flops / (us * 1e-6) / 1e12)) + " TF/s";
         report(kind < 2 ? "fp8_cublaslt" : "bf16_cublaslt", shape_of(p, m, tail.c_str()), us,
                static_cast<double>(p.n * p.k) * (kind < 2 ? 1 : 2));
       }
@@ -163,8 +169,10 @@ void bench_layer(const Launch& l, const char* filter) {
   for (int m : {1, 8}) {
     Pool pool;
     const int nc = copies_for(static_cast<size_t>((QKV + H + 2 * I) * H + H * I));
-    const std::vector<Fp8Weight> qkv = fp8_weights(pool, QKV, H, false, l, nc), o = fp8_weights(pool, H, H, false, l, nc);
-    const std::vector<Fp8Weight> gu = fp8_weights(pool, 2 * I, H, false, l, nc), down = fp8_weights(pool, H, I, false, l, nc);
+    const std::vector<Fp8Weight> qkv = fp8_weights(pool, QKV, H, false, l, nc),
+                                 o = fp8_weights(pool, H, H, false, l, nc);
+    const std::vector<Fp8Weight> gu = fp8_weights(pool, 2 * I, H, false, l, nc),
+                                 down = fp8_weights(pool, H, I, false, l, nc);
     const Mat res = random_mat(pool, Dt::F32, m, H, 1, 1.0f, l), h = random_mat(pool, Dt::BF16, m, H, 2, 1.0f, l);
     const Mat y = random_mat(pool, Dt::BF16, m, H, 3, 0.01f, l), qkvm = random_mat(pool, Dt::BF16, m, QKV, 4, 1.0f, l);
     const Mat act = random_mat(pool, Dt::BF16, m, I, 5, 1.0f, l);

@@ -245,7 +245,6 @@ void bench_rows(const Launch& l, const char* filter) {
   }
 }
 
-
 void bench_rope(const Launch& l, const char* filter) {
   const cudaStream_t s = l.stream;
   if (!wanted("rope_kv", filter)) return;

@@ -95,7 +95,9 @@ inline void report(const std::string& name, const std::string& shape, double us,
   std::fflush(stdout);
 }
 
-inline bool wanted(const std::string& name, const char* filter) { return !filter || name.find(filter) != std::string::npos; }
+inline bool wanted(const std::string& name, const char* filter) {
+  return !filter || name.find(filter) != std::string::npos;
+}
 
 // Enough copies of a `bytes` weight that cycling through them does not fit the L2 (50 MB on H200).
 inline int copies_for(size_t bytes) {

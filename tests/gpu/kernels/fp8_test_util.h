@@ -158,8 +158,7 @@ struct DevFp8 {
 struct DevFp8X {
   DeviceBuffer<uint8_t> buf;
   cuda::Fp8X x;
-  DevFp8X(const Mat& xm, const cuda::Fp8Weight& w)
-      : buf(static_cast<size_t>(cuda::fp8_x_bytes(xm.rows, xm.cols, w))) {
+  DevFp8X(const Mat& xm, const cuda::Fp8Weight& w) : buf(static_cast<size_t>(cuda::fp8_x_bytes(xm.rows, xm.cols, w))) {
     x = cuda::fp8_x_at(buf.get(), xm.rows, xm.cols, w);
     cuda::fp8_quantize(xm, w, x, test_launch());
   }

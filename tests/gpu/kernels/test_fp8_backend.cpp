@@ -114,7 +114,7 @@ TEST(GpuFp8Backend, LinearAddRmsNorm) {
   Gpu g;
   const Buffer wg = load_fp8(*g.b, w);
   const Tensor rg = g.alloc(DType::F32, m, n);
-  g.b->fill_random(rg, 1, 0.0f);      // zeros
+  g.b->fill_random(rg, 1, 0.0f);        // zeros
   g.b->add(rg, g.upload(m, n, resid));  // the F32 residual (BF16-representable values)
   const Tensor og = g.alloc(DType::BF16, m, n), sg = g.alloc(DType::BF16, m, n);
   g.b->linear_add_rms_norm(g.upload(m, k, x), wg.tensor(), sg, rg, g.upload(1, n, gamma), 1e-5f, og);

@@ -55,8 +55,7 @@ int device_sms() {
 
 // Runs the case's path; false when the path does not serve it on this device (cuBLASLt without an
 // algorithm, or no Hopper).
-bool run_path(const Case& c, const DevMatrix& dx, const DevFp8& dw, const bf16* bias, const Mat& ym,
-              bool swiglu) {
+bool run_path(const Case& c, const DevMatrix& dx, const DevFp8& dw, const bf16* bias, const Mat& ym, bool swiglu) {
   const Mat xm = dx.mat();
   const int32_t sms = c.sms ? c.sms : device_sms();
   switch (c.path) {
@@ -102,8 +101,8 @@ void run_case(const Case& c, bool swiglu = false) {
   const HostFp8 w = make_fp8_weight(swiglu ? 2 * c.n : c.n, c.k, c.scheme, c.n * 7 + c.k);
   const std::vector<float> x = make_fp8_x(c.m, c.k, c.k + c.m);
   const std::vector<float> bias = random_bf16(static_cast<size_t>(c.n), c.n, -2.f, 2.f);
-  const std::vector<float> want =
-      swiglu ? cpu_fp8_swiglu(w, x, c.m) : cpu_fp8_linear(w, x, c.m, c.bias ? &bias : nullptr);
+  const std::vector<float> want = swiglu ? cpu_fp8_swiglu(w, x, c.m)
+                                         : cpu_fp8_linear(w, x, c.m, c.bias ? &bias : nullptr);
 
   DevMatrix dx(Dt::BF16, c.m, c.k, c.k + c.x_pad);
   dx.upload(x);
@@ -167,7 +166,8 @@ TEST(GpuFp8Quant, MatchesCpuBitForBit) {
           ASSERT_EQ(scales[static_cast<size_t>(g * m + r)], sc) << "row " << r << " group " << g;
           const float inv = 1.0f / sc;
           for (int64_t c = g * group; c < std::min(k, (g + 1) * group); ++c)
-            ASSERT_EQ(codes[static_cast<size_t>(r * q.x.stride + c)], f32_to_fp8_e4m3(x[static_cast<size_t>(r * k + c)] * inv))
+            ASSERT_EQ(codes[static_cast<size_t>(r * q.x.stride + c)],
+                      f32_to_fp8_e4m3(x[static_cast<size_t>(r * k + c)] * inv))
                 << "row " << r << " col " << c;
         }
     }
