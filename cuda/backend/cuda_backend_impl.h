@@ -32,6 +32,7 @@ class CudaBackend : public Backend {
   Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
   Buffer load_weight_rows(const std::vector<HostTensor>& parts, int64_t cols) override;
   void fill_random(Tensor t, uint64_t seed, float scale) override;
+  bool supports_kv_dtype(KvCacheDtype d) const override;
   void init_kv_cache(const KvCacheShape& shape) override;
   int64_t kv_block_bytes(const KvCacheShape& shape) const override { return KvCache::block_bytes(shape); }
   int64_t kv_cache_budget(double memory_utilization) const override;
@@ -118,6 +119,7 @@ class CudaBackend : public Backend {
   DeviceBuffer attn_workspace_;
   DeviceBuffer split_counters_;  // decode arrival counters, zero between launches
   int64_t chained_steps_ = 0;    // steps that took their tokens from the last sampling
+  int32_t compute_capability_ = 0;  // major * 10 + minor
 };
 
 // `backend` as a CudaBackend, for the counters of cuda_backend.h; Error(InvalidArgument) naming
