@@ -24,10 +24,19 @@ std::string latency(const nlohmann::json& j, const char* mean, const char* media
          format_duration(real(j, p99)) + " p99";
 }
 
+// ", fp8 ..." when the weights or the KV cache are quantized.
+std::string quant_part(const nlohmann::json& j) {
+  std::string s;
+  const std::string q = j.value("quantization", std::string("none"));
+  if (q != "none") s += ", " + q;
+  if (j.value("kv_cache_dtype", std::string("auto")) == "fp8") s += ", fp8 KV cache";
+  return s;
+}
+
 std::string model_row(const nlohmann::json& j, const ModelConfig& c) {
   return j.value("model", std::string()) + " (" + c.model_type + ", " + std::to_string(c.num_hidden_layers) +
          " layers, hidden " + std::to_string(c.hidden_size) + ", " + format_count(count_parameters(c).total) +
-         " parameters, " + format_bytes(num(j, "weight_bytes")) + " of weights)";
+         " parameters, " + format_bytes(num(j, "weight_bytes")) + " of weights" + quant_part(j) + ")";
 }
 
 std::string backend_row(const nlohmann::json& j) {

@@ -50,6 +50,16 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_option("--block-size", b.block_size, "tokens per KV-cache block (paged attention)")
       ->check(CLI::IsMember({8, 16, 32, 64, 128}))
       ->default_val(16);
+  c->add_option("--quantization", b.quantization,
+                "quantize the weights as they load: fp8 (E4M3 per channel, dynamic per-token activations; "
+                "refused for a folder that is already quantized, which loads as published)")
+      ->check(CLI::IsMember({"none", "fp8"}))
+      ->default_val("none");
+  c->add_option("--kv-cache-dtype", b.kv_cache_dtype,
+                "KV cache precision: auto (the backend's activations) or fp8 (E4M3 with the checkpoint's "
+                "per-layer scales, 1.0 without: half the memory of BF16)")
+      ->check(CLI::IsMember({"auto", "fp8"}))
+      ->default_val("auto");
   c->add_option("--cuda-option", b.cuda_options, "CUDA: tuning key=value, repeatable (see the list below)")
       ->type_name("KEY=VALUE");
   c->footer("CUDA options (--cuda-option key=value; defaults shown):\n" + cuda_option_help());
@@ -62,6 +72,7 @@ EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
   o.gpu_memory_utilization = b.gpu_memory_utilization;
   o.overlap_steps = b.overlap_steps;
   o.block_size = b.block_size;
+  o.kv_cache_dtype = b.kv_cache_dtype == "fp8" ? KvCacheDtype::Fp8 : KvCacheDtype::Auto;
   return o;
 }
 
@@ -70,9 +81,11 @@ LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_
   if (model_dir.empty() == dummy_shape.empty())
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
   LoadProgressPrinter printer(progress);
+  LoadOptions lo;
+  lo.quantization = backend.quantization == "fp8" ? LoadQuantization::Fp8 : LoadQuantization::None;
   LoadedModel m = model_dir.empty() ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
-                                                       make_backend(backend), 1, printer.callback())
-                                    : load_model_folder(model_dir, make_backend(backend), printer.callback());
+                                                       make_backend(backend), 1, printer.callback(), lo)
+                                    : load_model_folder(model_dir, make_backend(backend), printer.callback(), lo);
   printer.finish();
   return m;
 }

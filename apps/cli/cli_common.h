@@ -24,10 +24,13 @@ struct BackendChoice {
   bool overlap_steps = true;              // EngineOptions::overlap_steps (CUDA: chained decode steps)
   int block_size = 16;                    // EngineOptions::block_size (tokens per KV-cache block)
   std::vector<std::string> cuda_options;  // --cuda-option key=value (cuda_option_table.h)
+  std::string quantization = "none";      // --quantization: none | fp8 (quantize on load)
+  std::string kv_cache_dtype = "auto";    // --kv-cache-dtype: auto | fp8
 };
 
 // Adds --backend, --threads, --gpu-memory-utilization, --no-cuda-graphs, --no-pdl,
-// --[no-]overlap-steps, --block-size and --cuda-option to a subcommand.
+// --[no-]overlap-steps, --block-size, --quantization, --kv-cache-dtype and --cuda-option to a
+// subcommand.
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 // EngineOptions from the backend choice and a KV budget in MiB (0 = automatic).
 EngineOptions engine_options(const BackendChoice& choice, int64_t kv_cache_mb);

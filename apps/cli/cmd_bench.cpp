@@ -178,6 +178,8 @@ nlohmann::json report(const Engine& engine, const BenchArgs& a, int32_t n, const
                       {"output_len", a.output_len},
                       {"repeat", a.repeat},
                       {"weight_bytes", weight_bytes},
+                      {"quantization", engine.model().quantization},
+                      {"kv_cache_dtype", a.backend.kv_cache_dtype},
                       {"prefill_tokens_per_s", med(&RunFigures::prefill_tps)},
                       {"decode_tokens_per_s", med(&RunFigures::decode_tps)},
                       {"output_tokens_per_s", med(&RunFigures::output_tps)},

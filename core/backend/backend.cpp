@@ -19,9 +19,7 @@ std::string describe(const QuantInfo& q) {
   switch (q.granularity) {
     case ScaleGranularity::Tensor: s += " per-tensor"; break;
     case ScaleGranularity::Channel: s += " per-channel"; break;
-    case ScaleGranularity::Block:
-      s += " block " + std::to_string(q.block_n) + "x" + std::to_string(q.block_k);
-      break;
+    case ScaleGranularity::Block: s += " block " + std::to_string(q.block_n) + "x" + std::to_string(q.block_k); break;
   }
   switch (q.act) {
     case ActQuant::None: s += ", weight-only"; break;
@@ -40,7 +38,8 @@ void check_kv_scales(const KvCacheShape& shape) {
                                                   std::to_string(shape.num_layers) + " layers");
     for (float f : *v)
       if (!std::isfinite(f) || f <= 0.0f)
-        throw Error(ErrorCode::InvalidArgument, "KV cache scales must be finite and positive, got " + std::to_string(f));
+        throw Error(ErrorCode::InvalidArgument,
+                    "KV cache scales must be finite and positive, got " + std::to_string(f));
   }
 }
 

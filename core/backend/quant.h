@@ -42,8 +42,8 @@ struct QuantInfo {
   QuantScheme scheme = QuantScheme::None;
   ScaleGranularity granularity = ScaleGranularity::Tensor;
   ActQuant act = ActQuant::None;
-  int32_t block_n = 0;  // Block granularity: tile rows (output features)
-  int32_t block_k = 0;  // tile columns (input features); also the DynamicGroup width
+  int32_t block_n = 0;       // Block granularity: tile rows (output features)
+  int32_t block_k = 0;       // tile columns (input features); also the DynamicGroup width
   float input_scale = 1.0f;  // Static activations
   // F32 scales in backend memory: [1, 1] (Tensor), [N, 1] (Channel), [ceil(N/bn), ceil(K/bk)] (Block).
   const void* scales = nullptr;

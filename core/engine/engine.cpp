@@ -53,6 +53,14 @@ Engine::Engine(LoadedModel model, EngineOptions options)
   shape.block_size = options_.block_size;
   shape.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
   shape.head_dim = static_cast<int32_t>(c.head_dim);
+  shape.dtype = options_.kv_cache_dtype;
+  if (!model_.backend->supports_kv_dtype(shape.dtype))
+    throw Error(ErrorCode::Unsupported,
+                "the " + model_.backend->name() + " backend has no FP8 KV cache on this device");
+  if (shape.dtype == KvCacheDtype::Fp8) {
+    shape.k_scales = model_.kv_k_scales;
+    shape.v_scales = model_.kv_v_scales;
+  }
   // Memory plan: weights are loaded; activations for the largest step next; the KV cache gets
   // what is left (of the device's allowed fraction on a GPU; of kv_cache_bytes on the CPU).
   const SchedulerConfig& sc = options_.scheduler;

@@ -16,6 +16,8 @@ namespace inferdesk {
 
 namespace {
 
+constexpr const char* kFp8OnLoadScheme = "fp8 e4m3 per-channel, dynamic per-token activations (quantized on load)";
+
 void add_unique(std::vector<int32_t>& out, int64_t id) {
   if (id < 0) return;
   if (std::find(out.begin(), out.end(), static_cast<int32_t>(id)) == out.end()) out.push_back(static_cast<int32_t>(id));
@@ -58,23 +60,31 @@ ParamCount count_parameters(const ModelConfig& c) {
 }
 
 LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
-                              const LoadProgress& progress) {
+                              const LoadProgress& progress, const LoadOptions& options) {
   LoadedModel m;
   m.folder = std::make_unique<ModelFolder>(ModelFolder::open(dir));
   m.config = m.folder->config();
   m.backend = std::move(backend);
-  m.weights = make_folder_weights(*m.folder);
+  FolderWeightsOptions wo;
+  wo.quantize_fp8 = options.quantization == LoadQuantization::Fp8;
+  m.weights = make_folder_weights(*m.folder, wo);
   m.model = load_model(m.config, *m.weights, *m.backend, progress);
+  m.quantization = wo.quantize_fp8 ? kFp8OnLoadScheme : m.config.quantization.describe();
+  KvScales kv = read_kv_scales(*m.folder, m.config.num_hidden_layers);
+  m.kv_k_scales = std::move(kv.k);
+  m.kv_v_scales = std::move(kv.v);
   for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);
   for (int64_t id : m.folder->generation_config().eos_token_ids) add_unique(m.eos_token_ids, id);
   m.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (m.name.empty()) m.name = std::filesystem::absolute(dir).parent_path().filename().string();
-  m.weight_bytes = m.folder->weight_bytes();
+  // Quantized on load, the weights take what the backend holds, not what the folder stores.
+  m.weight_bytes = wo.quantize_fp8 ? m.backend->memory_info().weights : m.folder->weight_bytes();
   return m;
 }
 
 LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
-                             std::unique_ptr<Backend> backend, uint64_t seed, const LoadProgress& progress) {
+                             std::unique_ptr<Backend> backend, uint64_t seed, const LoadProgress& progress,
+                             const LoadOptions& options) {
   std::filesystem::path path = shape;
   if (!std::filesystem::exists(path)) path = shapes_dir / (shape + ".json");
   if (!std::filesystem::exists(path)) {
@@ -89,8 +99,18 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
   m.config = read_config_file(path);
   m.backend = std::move(backend);
   m.weight_bytes = count_parameters(m.config).total * 2;
-  m.weights = make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings);
-  m.model = load_model(m.config, *m.weights, *m.backend, progress);
+  const bool fp8 = options.quantization == LoadQuantization::Fp8;
+  m.weights = make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings, fp8);
+  // FP8 projections take a byte per parameter: the bytes loaded say what the weights take.
+  int64_t loaded = 0;
+  m.model = load_model(m.config, *m.weights, *m.backend, [&](int64_t done, int64_t total) {
+    loaded = done;
+    return !progress || progress(done, total);
+  });
+  if (fp8) {
+    m.quantization = kFp8OnLoadScheme;
+    m.weight_bytes = loaded;
+  }
   for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);
   m.name = shape;
   return m;

@@ -13,6 +13,14 @@
 
 namespace inferdesk {
 
+// How to load: the quantization the user asked for (none: the folder's own, BF16 or as published).
+enum class LoadQuantization : uint8_t { None, Fp8 };
+struct LoadOptions {
+  // Fp8: a BF16/F16/F32 folder's projections are quantized to E4M3 per channel as they load (see
+  // FolderWeightsOptions); for dummy weights, the projections are random FP8.
+  LoadQuantization quantization = LoadQuantization::None;
+};
+
 struct LoadedModel {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<ModelFolder> folder;  // null for dummy weights
@@ -22,17 +30,21 @@ struct LoadedModel {
   std::vector<int32_t> eos_token_ids;  // config.json ∪ generation_config.json
   std::string name;                    // folder name or dummy shape name
   int64_t weight_bytes = 0;
+  std::string quantization = "none";  // the weights' scheme (QuantConfig::describe and the like)
+  // Calibrated per-layer K/V scales of an FP8 KV cache from the checkpoint (empty: 1.0).
+  std::vector<float> kv_k_scales, kv_v_scales;
 
   const ModelConfig& cfg() const { return config; }
 };
 
 // Open a Hugging Face folder and load it on `backend`.
 LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
-                              const LoadProgress& progress = {});
+                              const LoadProgress& progress = {}, const LoadOptions& options = {});
 
 // Random BF16 weights of a built-in shape (resources/shapes/<name>.json) or of a config.json path.
 LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
-                             std::unique_ptr<Backend> backend, uint64_t seed = 1, const LoadProgress& progress = {});
+                             std::unique_ptr<Backend> backend, uint64_t seed = 1, const LoadProgress& progress = {},
+                             const LoadOptions& options = {});
 
 // Parameter counts (total, and active per token for MoE) and BF16 weight bytes of a config.
 struct ParamCount {

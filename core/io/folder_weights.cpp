@@ -1,19 +1,38 @@
 #include "core/io/folder_weights.h"
 
+#include <deque>
+#include <optional>
+
+#include "core/io/fp8_weights.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
 
 namespace {
 
+std::string module_of(const std::string& name) { return name.substr(0, name.size() - 7); }  // minus ".weight"
+
+bool is_weight_matrix(const std::string& name, size_t rank) {
+  return rank == 2 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+}
+
 class FolderWeights : public WeightSource {
  public:
-  explicit FolderWeights(const ModelFolder& folder) : folder_(folder) {}
+  FolderWeights(const ModelFolder& folder, const FolderWeightsOptions& options)
+      : folder_(folder), quant_(folder.config().quantization), options_(options) {
+    if (options_.quantize_fp8 && quant_.quantized())
+      throw Error(ErrorCode::InvalidArgument, "the folder is already quantized (" + quant_.describe() +
+                                                  "); load it as it is instead of quantizing it again");
+  }
   bool has(const std::string& name) const override { return folder_.find(name) != nullptr; }
   Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) override {
+    auto [rows, cols] = weight_rows_cols(shape);
+    if (auto q = scheme_of(name, shape)) {
+      Part p = fp8_part(name, rows, cols, *q);
+      return attach_scales(backend, backend.load_weight(p.codes, rows, cols), p.scheme, p.scales, name);
+    }
     const HostTensor& t = folder_.get(name, shape);
     check_dtype(t, name);
-    auto [rows, cols] = weight_rows_cols(shape);
     return backend.load_weight(t, rows, cols);
   }
   int64_t nbytes(const std::string& name, const std::vector<int64_t>&) const override {
@@ -23,6 +42,7 @@ class FolderWeights : public WeightSource {
   int64_t total_bytes() const override { return folder_.weight_bytes(); }
   Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                       int64_t cols) override {
+    if (cols > 0 && scheme_of(names[0], {rows[0], cols})) return load_stacked_fp8(backend, names, rows, cols);
     std::vector<HostTensor> parts;
     for (size_t i = 0; i < names.size(); ++i) {
       std::vector<int64_t> shape = cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]};
@@ -36,18 +56,126 @@ class FolderWeights : public WeightSource {
   }
 
  private:
-  static void check_dtype(const HostTensor& t, const std::string& name) {
+  struct Part {
+    HostTensor codes;  // F8E4M3 [rows, cols]
+    HostScales scales;
+    QuantInfo scheme;
+  };
+
+  // The FP8 scheme `name` loads with, or nullopt for a plain tensor.
+  std::optional<QuantInfo> scheme_of(const std::string& name, const std::vector<int64_t>& shape) const {
+    if (!is_weight_matrix(name, shape.size())) return std::nullopt;
+    const std::string module = module_of(name);
+    if (options_.quantize_fp8) {
+      if (!is_projection_module(module)) return std::nullopt;
+      QuantInfo q;
+      q.scheme = QuantScheme::Fp8;
+      q.granularity = ScaleGranularity::Channel;
+      q.act = ActQuant::DynamicToken;
+      return q;
+    }
+    const HostTensor* t = folder_.find(name);
+    if (!quant_.quantized() || !t || t->dtype != DType::F8E4M3) return std::nullopt;
+    auto q = quant_.scheme_for(module);
+    if (!q)
+      throw Error(ErrorCode::Format, "tensor '" + name + "' is F8_E4M3 but the quantization_config (" +
+                                         quant_.describe() + ") does not quantize module '" + module + "'");
+    return q;
+  }
+
+  Part fp8_part(const std::string& name, int64_t rows, int64_t cols, const QuantInfo& q) {
+    Part p;
+    p.scheme = q;
+    if (options_.quantize_fp8) {
+      const HostTensor& src = folder_.get(name, {rows, cols});
+      QuantizedHost qh = quantize_fp8_per_channel(src, rows, cols);
+      owned_.push_back(std::move(qh.codes));
+      p.codes = HostTensor{name,
+                           DType::F8E4M3,
+                           {rows, cols},
+                           reinterpret_cast<const std::byte*>(owned_.back().data()),
+                           owned_.back().size()};
+      p.scales = std::move(qh.scales);
+      return p;
+    }
+    p.codes = folder_.get(name, {rows, cols});
+    const std::string module = module_of(name);
+    const std::string scale_name = quant_.weight_scale_name(module);
+    const HostTensor* s = folder_.find(scale_name);
+    if (!s) throw Error(ErrorCode::Format, "FP8 weight '" + name + "' has no scale tensor '" + scale_name + "'");
+    p.scales = read_weight_scales(*s, q, rows, cols);
+    if (q.act == ActQuant::Static) {
+      const std::string in_name = quant_.input_scale_name(module);
+      const HostTensor* in = folder_.find(in_name);
+      if (!in)
+        throw Error(ErrorCode::Format, "FP8 weight '" + name + "' has static activations but no '" + in_name + "'");
+      p.scheme.input_scale = read_input_scale(*in);
+    }
+    return p;
+  }
+
+  Buffer load_stacked_fp8(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                          int64_t cols) {
+    std::vector<Part> parts;
+    std::vector<HostTensor> codes;
+    std::vector<HostScales> scales;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto q = scheme_of(names[i], {rows[i], cols});
+      if (!q)
+        throw Error(ErrorCode::Format,
+                    "tensor '" + names[i] + "' is not FP8 but '" + names[0] + "', which it is stacked with, is");
+      parts.push_back(fp8_part(names[i], rows[i], cols, *q));
+      const QuantInfo& a = parts[0].scheme;
+      const QuantInfo& b = parts.back().scheme;
+      if (a.granularity != b.granularity || a.act != b.act || a.block_n != b.block_n || a.block_k != b.block_k)
+        throw Error(ErrorCode::Unsupported, "'" + names[i] + "' is quantized unlike '" + names[0] + "' (" +
+                                                describe(b) + " vs " + describe(a) +
+                                                "); InferDesk computes them in one product");
+      codes.push_back(parts.back().codes);
+      scales.push_back(parts.back().scales);
+    }
+    QuantInfo stacked;
+    HostScales s = stack_scales(scales, rows, parts[0].scheme, stacked, names[0]);
+    // One input serves every part: the largest static scale covers them all (as vLLM does).
+    for (const Part& p : parts) stacked.input_scale = std::max(stacked.input_scale, p.scheme.input_scale);
+    return attach_scales(backend, backend.load_weight_rows(codes, cols), stacked, s, names[0]);
+  }
+
+  void check_dtype(const HostTensor& t, const std::string& name) const {
+    if (t.dtype == DType::F8E4M3 || t.dtype == DType::F8E5M2)
+      throw Error(ErrorCode::Format,
+                  "tensor '" + name + "' is " + dtype_name(t.dtype) +
+                      (quant_.quantized() ? " but is not a linear weight the quantization_config covers"
+                                          : " but config.json has no quantization_config saying how to read it"));
     if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
       throw Error(ErrorCode::Unsupported,
                   "tensor '" + name + "' has dtype " + dtype_name(t.dtype) + "; weights must be F32, F16 or BF16");
   }
   const ModelFolder& folder_;
+  const QuantConfig& quant_;
+  FolderWeightsOptions options_;
+  std::deque<std::vector<uint8_t>> owned_;  // codes quantized on load (the CPU backend reads them in place)
 };
 
 }  // namespace
 
-std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder) {
-  return std::make_unique<FolderWeights>(folder);
+KvScales read_kv_scales(const ModelFolder& folder, int64_t num_layers) {
+  KvScales s;
+  const std::string first = "model.layers.0.self_attn.k_scale";
+  if (!folder.find(first)) return s;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    for (const char* kv : {"k_scale", "v_scale"}) {
+      const HostTensor* t = folder.find(p + kv);
+      if (!t) throw Error(ErrorCode::Format, "the checkpoint has KV scales but no '" + p + kv + "'");
+      (kv[0] == 'k' ? s.k : s.v).push_back(read_input_scale(*t));
+    }
+  }
+  return s;
+}
+
+std::unique_ptr<WeightSource> make_folder_weights(const ModelFolder& folder, const FolderWeightsOptions& options) {
+  return std::make_unique<FolderWeights>(folder, options);
 }
 
 }  // namespace inferdesk

@@ -339,6 +339,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   parse_rope(j, d, c);
   parse_sliding(j, d, c);
   parse_moe(j, d, c);
+  if (const json* q = lookup(j, "quantization_config")) c.quantization = QuantConfig::from_json(*q);
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/layers/rope_scaling.h"
+#include "core/model/quant_config.h"
 
 namespace inferdesk {
 
@@ -45,6 +46,9 @@ struct ModelConfig {
   bool norm_topk_prob = false;
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
+
+  // The checkpoint's quantization_config (format None: unquantized).
+  QuantConfig quantization;
 
   std::vector<int64_t> eos_token_ids;  // from config.json (generation_config.json may add more)
   int64_t bos_token_id = -1;

@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "core/model/quant_config.h"
 #include "core/util/error.h"
+#include "core/util/fp8.h"
 
 namespace inferdesk {
 
@@ -14,16 +16,26 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
+bool is_projection_weight(const std::string& name, int64_t cols) {
+  return cols > 0 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
+         is_projection_module(name.substr(0, name.size() - 7));
+}
+
 class DummyWeights : public WeightSource {
  public:
-  DummyWeights(uint64_t seed, int64_t total, bool tied_embeddings)
-      : seed_(seed), total_(total), tied_(tied_embeddings) {}
+  DummyWeights(uint64_t seed, int64_t total, bool tied_embeddings, bool fp8)
+      : seed_(seed), total_(total), tied_(tied_embeddings), fp8_(fp8) {}
   // Every tensor but a tied shape's lm_head: such a model reuses its embedding, as the published
   // checkpoint does (a separate head would take memory the real model does not, and load more
   // bytes than total_bytes counts).
   bool has(const std::string& name) const override { return !(tied_ && name == "lm_head.weight"); }
   Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) override {
     auto [rows, cols] = weight_rows_cols(shape);
+    if (fp8_ && shape.size() == 2 && is_projection_weight(name, cols)) {
+      Buffer b = backend.alloc(DType::F8E4M3, rows, cols);
+      fill(backend, b.tensor(), name);
+      return with_fp8_scales(backend, std::move(b), name);
+    }
     Buffer b = backend.alloc(DType::BF16, rows, cols);
     fill(backend, b.tensor(), name);
     return b;
@@ -41,32 +53,45 @@ class DummyWeights : public WeightSource {
       }
       return b;
     }
-    Buffer b = backend.alloc(DType::BF16, total, cols);
+    const bool fp8 = fp8_ && is_projection_weight(names[0], cols);
+    Buffer b = backend.alloc(fp8 ? DType::F8E4M3 : DType::BF16, total, cols);
     int64_t at = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       fill(backend, b.tensor().row_slice(at, rows[i]), names[i]);
       at += rows[i];
     }
-    return b;
+    return fp8 ? with_fp8_scales(backend, std::move(b), names[0]) : b;
   }
-  int64_t nbytes(const std::string&, const std::vector<int64_t>& shape) const override {
-    int64_t n = 2;
+  int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const override {
+    int64_t n = fp8_ && shape.size() == 2 && is_projection_weight(name, shape[1]) ? 1 : 2;
     for (int64_t d : shape) n *= d;
     return n;
   }
   int64_t total_bytes() const override { return total_; }
 
  private:
+  static float matrix_scale(int64_t cols) { return std::sqrt(3.0f / static_cast<float>(cols)); }
   // The same values whether the tensor is loaded alone or stacked with others.
   void fill(Backend& backend, Tensor t, const std::string& name) const {
     const uint64_t seed = seed_ ^ std::hash<std::string>{}(name);
     // Matrices: uniform with variance ~1/fan_in keeps activations finite through many layers.
-    const float scale = t.rows == 1 ? 1.0f : std::sqrt(3.0f / static_cast<float>(t.cols));
+    // FP8 codes span the format's range; their per-channel scales bring them to the same size.
+    const float scale = t.dtype == DType::F8E4M3 ? kFp8E4M3Max : t.rows == 1 ? 1.0f : matrix_scale(t.cols);
     backend.fill_random(t, seed, scale);
+  }
+  static Buffer with_fp8_scales(Backend& backend, Buffer b, const std::string& name) {
+    QuantInfo q;
+    q.scheme = QuantScheme::Fp8;
+    q.granularity = ScaleGranularity::Channel;
+    q.act = ActQuant::DynamicToken;
+    const Tensor& t = b.tensor();
+    HostScales s{std::vector<float>(static_cast<size_t>(t.rows), matrix_scale(t.cols) / kFp8E4M3Max), t.rows, 1};
+    return attach_scales(backend, std::move(b), q, s, name);
   }
   uint64_t seed_;
   int64_t total_;
   bool tied_;
+  bool fp8_;
 };
 
 }  // namespace
@@ -77,8 +102,20 @@ std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape) 
   throw Error(ErrorCode::Internal, "weights are 1-D or 2-D");
 }
 
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings) {
-  return std::make_unique<DummyWeights>(seed, total_bytes_hint, tied_embeddings);
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings,
+                                                 bool fp8) {
+  return std::make_unique<DummyWeights>(seed, total_bytes_hint, tied_embeddings, fp8);
+}
+
+Buffer attach_scales(Backend& backend, Buffer w, const QuantInfo& q, const HostScales& s, const std::string& what) {
+  if (!backend.supports_quant(q))
+    throw Error(ErrorCode::Unsupported, what + ": the " + backend.name() + " backend does not run " + describe(q));
+  Buffer scales = backend.load_scales(s.values.data(), s.rows, s.cols);
+  QuantInfo info = q;
+  info.scale_rows = s.rows;
+  info.scale_cols = s.cols;
+  w.set_quant(info, scales);
+  return w;
 }
 
 WeightLoader::WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress)

@@ -33,13 +33,27 @@ class WeightSource {
                               int64_t cols) = 0;
 };
 
+// F32 scales of one quantized weight, [rows, cols] row-major, in the layout QuantInfo describes.
+struct HostScales {
+  std::vector<float> values;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+// Uploads `s` and attaches them with `q` to the weight buffer `w` (Buffer::set_quant). Throws
+// Unsupported, naming `what` and the scheme, when the backend does not run it.
+Buffer attach_scales(Backend& backend, Buffer w, const QuantInfo& q, const HostScales& s, const std::string& what);
+
 // The [rows, cols] of a backend tensor holding a weight of `shape` (1-D: one row; 2-D as is).
 // For WeightSource implementations (a folder's weights: core/io/folder_weights.h).
 std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape);
 
 // Random BF16 weights (uniform, scaled by 1/sqrt(fan_in); norms around 1) for any tensor asked,
-// except lm_head.weight when the embeddings are tied (the model then reuses the embedding).
-std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings);
+// except lm_head.weight when the embeddings are tied (the model then reuses the embedding). With
+// `fp8`, the projections (is_projection_module) are random E4M3 codes with per-channel scales of the
+// same magnitude, dynamic per-token activations (the FP8 checkpoints' shapes for benchmarks).
+std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings,
+                                                 bool fp8 = false);
 
 // What an architecture file uses while loading: a source, a backend and progress reporting.
 class WeightLoader {

@@ -21,10 +21,14 @@ std::vector<std::string> golden_model_names() {
   return {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"};
 }
 
-GoldenModel read_golden(const std::string& name) {
+GoldenModel read_golden(const std::string& name) { return read_golden_at(golden_models_dir() / name, name); }
+
+std::filesystem::path golden_fp8_dir() { return golden_models_dir().parent_path() / "models-fp8"; }
+
+GoldenModel read_golden_at(const std::filesystem::path& dir, const std::string& name) {
   GoldenModel g;
   g.name = name;
-  g.dir = golden_models_dir() / name;
+  g.dir = dir;
   std::ifstream in(g.dir / "expected.json");
   nlohmann::json j = nlohmann::json::parse(in);
   g.max_new_tokens = j["max_new_tokens"].get<int32_t>();

@@ -36,6 +36,9 @@ struct GoldenModel {
 std::filesystem::path golden_models_dir();
 std::vector<std::string> golden_model_names();
 GoldenModel read_golden(const std::string& name);
+// FP8 fixtures (tools/golden/make_fp8_golden.py): tests/golden/models-fp8/<name>-<variant>.
+std::filesystem::path golden_fp8_dir();
+GoldenModel read_golden_at(const std::filesystem::path& dir, const std::string& name);
 
 // The request a fixture case was generated with: its prompt, greedy, exactly max_new_tokens
 // (EOS ignored), the top-5 log-probabilities compare_with_golden needs.

@@ -108,7 +108,8 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols))
     throw Error(ErrorCode::InvalidArgument,
                 "CPU backend: cannot allocate a tensor of " + std::to_string(rows) + " x " + std::to_string(cols));
-  if (dtype != DType::F32 && dtype != DType::I32 && dtype != DType::BF16 && dtype != DType::F16)
+  if (dtype != DType::F32 && dtype != DType::I32 && dtype != DType::BF16 && dtype != DType::F16 &&
+      dtype != DType::F8E4M3 && dtype != DType::I8)
     throw Error(ErrorCode::Unsupported, std::string("CPU backend: cannot allocate dtype ") + dtype_name(dtype));
   const int64_t bytes = rows * cols * static_cast<int64_t>(dtype_size(dtype));
   void* p = alloc_zeroed(bytes);
@@ -124,8 +125,7 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
 
 Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t cols) {
   const std::string what = "weight '" + host.name + "'";
-  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16 &&
-      host.dtype != DType::F8E4M3)
+  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16 && host.dtype != DType::F8E4M3)
     throw Error(ErrorCode::Unsupported, what + ": dtype " + dtype_name(host.dtype) +
                                             " is not supported by the CPU backend (F32, F16, BF16, F8_E4M3)");
   if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols) || rows * cols != host.numel())

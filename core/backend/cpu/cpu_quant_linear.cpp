@@ -69,7 +69,8 @@ void CpuBackend::quant_linear(const Tensor& x, const Tensor& w, const Tensor* bi
   float* xq = scratch_quant_.floats(T * K + T * groups + (block ? T * N : 0));
   float* sx = xq + T * K;
   float* part = sx + T * groups;
-  if (!block && groups != 1) throw Error(ErrorCode::Internal, "quant_linear: group activation scales need block weights");
+  if (!block && groups != 1)
+    throw Error(ErrorCode::Internal, "quant_linear: group activation scales need block weights");
   quantize_rows(x, q, group, xq, sx);
   std::vector<float> b(static_cast<size_t>(N), 0.0f);
   if (bias && !bias->empty()) k_.convert_row(bias->data, bias->dtype, b.data(), N);
