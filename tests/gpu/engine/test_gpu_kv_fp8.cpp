@@ -1,5 +1,6 @@
-// The engine with an FP8 (E4M3) KV cache on the CUDA backend against the CPU backend's FP8-KV run
-// of the same requests (KvFormatBackend sets the cache dtype and per-layer scales on both): the
+// The engine with an FP8 (E4M3) KV cache (EngineOptions::kv_cache_dtype, per-layer scales as a
+// checkpoint's would be) on the CUDA backend against the CPU backend's FP8-KV run of the same
+// requests: the
 // golden fixtures' prompts alone and batched (prefill chunks, graph-captured decode; the fused
 // q|k|v GEMV's cache write for the models without q/k norms, qk_norm_rope_write_kv for Qwen3),
 // prefix-cache hits and preemption, dense and MoE; and the cache's size: half the bytes per block,
@@ -20,22 +21,25 @@
 
 #include "core/util/error.h"
 #include "tests/gpu/engine/gpu_engine_util.h"
-#include "tests/gpu/engine/kv_format_backend.h"
 
 namespace inferdesk {
 namespace {
 
-using gputest::KvFormatBackend;
-
 struct KvOpts {
   KvCacheDtype dtype = KvCacheDtype::Fp8;
-  float k_scale = 1.0f, v_scale = 1.0f;
+  float k_scale = 1.0f, v_scale = 1.0f;  // layer l: times 1 + l % 2 (neighbours differ)
 };
 
 Engine make_engine(const std::string& fixture, EngineOptions opts, bool cuda, const KvOpts& kv = {}) {
-  std::unique_ptr<Backend> inner = cuda ? make_cuda_backend() : make_cpu_backend();
-  auto b = std::make_unique<KvFormatBackend>(std::move(inner), kv.dtype, kv.k_scale, kv.v_scale);
-  return Engine(load_model_folder(test::golden_models_dir() / fixture, std::move(b)), opts);
+  LoadedModel m =
+      load_model_folder(test::golden_models_dir() / fixture, cuda ? make_cuda_backend() : make_cpu_backend());
+  opts.kv_cache_dtype = kv.dtype;
+  if (kv.k_scale != 1.0f || kv.v_scale != 1.0f)
+    for (int64_t l = 0; l < m.config.num_hidden_layers; ++l) {
+      m.kv_k_scales.push_back(kv.k_scale * static_cast<float>(1 + l % 2));
+      m.kv_v_scales.push_back(kv.v_scale * static_cast<float>(1 + l % 2));
+    }
+  return Engine(std::move(m), opts);
 }
 
 // A CPU result as a golden case (tokens and their top-5), for compare_with_golden.
