@@ -93,13 +93,16 @@ struct DecodeTile {
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kLanesPerKey = D / 8;              // 4, 8, 16, 32
   static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
-  static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // 16-byte K and V chunks per thread and iteration
+  // K and V chunks per thread and iteration. An E4M3 chunk is half a BF16 one: twice as many keep
+  // as many bytes in flight (the register path at batch 1 is latency-bound), where the registers
+  // allow (groups of up to 4 heads per block).
+  static constexpr int kUnroll = GC >= 8 ? 2 : (sizeof(Chunk) == 8 ? 8 : 4);
   static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
   // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
   static constexpr int kStages = S;
-  // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
+  // Shared memory: the K/V pipeline [stage][K, V][u][thread] of chunks, reused after the
   // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
   static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * sizeof(Chunk);
   static constexpr size_t kAccBytes = size_t{kWarps} * GC * D * sizeof(float);

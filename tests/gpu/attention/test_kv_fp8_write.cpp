@@ -3,10 +3,12 @@
 // twice on the same inputs, into a BF16 cache and into an E4M3 one. The E4M3 byte of every written
 // element must be the CPU backend's rounding (core/util/fp8.h) of that element's BF16 value over
 // the layer's scale: exactly for V (the same value either way), and for K exactly or one code away,
-// because the writers quantize the rotated F32 value rather than its BF16 rounding, and the two
-// round to different E4M3 codes only where they straddle a rounding midpoint (the BF16 rounding
-// moves a value by 2^-9 relative, an E4M3 step is 2^-4..2^-3). Unwritten slots stay poisoned, and
-// q and k come out bit-identical whatever the cache holds.
+// because the writers quantize the rotated F32 value rather than its BF16 rounding. The two differ
+// where the BF16 rounding lands exactly on an E4M3 rounding midpoint (a value of 5 significant
+// bits, so on the BF16 grid): the host then rounds the tie to even while the F32 value lies on one
+// side, half the time the other. BF16 has 16 grid points per E4M3 step, one of them the midpoint,
+// so about 1/32 of the values (measured on the H200: 2.5..3.1%); more than 1/16 fails. Unwritten
+// slots stay poisoned, and q and k come out bit-identical whatever the cache holds.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,7 +76,7 @@ void expect_quantized(const std::vector<uint8_t>& ref, const std::vector<uint8_t
   }
   EXPECT_GT(written, 0) << what;
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << written << " written elements";
-  EXPECT_LE(near * 50, written) << what << ": " << near << " of " << written << " one code away";
+  EXPECT_LE(near * 16, written) << what << ": " << near << " of " << written << " one code away";
 }
 
 struct RopeWriteCase {

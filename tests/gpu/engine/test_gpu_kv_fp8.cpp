@@ -6,12 +6,20 @@
 // prefix-cache hits and preemption, dense and MoE; and the cache's size: half the bytes per block,
 // twice the blocks for one budget.
 //
-// The rule is the golden tests' (tests/support/golden.h, vLLM's): tokens equal until the first
-// difference, where each side's token is in the other's top 5; on equal steps the log-probability
-// within 0.05 of the CPU's, except at MoE routing near ties (the fixture's router margins). The
-// CPU backend rounds K/V through E4M3 from F32 activations, the GPU from BF16 ones, so a value
-// near an E4M3 rounding midpoint can take the neighbouring code on one side: a perturbation of
-// the size of the FP8 rounding itself on a few values per head, well inside what the rule allows.
+// The rule is the golden tests' (tests/support/golden.h, vLLM's) for the tokens: equal until the
+// first difference, where each side's token is in the other's top 5. Log-probabilities move more
+// than on BF16: the CPU rounds K/V through E4M3 from F32 activations, the GPU from BF16 ones, so
+// values near an E4M3 rounding midpoint take the neighbouring code (an E4M3 step, 6-12%) on one
+// side, and the cache's rounding amplifies the BF16 differences that stay within 0.05 on a BF16
+// cache. Measured on the H200 (scales 0.5 / 0.25, alternating x2 per layer): every token of every
+// fixture identical, identical tokens' log-probs within 0.18 (llama), 0.07-0.08 (qwen2, qwen3,
+// mistral), 0.36 / 0.06 / 0.50 (mixtral, qwen2_moe, qwen3_moe, at routing flips). The FP8 cache's
+// own effect, the CPU's FP8-KV run against its F32-KV run (scales 1): log-probs up to 0.29 (llama),
+// 0.09-0.15 (other dense), 0.15-0.51 (MoE), and on llama only 49 of 96 tokens identical before
+// the first difference. So: identical tokens' log-probs within 0.25 (dense; MoE 1.0, the engine
+// tests' MoE rule, agreement_rule) and at least 90% (MoE 75%) of the tokens identical, which a
+// CUDA run that missed the E4M3 rounding would fail on llama. Steps at the fixtures' routing near
+// ties (test::kRouterNearTie) compare only the token, as in the golden tests.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,22 +70,35 @@ std::vector<GenerationResult> run_alone(Engine& e, const std::vector<Request>& r
   return out;
 }
 
+struct Fp8Rule {
+  double logprob_tol;
+  int min_same_percent;
+};
+Fp8Rule fp8_rule(const std::string& fixture) {
+  return gputest::is_moe_fixture(fixture) ? Fp8Rule{1.0, 75} : Fp8Rule{0.25, 90};
+}
+
 // Every CUDA result against the CPU's by the rule above; returns the largest log-prob difference
 // of the compared steps (for the log).
 double expect_matches_cpu(const std::vector<Request>& reqs, const std::vector<GenerationResult>& cpu,
-                          const std::vector<GenerationResult>& gpu, const std::string& what,
-                          const std::vector<std::vector<double>>& margins = {}) {
+                          const std::vector<GenerationResult>& gpu, const std::string& fixture,
+                          const std::string& what, const std::vector<std::vector<double>>& margins = {}) {
+  const Fp8Rule rule = fp8_rule(fixture);
   double max_diff = 0;
+  int same = 0, total = 0;
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(cpu[i].reason, FinishReason::Length) << what << " request " << i << ": " << cpu[i].error;
     EXPECT_EQ(gpu[i].reason, FinishReason::Length) << what << " request " << i << ": " << gpu[i].error;
     const test::GoldenCase ref = as_golden(reqs[i], cpu[i], i < margins.size() ? margins[i] : std::vector<double>{});
     int steps = 0;
-    EXPECT_EQ(test::compare_with_golden(ref, gpu[i], 0.05, &steps, test::kRouterNearTie), "")
+    EXPECT_EQ(test::compare_with_golden(ref, gpu[i], rule.logprob_tol, &steps, test::kRouterNearTie), "")
         << what << " request " << i;
     for (int s = 0; s < steps; ++s)
       max_diff = std::max(max_diff, static_cast<double>(std::fabs(gpu[i].tokens[s].logprob - cpu[i].tokens[s].logprob)));
+    same += steps;
+    total += static_cast<int>(cpu[i].tokens.size());
   }
+  EXPECT_GE(same * 100, total * rule.min_same_percent) << what << ": " << same << " of " << total << " identical";
   return max_diff;
 }
 
@@ -112,8 +133,9 @@ TEST_P(CudaKvFp8Golden, MatchesCpuFp8Kv) {
   Engine cpu = make_engine(GetParam(), opts, /*cuda=*/false, kv);
   Engine gpu = make_engine(GetParam(), opts, /*cuda=*/true, kv);
   const auto want = run_alone(cpu, reqs);
-  const double alone = expect_matches_cpu(reqs, want, run_alone(gpu, reqs), GetParam() + " alone", margins);
-  const double batched = expect_matches_cpu(reqs, want, generate_all(gpu, reqs), GetParam() + " batched", margins);
+  const std::string& f = GetParam();
+  const double alone = expect_matches_cpu(reqs, want, run_alone(gpu, reqs), f, f + " alone", margins);
+  const double batched = expect_matches_cpu(reqs, want, generate_all(gpu, reqs), f, f + " batched", margins);
   std::printf("[ figures  ] %s FP8 KV, CUDA vs CPU: log-probs within %.4f alone, %.4f batched\n", GetParam().c_str(),
               alone, batched);
 }
@@ -147,7 +169,7 @@ TEST(CudaKvFp8, PrefixCacheHitMatchesCpu) {
   EXPECT_EQ(warm.stats().prefix_cache_hit_rate, 0.0);
   const auto got = run_alone(warm, reqs);
   EXPECT_GT(warm.stats().prefix_cache_hit_rate, 0.0);
-  const double d = expect_matches_cpu(reqs, want, got, "prefix cache");
+  const double d = expect_matches_cpu(reqs, want, got, "llama", "prefix cache");
   std::printf("[ figures  ] FP8 KV prefix-cache hits, CUDA vs CPU: log-probs within %.4f\n", d);
 }
 
@@ -173,7 +195,7 @@ TEST(CudaKvFp8, PreemptedSequencesResumeLikeTheCpu) {
     EXPECT_EQ(tight.stats().kv_blocks_used, 0);
     if (!gputest::is_moe_fixture(fixture)) {
       std::printf("[ figures  ] FP8 KV preemption (%s), CUDA vs CPU: log-probs within %.4f\n", fixture.c_str(),
-                  expect_matches_cpu(reqs, want, got, fixture + " preemption"));
+                  expect_matches_cpu(reqs, want, got, fixture, fixture + " preemption"));
       continue;
     }
     int same = 0, total = 0;
@@ -189,13 +211,22 @@ TEST(CudaKvFp8, PreemptedSequencesResumeLikeTheCpu) {
   }
 }
 
+KvCacheShape kv_shape(int32_t layers, int32_t blocks, int32_t kv_heads, int32_t head_dim) {
+  KvCacheShape s;
+  s.num_layers = layers;
+  s.num_blocks = blocks;
+  s.num_kv_heads = kv_heads;
+  s.head_dim = head_dim;
+  return s;
+}
+
 // An E4M3 block takes half a BF16 block's bytes, so the same budget holds twice the blocks, and
 // the cache takes the same memory.
 TEST(CudaKvFp8, HalfTheBytesPerBlockTwiceTheBlocks) {
   INFERDESK_REQUIRE_GPU();
   std::unique_ptr<Backend> be = make_cuda_backend();
   ASSERT_TRUE(be->supports_kv_dtype(KvCacheDtype::Fp8)) << "the H200 (sm_90) runs E4M3 conversions";
-  for (const KvCacheShape& s0 : {KvCacheShape{32, 0, 16, 8, 128}, KvCacheShape{2, 0, 16, 2, 32}}) {
+  for (const KvCacheShape& s0 : {kv_shape(32, 0, 8, 128), kv_shape(2, 0, 2, 32)}) {
     KvCacheShape s8 = s0;
     s8.dtype = KvCacheDtype::Fp8;
     EXPECT_EQ(be->kv_block_bytes(s8) * 2, be->kv_block_bytes(s0));
@@ -219,7 +250,7 @@ TEST(CudaKvFp8, HalfTheBytesPerBlockTwiceTheBlocks) {
 TEST(CudaKvFp8, BadScalesAreRejected) {
   INFERDESK_REQUIRE_GPU();
   std::unique_ptr<Backend> be = make_cuda_backend();
-  KvCacheShape s{2, 4, 16, 2, 64};
+  KvCacheShape s = kv_shape(2, 4, 2, 64);
   s.dtype = KvCacheDtype::Fp8;
   s.k_scales = {1.0f};  // one value for two layers
   EXPECT_THROW(be->init_kv_cache(s), Error);
