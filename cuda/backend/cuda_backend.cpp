@@ -25,7 +25,12 @@ CudaBackend::CudaBackend(const CudaBackendOptions& o)
       steps_(ctx_),
       sampler_(ctx_, timer_, o.tuning.sampling_copy_stream),
       moe_(ctx_, policy_.gemm(), o),
-      rope_tables_(ctx_) {}
+      rope_tables_(ctx_) {
+  int major = 0, minor = 0;
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx_.device), "querying the GPU");
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx_.device), "querying the GPU");
+  compute_capability_ = major * 10 + minor;
+}
 
 // Nothing queued on any of the backend's streams may still use the memory the parts free.
 CudaBackend::~CudaBackend() { cudaDeviceSynchronize(); }
@@ -54,7 +59,19 @@ void CudaBackend::fill_random(Tensor t, uint64_t seed, float scale) {
   ctx_.memory.recount(t.rows * t.cols * static_cast<int64_t>(t.element_size()), MemKind::Activations, MemKind::Weights);
 }
 
-void CudaBackend::init_kv_cache(const KvCacheShape& shape) { kv_.init(ctx_, shape); }
+// E4M3 needs the FP8 conversion instructions of sm_89 (Ada) and later.
+bool CudaBackend::supports_kv_dtype(KvCacheDtype d) const {
+  return d == KvCacheDtype::Auto || (d == KvCacheDtype::Fp8 && compute_capability_ >= 89);
+}
+
+void CudaBackend::init_kv_cache(const KvCacheShape& shape) {
+  if (!supports_kv_dtype(shape.dtype))
+    throw Error(ErrorCode::Unsupported, "an FP8 KV cache needs a GPU of compute capability 8.9 or later; this one is " +
+                                            std::to_string(compute_capability_ / 10) + "." +
+                                            std::to_string(compute_capability_ % 10));
+  check_kv_scales(shape);
+  kv_.init(ctx_, shape);
+}
 
 int64_t CudaBackend::kv_cache_budget(double utilization) const {
   size_t free_b = 0, total_b = 0;

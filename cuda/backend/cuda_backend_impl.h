@@ -38,6 +38,7 @@ class CudaBackend : public Backend {
   bool supports_quant(const QuantInfo& q) const override {
     return q.scheme == QuantScheme::None || KernelPolicy::fp8_supported(q);
   }
+  bool supports_kv_dtype(KvCacheDtype d) const override;
   void init_kv_cache(const KvCacheShape& shape) override;
   int64_t kv_block_bytes(const KvCacheShape& shape) const override { return KvCache::block_bytes(shape); }
   int64_t kv_cache_budget(double memory_utilization) const override;
@@ -124,6 +125,7 @@ class CudaBackend : public Backend {
   DeviceBuffer attn_workspace_;
   DeviceBuffer split_counters_;  // decode arrival counters, zero between launches
   int64_t chained_steps_ = 0;    // steps that took their tokens from the last sampling
+  int32_t compute_capability_ = 0;  // major * 10 + minor
 };
 
 // `backend` as a CudaBackend, for the counters of cuda_backend.h; Error(InvalidArgument) naming

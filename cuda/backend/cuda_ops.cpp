@@ -60,6 +60,7 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
   a.slot_mapping = steps_.buffers().slots;
   a.k_cache = kv_.k(layer);
   a.v_cache = kv_.v(layer);
+  a.kv = kv_.format(layer);
   a.num_tokens = static_cast<int32_t>(q.rows);
   a.num_q_heads = num_q_heads;
   a.num_kv_heads = num_kv_heads;
@@ -83,6 +84,7 @@ void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor
     r.slot_mapping = steps_.buffers().slots;
     r.k_cache = kv_.k(layer);
     r.v_cache = kv_.v(layer);
+    r.kv = kv_.format(layer);
     r.num_q_heads = num_q_heads;
     r.num_kv_heads = num_kv_heads;
     r.head_dim = head_dim;
@@ -116,6 +118,7 @@ void CudaBackend::attention(int32_t layer, const Tensor& q, const AttentionParam
   a.out_stride = out.stride;
   a.k_cache = kv_.k(layer);
   a.v_cache = kv_.v(layer);
+  a.kv = kv_.format(layer);
   a.query_start = sb.query_start;
   a.query_len = sb.query_len;
   a.context_len = sb.context_len;

@@ -1,11 +1,13 @@
 // Paged attention over the KV cache (attention_prefill.cu, attention_decode*.cu): causal prefill
-// chunks and flash-decoding steps, GQA, sliding windows.
+// chunks and flash-decoding steps, GQA, sliding windows, over a BF16 or an E4M3 cache
+// (kv_format.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/kernels/common.h"
+#include "cuda/kernels/kv_format.h"
 #include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
@@ -27,8 +29,11 @@ struct PagedAttentionArgs {
   int64_t q_stride = 0;
   bf16* out = nullptr;  // [T, num_heads * head_dim], stride out_stride
   int64_t out_stride = 0;
-  const bf16* k_cache = nullptr;  // this layer, layout above
-  const bf16* v_cache = nullptr;
+  // This layer's cache (common.h's layout, elements of kv.elem_bytes()) and how it stores values:
+  // an E4M3 cache is dequantized in registers (value * kv.k_scale / kv.v_scale).
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;
+  KvFormat kv;
   // Per sequence s < num_seqs: its query rows are [query_start[s], query_start[s] + query_len[s]),
   // the cache holds context_len[s] tokens of it (incl. this step's), its block table is
   // block_tables[block_table_start[s] ...]. Query row j of s sits at position

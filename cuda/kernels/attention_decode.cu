@@ -28,6 +28,10 @@
 // (attention_decode_common.cuh); where it does not apply (head_dim 32 or 256, an unaligned cache)
 // the Pipelined split kernel serves the launch.
 //
+// An E4M3 cache (KvChunk<uint8_t>) runs the same kernels with 8-byte chunks (a lane's 8 dims of
+// a key), dequantized in registers; the layer's K scale is folded into q's scale, the V scale
+// applied to the block's output.
+//
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of its first
 // keys, then waits for the previous kernel (q, K/V) before reading anything else or writing.
 #include <cuda_bf16.h>
@@ -35,30 +39,72 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
+#include "cuda/kernels/kv_fp8.cuh"
 
 namespace inferdesk::cuda {
 namespace {
 
 using namespace attn;
 
-template <int D, int GC, int S>
+// A lane's 8 dims of one key, per cache element type KV: the chunk type, its loads (into
+// registers; asynchronously into shared memory, zero-filled where !valid) and its values.
+template <typename KV>
+struct KvChunk;
+
+template <>
+struct KvChunk<bf16> {
+  using T = uint4;
+  __device__ static T load(const void* cache, int64_t off, bool vec) {
+    return load8_bf16(static_cast<const bf16*>(cache) + off, vec);
+  }
+  __device__ static void copy_async(T* smem, const void* cache, int64_t off, bool valid) {
+    cp_async_16_ordered(smem, static_cast<const bf16*>(cache) + off, valid);
+  }
+  __device__ static void unpack(const T& c, float (&f)[8]) { unpack_bf16x8(c, f); }
+};
+
+template <>
+struct KvChunk<uint8_t> {
+  using T = uint2;
+  __device__ static T load(const void* cache, int64_t off, bool vec) {
+    const uint8_t* p = static_cast<const uint8_t*>(cache) + off;
+    if (vec) return __ldg(reinterpret_cast<const uint2*>(p));
+    uint32_t w[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[i / 4] |= static_cast<uint32_t>(p[i]) << (8 * (i % 4));
+    return make_uint2(w[0], w[1]);
+  }
+  __device__ static void copy_async(T* smem, const void* cache, int64_t off, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(static_cast<const uint8_t*>(cache) + off), "r"(valid ? 8 : 0)
+                 : "memory");
+  }
+  __device__ static void unpack(const T& c, float (&f)[8]) { unpack_e4m3x8(c, f); }
+};
+
+template <typename KV, int D, int GC, int S>
 struct DecodeTile {
+  using Chunk = typename KvChunk<KV>::T;
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kLanesPerKey = D / 8;              // 4, 8, 16, 32
   static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
-  static constexpr int kUnroll = GC >= 8 ? 2 : 4;         // 16-byte K and V chunks per thread and iteration
+  // K and V chunks per thread and iteration. An E4M3 chunk is half a BF16 one: twice as many keep
+  // as many bytes in flight (the register path at batch 1 is latency-bound), where the registers
+  // allow (groups of up to 4 heads per block).
+  static constexpr int kUnroll = GC >= 8 ? 2 : (sizeof(Chunk) == 8 ? 8 : 4);
   static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
   // 0: no pipeline, K/V loaded into registers one iteration at a time (see the kernel).
   static constexpr int kStages = S;
-  // Shared memory: the K/V pipeline [stage][K, V][u][thread] of 16-byte chunks, reused after the
+  // Shared memory: the K/V pipeline [stage][K, V][u][thread] of chunks, reused after the
   // main loop for the per-warp accumulators [warp][head][dim] of the block's merge.
-  static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * 16;
+  static constexpr size_t kPipeBytes = size_t{kStages} * 2 * kUnroll * kThreads * sizeof(Chunk);
   static constexpr size_t kAccBytes = size_t{kWarps} * GC * D * sizeof(float);
   static constexpr size_t kSmemBytes = kPipeBytes > kAccBytes ? kPipeBytes : kAccBytes;
 };
@@ -67,9 +113,12 @@ struct DecodeTile {
 constexpr size_t kDecodeStaticSmemBound = 1024;
 
 // S: the pipeline's stages (DecodeTile::kStages; 0: registers).
-template <int D, int GC, int S>
-__global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_split_kernel(const DecodeParams p) {
-  using C = DecodeTile<D, GC, S>;
+template <typename KV, int D, int GC, int S>
+__global__ void __launch_bounds__(DecodeTile<KV, D, GC, S>::kThreads)
+    paged_decode_split_kernel(const DecodeParams p) {
+  using C = DecodeTile<KV, D, GC, S>;
+  using KC = KvChunk<KV>;
+  using Chunk = typename C::Chunk;
   constexpr int LPK = C::kLanesPerKey;
   constexpr int U = C::kUnroll;
   extern __shared__ uint4 s_dyn[];  // C::kSmemBytes: the K/V pipeline, then the accumulators
@@ -105,7 +154,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
   // While the previous kernel finishes, pull the K/V of the split's first two iterations into L2
   // (all of a short context's split).
   if (qlen > 0)
-    prefetch_kv_l2<D, C::kThreads>(a, bt, hk, max(range.start, lo), min(end, range.start + 2 * C::kKeysPerIter),
+    prefetch_kv_l2<KV, D, C::kThreads>(a, bt, hk, max(range.start, lo), min(end, range.start + 2 * C::kKeysPerIter),
                                    log2_bs, tid);
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
@@ -130,14 +179,14 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
   }
 
   // One iteration's scoring and accumulation of the keys in kr/vr (ids: which are visible).
-  auto consume = [&](int it_base, const uint4(&kr)[U], const uint4(&vr)[U]) {
+  auto consume = [&](int it_base, const Chunk(&kr)[U], const Chunk(&vr)[U]) {
     float sc[U][GC];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int key = it_base + u * C::kKeysPerLoad + lg;
       const bool valid = key >= lo && key < end;
       float k[8];
-      unpack_bf16x8(kr[u], k);
+      KC::unpack(kr[u], k);
 #pragma unroll
       for (int h = 0; h < GC; ++h) {
         float d = 0.0f;
@@ -164,7 +213,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
         const float pu = fast_exp2(sc[u][h] - m_use);
         l[h] += pu;
         float v[8];
-        unpack_bf16x8(vr[u], v);
+        KC::unpack(vr[u], v);
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc[h][i] = fmaf(pu, v[i], acc[h][i]);
       }
@@ -173,16 +222,16 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
 
   // The register paths: this lane's K/V chunks of the U keys of the warp iteration at it_base
   // (masked keys: zeros, nothing read).
-  auto load_regs = [&](int it_base, const int(&ids)[U], uint4(&kr)[U], uint4(&vr)[U]) {
+  auto load_regs = [&](int it_base, const int(&ids)[U], Chunk(&kr)[U], Chunk(&vr)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int key = it_base + u * C::kKeysPerLoad + lg;
       if (ids[u] >= 0) {
         const int64_t off = cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8;
-        kr[u] = load8_bf16(a.k_cache + off, p.kv_vec);
-        vr[u] = load8_bf16(a.v_cache + off, p.kv_vec);
+        kr[u] = KC::load(a.k_cache, off, p.kv_vec);
+        vr[u] = KC::load(a.v_cache, off, p.kv_vec);
       } else {
-        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+        kr[u] = vr[u] = Chunk{};
       }
     }
   };
@@ -190,8 +239,8 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
   if constexpr (S > 0) {
     // Stage st's slot of this thread's u-th K (kv 0) or V (kv 1) chunk: every thread reads back only
     // what it copied itself, so cp.async.wait_group alone orders the copy before the read.
-    auto slot = [&](int st, int kv, int u) -> uint4* {
-      return s_dyn + ((st * 2 + kv) * U + u) * C::kThreads + threadIdx.x;
+    auto slot = [&](int st, int kv, int u) -> Chunk* {
+      return reinterpret_cast<Chunk*>(s_dyn) + ((st * 2 + kv) * U + u) * C::kThreads + threadIdx.x;
     };
     // Starts the copies of the K/V chunks of this lane's U keys of the warp iteration at `base` into
     // stage st (masked keys: zeros, nothing read).
@@ -202,12 +251,11 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
         const bool valid = ids[u] >= 0;
         const int64_t off = valid ? cache_offset(ids[u], a.num_kv_heads, hk, key, log2_bs, D) + li * 8 : 0;
         if (p.kv_vec) {
-          cp_async_16_ordered(slot(st, 0, u), a.k_cache + off, valid);
-          cp_async_16_ordered(slot(st, 1, u), a.v_cache + off, valid);
+          KC::copy_async(slot(st, 0, u), a.k_cache, off, valid);
+          KC::copy_async(slot(st, 1, u), a.v_cache, off, valid);
         } else {  // unaligned cache: plain copies, complete before the stage is read
-          const uint4 zero = make_uint4(0, 0, 0, 0);
-          *slot(st, 0, u) = valid ? load8_bf16(a.k_cache + off, false) : zero;
-          *slot(st, 1, u) = valid ? load8_bf16(a.v_cache + off, false) : zero;
+          *slot(st, 0, u) = valid ? KC::load(a.k_cache, off, false) : Chunk{};
+          *slot(st, 1, u) = valid ? KC::load(a.v_cache, off, false) : Chunk{};
         }
       }
     };
@@ -227,7 +275,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
     for (int j = 0; j < iters; ++j) {
       issue_iter(j + S - 1);   // into the stage iteration j - 1 was read from
       cp_async_wait<S - 1>();  // iteration j has landed
-      uint4 kr[U], vr[U];
+      Chunk kr[U], vr[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         kr[u] = *slot(j % S, 0, u);
@@ -245,7 +293,7 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
     if (iters > 0) fetch_ids(base, ids);
     for (int j = 0; j < iters; ++j) {
       const int it_base = base + j * C::kKeysPerIter;
-      uint4 kr[U], vr[U];
+      Chunk kr[U], vr[U];
       load_regs(it_base, ids, kr, vr);
       int next_ids[U];
       if (j + 1 < iters) fetch_ids(it_base + C::kKeysPerIter, next_ids);
@@ -276,10 +324,11 @@ __global__ void __launch_bounds__(DecodeTile<D, GC, S>::kThreads) paged_decode_s
     }
   }
   if (lg == 0) {
+    const float vs = std::is_same_v<KV, bf16> ? 1.0f : p.v_scale;  // the merges after are linear in it
 #pragma unroll
     for (int h = 0; h < GC; ++h) {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) s_acc[warp][h][li * 8 + i] = acc[h][i];
+      for (int i = 0; i < 8; ++i) s_acc[warp][h][li * 8 + i] = acc[h][i] * vs;
       if (li == 0) {
         s_m[warp][h] = m[h];
         s_l[warp][h] = l[h];
@@ -302,12 +351,13 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
   return (b + kLseAlign - 1) / kLseAlign * kLseAlign;
 }
 
-template <int D, int GC, int S>
+template <typename KV, int D, int GC, int S>
 void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
-  constexpr size_t smem = DecodeTile<D, GC, S>::kSmemBytes;
-  allow_dynamic_smem<paged_decode_split_kernel<D, GC, S>>(smem, "paged_attention_decode", kDecodeStaticSmemBound);
-  launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<D, GC, S>, grid,
-                dim3(DecodeTile<D, GC, S>::kThreads), smem, launch, p);
+  constexpr size_t smem = DecodeTile<KV, D, GC, S>::kSmemBytes;
+  allow_dynamic_smem<paged_decode_split_kernel<KV, D, GC, S>>(smem, "paged_attention_decode",
+                                                              kDecodeStaticSmemBound);
+  launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<KV, D, GC, S>, grid,
+                dim3(DecodeTile<KV, D, GC, S>::kThreads), smem, launch, p);
 }
 // The shared-memory pipeline (3 stages: 48 KB for D 128 with 4 heads per block, 4 blocks of 128
 // registers per SM) pays once the grid has many blocks; for a few blocks (batch 1) the register
@@ -318,21 +368,31 @@ constexpr int kDecodeStages = 3;
 constexpr int64_t kDecodePipeMinBlocks = 128;  // sequences x kv heads x head chunks
 
 // p.a.decode_load is resolved (not Auto) by paged_attention_decode.
-template <int D, int GC>
+template <typename KV, int D, int GC>
 void launch_split(const DecodeParams& p, dim3 grid, const Launch& launch) {
   switch (p.a.decode_load) {
-    case DecodeLoad::Pipelined: launch_split_s<D, GC, kDecodeStages>(p, grid, launch); break;
-    default: launch_split_s<D, GC, 0>(p, grid, launch); break;
+    case DecodeLoad::Pipelined: launch_split_s<KV, D, GC, kDecodeStages>(p, grid, launch); break;
+    default: launch_split_s<KV, D, GC, 0>(p, grid, launch); break;
   }
 }
 
-template <int D>
+template <typename KV, int D>
 void launch_split_d(const DecodeParams& p, int gc, dim3 grid, const Launch& launch) {
   switch (gc) {
-    case 1: launch_split<D, 1>(p, grid, launch); break;
-    case 2: launch_split<D, 2>(p, grid, launch); break;
-    case 4: launch_split<D, 4>(p, grid, launch); break;
-    default: launch_split<D, 8>(p, grid, launch); break;
+    case 1: launch_split<KV, D, 1>(p, grid, launch); break;
+    case 2: launch_split<KV, D, 2>(p, grid, launch); break;
+    case 4: launch_split<KV, D, 4>(p, grid, launch); break;
+    default: launch_split<KV, D, 8>(p, grid, launch); break;
+  }
+}
+
+template <typename KV>
+void launch_split_kv(const DecodeParams& p, int gc, dim3 grid, const Launch& launch) {
+  switch (p.a.head_dim) {
+    case 32: launch_split_d<KV, 32>(p, gc, grid, launch); break;
+    case 64: launch_split_d<KV, 64>(p, gc, grid, launch); break;
+    case 128: launch_split_d<KV, 128>(p, gc, grid, launch); break;
+    default: launch_split_d<KV, 256>(p, gc, grid, launch); break;
   }
 }
 
@@ -382,7 +442,9 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
     p.a.decode_load = small ? a.small_grid_load : a.large_grid_load;
   }
   p.log2_bs = log2_pow2(a.block_size);
-  p.scale_log2 = a.scale * kLog2e;
+  // An E4M3 cache's scales: K's multiplies every score, V's every output.
+  p.scale_log2 = a.scale * kLog2e * (a.kv.fp8() ? a.kv.k_scale : 1.0f);
+  p.v_scale = a.kv.fp8() ? a.kv.v_scale : 1.0f;
   p.kv_vec = aligned_to(a.k_cache, 16) && aligned_to(a.v_cache, 16);
   p.q_vec2 = aligned_to(a.q, 4) && a.q_stride % 2 == 0;
   // Mma where the tensor-core kernel implements the arguments (decode_mma_supported: head_dim 64
@@ -407,12 +469,10 @@ void paged_attention_decode(const PagedAttentionArgs& a, const Launch& launch) {
     launch_decode_mma(p, grid, launch);
     return;
   }
-  switch (a.head_dim) {
-    case 32: launch_split_d<32>(p, gc, grid, launch); break;
-    case 64: launch_split_d<64>(p, gc, grid, launch); break;
-    case 128: launch_split_d<128>(p, gc, grid, launch); break;
-    default: launch_split_d<256>(p, gc, grid, launch); break;
-  }
+  if (a.kv.fp8())
+    launch_split_kv<uint8_t>(p, gc, grid, launch);
+  else
+    launch_split_kv<bf16>(p, gc, grid, launch);
 }
 
 }  // namespace inferdesk::cuda

@@ -20,7 +20,8 @@ struct DecodeParams {
   int32_t head_chunks = 1;      // ceil(group / heads_per_block)
   int32_t heads_per_block = 8;  // query heads of one kv group a block serves (the split kernel's GC)
   int32_t log2_bs = 4;
-  float scale_log2 = 1;          // scale * log2(e)
+  float scale_log2 = 1;          // scale * log2(e) (* the K scale of an E4M3 cache)
+  float v_scale = 1;             // the V scale of an E4M3 cache (1 for BF16)
   bool kv_vec = true;            // cache 16-byte aligned
   bool q_vec2 = true;            // q rows 4-byte aligned: a pair of bf16 per load (Mma kernel)
   float* partial_out = nullptr;  // [num_seqs][num_heads][num_splits][D]; null: write out directly
@@ -95,16 +96,20 @@ __device__ __forceinline__ void cp_async_16_ordered(void* smem, const void* gmem
 // pdl_wait()). That kernel writes only this step's own key; L2 is the point of coherence, so a line
 // prefetched before the write is updated by it, and the loads after pdl_wait() hit L2 instead of
 // DRAM.
-template <int D, int kThreads>
+// KV: the cache's element type (bf16, or uint8_t for E4M3).
+template <typename KV, int D, int kThreads>
 __device__ __forceinline__ void prefetch_kv_l2(const PagedAttentionArgs& a, const int32_t* bt, int hk, int first,
                                                int last, int log2_bs, int tid) {
-  constexpr int kLinesPerKey = D * 2 >= 128 ? D * 2 / 128 : 1;  // 128-byte lines
+  constexpr int kKeyBytes = D * static_cast<int>(sizeof(KV));
+  constexpr int kLinesPerKey = kKeyBytes >= 128 ? kKeyBytes / 128 : 1;  // 128-byte lines
+  const auto* kc = static_cast<const char*>(a.k_cache);
+  const auto* vc = static_cast<const char*>(a.v_cache);
   for (int idx = tid; idx < (last - first) * kLinesPerKey; idx += kThreads) {
     const int key = first + idx / kLinesPerKey;
-    const int64_t off = cache_offset(bt[key >> log2_bs], a.num_kv_heads, hk, key, log2_bs, D) +
-                        (idx % kLinesPerKey) * 64;
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(a.k_cache + off));
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(a.v_cache + off));
+    const int64_t off = cache_offset(bt[key >> log2_bs], a.num_kv_heads, hk, key, log2_bs, D) * sizeof(KV) +
+                        (idx % kLinesPerKey) * 128;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(kc + off));
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(vc + off));
   }
 }
 

@@ -26,6 +26,11 @@
 // go through shared memory (the rings') to finish_decode_block, which merges them and writes `out`
 // or the partial and does the arrival merge.
 //
+// An E4M3 cache (MmaKv<uint8_t, D>) takes the same path with F16 mmas: its half-tiles are bytes in
+// the ring, and each lane builds its K and V^T fragments from vector loads (attention_fp8.cuh: the
+// dims permuted so that the loads are wide; V's key pairs by byte permutes), q and P^T in F16. The
+// layer's K scale is folded into scale_log2, the V scale applied to the block's output.
+//
 // Launched with PDL (launch_kernel): a block reads the step metadata and the block ids of each
 // warp's first two tiles, prefetches their K/V into L2 and starts copying the first half-tiles
 // whose keys all existed before this step (only the step's own keys are the previous kernel's),
@@ -34,26 +39,128 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/attention_decode_common.cuh"
+#include "cuda/kernels/attention_fp8.cuh"
 
 namespace inferdesk::cuda::attn {
 namespace {
 
-template <int D, int NB, int R>
+// Two consecutive bf16 of q as one 32-bit fragment register (the lower address in the low half).
+__device__ __forceinline__ uint32_t load_bf16x2(const bf16* p, bool vec) {
+  if (vec) return *reinterpret_cast<const uint32_t*>(p);
+  return static_cast<uint32_t>(__bfloat16_as_ushort(p[0])) | (static_cast<uint32_t>(__bfloat16_as_ushort(p[1])) << 16);
+}
+
+// How the kernel turns a tile of the cache into mma operands, per cache element type KV: Q^T's B
+// fragments, S^T = K Q^T of a K half-tile, P^T packed, O^T += V^T P^T of a V half-tile, and the
+// dim each O^T accumulator holds. Half-tiles are kKeys rows of the pitches below (bytes).
+template <typename KV, int D>
+struct MmaKv;
+
+// BF16: ldmatrix of the [key][dim] half-tiles (the plain and the transposed load), BF16 mmas.
+template <int D>
+struct MmaKv<bf16, D> {
+  static constexpr int kStride = D + 8;  // row pitch in bf16: +16 bytes keeps ldmatrix conflict-free
+  static constexpr int kKPitch = kStride * 2, kVPitch = kKPitch;
+  // Register r of Q^T's B fragment at k-step kk for head row qh (dims kk * 16 + 2 tig + {0, 1}, + 8 r).
+  __device__ static uint32_t q_frag(const bf16* qh, int kk, int r, int tig, bool vec) {
+    return load_bf16x2(qh + kk * 16 + tig * 2 + r * 8, vec);
+  }
+  // st[kk & 1][nb] += K Q^T over the k-steps (two accumulator sets halve the dependent chains).
+  template <int NB>
+  __device__ static void scores(float (&st)[2][NB][4], const uint8_t* sk, const uint32_t (&qf)[NB][D / 16][2],
+                                int lane) {
+    const bf16* k = reinterpret_cast<const bf16*>(sk);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t ka[4];
+      ldmatrix_x4(ka, k + (lane & 15) * kStride + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) mma_bf16_16816(st[kk & 1][nb], ka, qf[nb][kk][0], qf[nb][kk][1]);
+    }
+  }
+  __device__ static uint32_t pack_p(float lo, float hi) { return pack_bf16x2(lo, hi); }
+  // O^T += V^T P^T: V^T (dims x keys) as the A operand through ldmatrix.trans of V [key][dim].
+  template <int NB>
+  __device__ static void accumulate(float (&o)[NB][D / 16][4], const uint8_t* sv, const uint32_t (&pb)[NB][2],
+                                    int lane) {
+    const bf16* v = reinterpret_cast<const bf16*>(sv);
+#pragma unroll
+    for (int dd = 0; dd < D / 16; ++dd) {
+      uint32_t va[4];
+      ldmatrix_x4_trans(va, v + ((lane & 7) + (lane >> 4) * 8) * kStride + dd * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) mma_bf16_16816(o[nb][dd], va, pb[nb][0], pb[nb][1]);
+    }
+  }
+  // The dim of o[.][dd][2 half + e] in lane group g.
+  __device__ static int out_dim(int dd, int g, int half) { return dd * 16 + g + 8 * half; }
+};
+
+// E4M3: vector loads and conversions to F16 (attention_fp8.cuh), F16 mmas.
+template <int D>
+struct MmaKv<uint8_t, D> {
+  using T = Fp8Tile<D>;
+  static constexpr int kKPitch = T::kKPitch, kVPitch = T::kVPitch;
+  // Dims T::k_byte(kk, tig) + 2 r + {0, 1}: the permutation the K fragments below use.
+  __device__ static uint32_t q_frag(const bf16* qh, int kk, int r, int tig, bool vec) {
+    return bf16x2_to_f16x2(load_bf16x2(qh + T::k_byte(kk, tig) + 2 * r, vec));
+  }
+  // K as the A operand: rows g and g + 8 of the half-tile, this lane's words of each.
+  template <int NB>
+  __device__ static void scores(float (&st)[2][NB][4], const uint8_t* sk, const uint32_t (&qf)[NB][D / 16][2],
+                                int lane) {
+    const int g = lane >> 2, tig = lane & 3;
+    uint32_t w0[T::kKWords], w1[T::kKWords];
+    T::load_k(sk + g * kKPitch, tig, w0);
+    T::load_k(sk + (g + 8) * kKPitch, tig, w1);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t ka[4] = {T::k_lo(w0[kk]), T::k_lo(w1[kk]), T::k_hi(w0[kk]), T::k_hi(w1[kk])};
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) mma_f16_16816(st[kk & 1][nb], ka, qf[nb][kk][0], qf[nb][kk][1]);
+    }
+  }
+  __device__ static uint32_t pack_p(float lo, float hi) { return pack_f16x2(lo, hi); }
+  // V^T as the A operand: row g of k-step dd is owned dim 2 dd of lane group g, row g + 8 owned
+  // dim 2 dd + 1; its columns are keys 2 tig, 2 tig + 1 (then + 8), the rows this lane reads.
+  template <int NB>
+  __device__ static void accumulate(float (&o)[NB][D / 16][4], const uint8_t* sv, const uint32_t (&pb)[NB][2],
+                                    int lane) {
+    const int g = lane >> 2, tig = lane & 3;
+    uint32_t x0[T::kVWords], x1[T::kVWords], y0[T::kVWords], y1[T::kVWords];
+    T::load_v(sv + (2 * tig) * kVPitch, g, x0);
+    T::load_v(sv + (2 * tig + 1) * kVPitch, g, x1);
+    T::load_v(sv + (2 * tig + 8) * kVPitch, g, y0);
+    T::load_v(sv + (2 * tig + 9) * kVPitch, g, y1);
+#pragma unroll
+    for (int dd = 0; dd < D / 16; ++dd) {
+      const uint32_t va[4] = {T::v_pair(x0, x1, 2 * dd), T::v_pair(x0, x1, 2 * dd + 1), T::v_pair(y0, y1, 2 * dd),
+                              T::v_pair(y0, y1, 2 * dd + 1)};
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) mma_f16_16816(o[nb][dd], va, pb[nb][0], pb[nb][1]);
+    }
+  }
+  __device__ static int out_dim(int dd, int g, int half) { return T::v_dim(2 * dd + half, g); }
+};
+
+template <typename KV, int D, int NB, int R>
 struct MmaDecodeTile {
+  using Ops = MmaKv<KV, D>;
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kRows = 8 * NB;   // query heads a block serves at most: NB mma n-blocks of 8
-  static constexpr int kKeys = 16;       // keys per tile: the mma M
-  static constexpr int kStride = D + 8;  // smem row pitch in bf16: +16 bytes keeps ldmatrix conflict-free
+  static constexpr int kRows = 8 * NB;  // query heads a block serves at most: NB mma n-blocks of 8
+  static constexpr int kKeys = 16;      // keys per tile: the mma M
+  static constexpr int kKeyBytes = D * static_cast<int>(sizeof(KV));
   // A warp's pipeline is a ring of kSlots half-tiles (a tile's K, then its V; kSlots - 1 in flight
-  // while one is used).
+  // while one is used), each kKeys rows of the larger of the two pitches.
   static constexpr int kSlots = R;
-  static constexpr int kTileElems = kKeys * kStride;      // one K or V half-tile
-  static constexpr int kWarpElems = kSlots * kTileElems;  // a warp's ring
-  static constexpr size_t kPipeBytes = size_t{kWarps} * kWarpElems * sizeof(bf16);
+  static constexpr int kSlotBytes = kKeys * (Ops::kKPitch > Ops::kVPitch ? Ops::kKPitch : Ops::kVPitch);
+  static constexpr int kWarpBytes = kSlots * kSlotBytes;  // a warp's ring
+  static constexpr size_t kPipeBytes = size_t{kWarps} * kWarpBytes;
   // After the main loop: the per-warp outputs [warp][head][dim] of the block's merge.
   static constexpr size_t kAccBytes = size_t{kWarps} * kRows * D * sizeof(float);
   static constexpr size_t kSmemBytes = kPipeBytes > kAccBytes ? kPipeBytes : kAccBytes;
@@ -66,12 +173,6 @@ struct MmaDecodeTile {
 // Upper bound of the kernel's static shared memory (s_m, s_l, s_last).
 constexpr size_t kMmaStaticSmemBound = 1024;
 
-// Two consecutive bf16 of q as one 32-bit fragment register (the lower address in the low half).
-__device__ __forceinline__ uint32_t load_bf16x2(const bf16* p, bool vec) {
-  if (vec) return *reinterpret_cast<const uint32_t*>(p);
-  return static_cast<uint32_t>(__bfloat16_as_ushort(p[0])) | (static_cast<uint32_t>(__bfloat16_as_ushort(p[1])) << 16);
-}
-
 // The transpose of an 8x8 b16 matrix held as one register per lane (lane 4 r + c: row r, columns
 // 2c, 2c + 1), in the same layout.
 __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
@@ -80,11 +181,12 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
   return y;
 }
 
-template <int D, int NB, int R>
-__global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTile<D, NB, R>::kMinBlocks)
+template <typename KV, int D, int NB, int R>
+__global__ void __launch_bounds__(MmaDecodeTile<KV, D, NB, R>::kThreads, MmaDecodeTile<KV, D, NB, R>::kMinBlocks)
     paged_decode_mma_kernel(const DecodeParams p) {
-  using C = MmaDecodeTile<D, NB, R>;
-  constexpr int kWarps = C::kWarps, kStride = C::kStride, kKeys = C::kKeys, kSlots = C::kSlots;
+  using C = MmaDecodeTile<KV, D, NB, R>;
+  using Ops = typename C::Ops;
+  constexpr int kWarps = C::kWarps, kKeys = C::kKeys, kSlots = C::kSlots;
   static_assert(kSlots >= 3, "the ring needs a K and a V half-tile in flight");
   extern __shared__ __align__(16) unsigned char smem_raw[];  // the rings, then s_acc
   __shared__ float s_m[kWarps][C::kRows];
@@ -127,18 +229,19 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     // updated by it, and the copies after pdl_wait() hit L2 instead of DRAM.
     const int id = lane < 16 ? iid : iid_next;
     if (id >= 0) {
-      const int64_t off = cache_offset(id, a.num_kv_heads, hk, tile_key0(lane >> 4) + (lane & 15), log2_bs, D);
+      const int64_t off =
+          cache_offset(id, a.num_kv_heads, hk, tile_key0(lane >> 4) + (lane & 15), log2_bs, D) * sizeof(KV);
 #pragma unroll
-      for (int line = 0; line < D * 2 / 128; ++line) {  // 128-byte lines
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a.k_cache + off + line * 64));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a.v_cache + off + line * 64));
+      for (int line = 0; line < (C::kKeyBytes + 127) / 128; ++line) {  // 128-byte lines
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.k_cache) + off + line * 128));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.v_cache) + off + line * 128));
       }
     }
   }
 
   // This warp's ring: half-tile h (tile h / 2's K when h is even, its V when odd) in slot h % kSlots,
-  // [key][dim] with pitch kStride.
-  bf16* const s_ring = reinterpret_cast<bf16*>(smem_raw) + warp * C::kWarpElems;
+  // [key][dim] with the pitch of its kind.
+  uint8_t* const s_ring = smem_raw + warp * C::kWarpBytes;
   int hi = 0;  // the next half-tile to issue
   // Starts the copies of half-tile hi (zero-filled where the key is masked: nothing read) and
   // commits them as one group (an empty group past the warp's tiles keeps the wait count uniform).
@@ -146,17 +249,20 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     const int j = hi >> 1;
     if (j < my_tiles) {
       const int key0 = tile_key0(j);
-      bf16* const dst = s_ring + (hi % kSlots) * C::kTileElems;
-      const bf16* const cache = (hi & 1) ? a.v_cache : a.k_cache;
-      constexpr int kChunksPerKey = D / 8;  // 16-byte chunks
+      uint8_t* const dst = s_ring + (hi % kSlots) * C::kSlotBytes;
+      const int pitch = (hi & 1) ? Ops::kVPitch : Ops::kKPitch;
+      const char* const cache = static_cast<const char*>((hi & 1) ? a.v_cache : a.k_cache);
+      constexpr int kChunksPerKey = C::kKeyBytes / 16;  // 16-byte chunks
+      static_assert(kKeys * kChunksPerKey % 32 == 0, "a half-tile's chunks divide among the lanes");
 #pragma unroll
       for (int i = 0; i < kKeys * kChunksPerKey / 32; ++i) {
         const int c = lane + 32 * i;
         const int r = c / kChunksPerKey, ch = c % kChunksPerKey;
         const int rid = __shfl_sync(0xffffffffu, iid, r);
         const bool valid = rid >= 0;
-        const int64_t off = valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) + ch * 8 : 0;
-        cp_async_16_ordered(dst + r * kStride + ch * 8, cache + off, valid);
+        const int64_t off =
+            valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) * sizeof(KV) + ch * 16 : 0;
+        cp_async_16_ordered(dst + r * pitch + ch * 16, cache + off, valid);
       }
     }
     cp_async_commit();
@@ -178,7 +284,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
   if (qlen <= 0) return;  // no row to write (nothing was issued above)
   while (hi < kSlots - 1) issue_next();
 
-  // Q^T as the B operand of S^T = K Q^T (k: dims kk * 16 + 2 tig + {0, 1} and + 8, n: head
+  // Q^T as the B operand of S^T = K Q^T (k: dims of k-step kk as Ops orders them, n: head
   // nb * 8 + g), held for the whole loop; heads >= nh are zero.
   uint32_t qf[NB][D / 16][2];
   {
@@ -190,7 +296,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int h = nb * 8 + g;
-          qf[nb][kk][r] = h < nh ? load_bf16x2(qrow + h * D + kk * 16 + tig * 2 + r * 8, p.q_vec2) : 0u;
+          qf[nb][kk][r] = h < nh ? Ops::q_frag(qrow + h * D, kk, r, tig, p.q_vec2) : 0u;
         }
   }
 
@@ -217,7 +323,6 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     const int h = 2 * j;
     wait_half();  // K_j
     issue_next();
-    const bf16* const sk = s_ring + (h % kSlots) * C::kTileElems;
 
     // S^T = K Q^T: st[nb] holds keys g (c0, c1) and g + 8 (c2, c3) of heads nb * 8 + 2 tig + {0, 1};
     // two accumulator sets (even and odd k-steps) halve the dependent mma chains.
@@ -226,13 +331,7 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
     for (int x = 0; x < 2; ++x)
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) st[x][nb][0] = st[x][nb][1] = st[x][nb][2] = st[x][nb][3] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t ka[4];
-      ldmatrix_x4(ka, sk + (lane & 15) * kStride + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb) mma_bf16_16816(st[kk & 1][nb], ka, qf[nb][kk][0], qf[nb][kk][1]);
-    }
+    Ops::scores(st, s_ring + (h % kSlots) * C::kSlotBytes, qf, lane);
 
     // Online softmax per head over the tile's 16 keys (base 2, scale folded in); keys >= end get
     // -inf. A head's keys are spread over the 8 lanes of one tig (shuffles over lane bits 2..4).
@@ -265,28 +364,22 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
       }
       // P^T of keys 0-7 (then 8-15) as an 8x8 matrix [key][head], transposed to [head][key]: lane
       // (g, tig) then holds head g, keys 2 tig + {0, 1}: the B fragment (k: keys, n: heads).
-      pb[nb][0] = movmatrix_trans(pack_bf16x2(pr[0][0], pr[1][0]));
-      pb[nb][1] = movmatrix_trans(pack_bf16x2(pr[0][1], pr[1][1]));
+      pb[nb][0] = movmatrix_trans(Ops::pack_p(pr[0][0], pr[1][0]));
+      pb[nb][1] = movmatrix_trans(Ops::pack_p(pr[0][1], pr[1][1]));
     }
 
     wait_half();  // V_j
     issue_next();
-    const bf16* const sv = s_ring + ((h + 1) % kSlots) * C::kTileElems;
-    // O^T += V^T P^T: V^T (dims x keys) as the A operand through ldmatrix.trans of V [key][dim].
-#pragma unroll
-    for (int dd = 0; dd < D / 16; ++dd) {
-      uint32_t va[4];
-      ldmatrix_x4_trans(va, sv + ((lane & 7) + (lane >> 4) * 8) * kStride + dd * 16 + ((lane >> 3) & 1) * 8);
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb) mma_bf16_16816(o[nb][dd], va, pb[nb][0], pb[nb][1]);
-    }
+    Ops::accumulate(o, s_ring + ((h + 1) % kSlots) * C::kSlotBytes, pb, lane);  // O^T += V^T P^T
   }
   cp_async_wait<0>();  // only empty groups can be left
   __syncthreads();     // every warp is done with its ring: the memory holds s_acc next
 
   // The warps' states of heads < nh: s_acc[warp][head][dim], s_m / s_l[warp][head] (l summed over
-  // the 8 lanes of a tig, which hold different keys of the same heads).
+  // the 8 lanes of a tig, which hold different keys of the same heads). O^T is scaled by the V
+  // scale here: the merges after are linear in it.
   float* const s_acc = reinterpret_cast<float*>(smem_raw);
+  const float vs = std::is_same_v<KV, bf16> ? 1.0f : p.v_scale;
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
@@ -300,8 +393,8 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
       float* const dst = s_acc + (warp * C::kRows + hh) * D;
 #pragma unroll
       for (int dd = 0; dd < D / 16; ++dd) {
-        dst[dd * 16 + g] = o[nb][dd][e];
-        dst[dd * 16 + g + 8] = o[nb][dd][2 + e];
+        dst[Ops::out_dim(dd, g, 0)] = o[nb][dd][e] * vs;
+        dst[Ops::out_dim(dd, g, 1)] = o[nb][dd][2 + e] * vs;
       }
       if (g == 0) {
         s_m[warp][hh] = m[nb][e];
@@ -314,27 +407,37 @@ __global__ void __launch_bounds__(MmaDecodeTile<D, NB, R>::kThreads, MmaDecodeTi
                                                         nh, blk.split, range.splits);
 }
 
-template <int D, int NB, int R>
+template <typename KV, int D, int NB, int R>
 void launch_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
-  using C = MmaDecodeTile<D, NB, R>;
-  allow_dynamic_smem<paged_decode_mma_kernel<D, NB, R>>(C::kSmemBytes, "paged_attention_decode (mma)",
-                                                        kMmaStaticSmemBound);
-  launch_kernel("paged_attention_decode (mma)", paged_decode_mma_kernel<D, NB, R>, grid, dim3(C::kThreads),
+  using C = MmaDecodeTile<KV, D, NB, R>;
+  allow_dynamic_smem<paged_decode_mma_kernel<KV, D, NB, R>>(C::kSmemBytes, "paged_attention_decode (mma)",
+                                                            kMmaStaticSmemBound);
+  launch_kernel("paged_attention_decode (mma)", paged_decode_mma_kernel<KV, D, NB, R>, grid, dim3(C::kThreads),
                 C::kSmemBytes, launch, p);
 }
 
 // Half-tiles in a warp's ring: 3 for D 128 (51 KB per block, 4 blocks per SM: the 512 blocks of
 // 64 sequences x 8 kv heads in one wave; 4 slots leave 3 blocks per SM and were slower), 6 for
-// D 64 (54 KB, 4 blocks per SM; faster than 3 and 4). Figures: docs/PERF.md.
-constexpr int kRingD128 = 3;
-constexpr int kRingD64 = 6;
+// D 64 (54 KB, 4 blocks per SM; faster than 3 and 4). Figures: docs/PERF.md. An E4M3 half-tile
+// holds half the bytes, so its rings are deeper for about as many bytes in flight at 4 blocks per
+// SM: 5 for D 128 (46 KB), 8 for D 64 (41 KB).
+template <typename KV, int D>
+constexpr int kRing = std::is_same_v<KV, bf16> ? (D == 128 ? 3 : 6) : (D == 128 ? 5 : 8);
 
-template <int D, int R>
+template <typename KV, int D>
 void launch_mma_nb(const DecodeParams& p, dim3 grid, const Launch& launch) {
   if (p.heads_per_block <= 8)
-    launch_mma<D, 1, R>(p, grid, launch);
+    launch_mma<KV, D, 1, kRing<KV, D>>(p, grid, launch);
   else
-    launch_mma<D, 2, R>(p, grid, launch);
+    launch_mma<KV, D, 2, kRing<KV, D>>(p, grid, launch);
+}
+
+template <typename KV>
+void launch_mma_kv(const DecodeParams& p, dim3 grid, const Launch& launch) {
+  if (p.a.head_dim == 64)
+    launch_mma_nb<KV, 64>(p, grid, launch);
+  else
+    launch_mma_nb<KV, 128>(p, grid, launch);
 }
 
 }  // namespace
@@ -345,10 +448,10 @@ void launch_decode_mma(const DecodeParams& p, dim3 grid, const Launch& launch) {
   if (!decode_mma_supported(p) || p.heads_per_block < 1 || p.heads_per_block > kDecodeMmaMaxHeads)
     unsupported_config("paged_attention_decode (mma): head_dim " + std::to_string(p.a.head_dim) + ", " +
                        std::to_string(p.heads_per_block) + " heads per block");
-  if (p.a.head_dim == 64)
-    launch_mma_nb<64, kRingD64>(p, grid, launch);
+  if (p.a.kv.fp8())
+    launch_mma_kv<uint8_t>(p, grid, launch);
   else
-    launch_mma_nb<128, kRingD128>(p, grid, launch);
+    launch_mma_kv<bf16>(p, grid, launch);
 }
 
 }  // namespace inferdesk::cuda::attn

@@ -6,7 +6,8 @@
 //   fused tensor (q/k/v of one qkv GEMM output) can be passed without copies.
 // - Activations are BF16, except the residual stream and logits, which are F32. Where a launcher
 //   takes `Dt`, the tensor may be either.
-// - The paged KV cache of one layer is two arrays (K and V) of BF16 laid out
+// - The paged KV cache of one layer is two arrays (K and V) of BF16, or of E4M3 bytes with the
+//   layer's scales (kv_format.h), laid out
 //   [num_blocks][num_kv_heads][block_size][head_dim]; the slot of a token is
 //   block_id * block_size + offset. A slot of -1 means "padding row: write nothing".
 // - Step metadata (token ids, positions, slots, per-sequence arrays, block tables) lives in

@@ -26,6 +26,7 @@
 #include "cuda/kernels/device_math.cuh"
 #include "cuda/kernels/gemv.h"
 #include "cuda/kernels/gemv_tuning.h"
+#include "cuda/kernels/kv_fp8.cuh"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/mma_stream.cuh"
 
@@ -256,15 +257,23 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       return ((slot / rope.block_size * rope.num_kv_heads + kv_head) * rope.block_size + slot % rope.block_size) * D +
              d;
     };
+    // An E4M3 cache gets the F32 value (k after the rotation) quantized with the layer's scale.
+    auto store_kv = [&](void* cache, int64_t idx, float x, float scale) {
+      if (rope.kv.fp8())
+        static_cast<uint8_t*>(cache)[idx] = quantize_e4m3(x, 1.0f / scale);
+      else
+        static_cast<bf16*>(cache)[idx] = __float2bfloat16(x);
+    };
     if (pair_block) {
       const float pv = value(i ^ 2, bias_p);
-      const bf16 o = __float2bfloat16(rotate_half(v, pv, rope_c, rope_s, /*first=*/i < 2));
-      y[tok * y_stride + row] = o;
-      if (head >= rope.num_q_heads && slot >= 0) rope.k_cache[cache_at(head - rope.num_q_heads, row - head * D)] = o;
+      const float r = rotate_half(v, pv, rope_c, rope_s, /*first=*/i < 2);
+      y[tok * y_stride + row] = __float2bfloat16(r);
+      if (head >= rope.num_q_heads && slot >= 0)
+        store_kv(rope.k_cache, cache_at(head - rope.num_q_heads, row - head * D), r, rope.kv.k_scale);
     } else {
       y[tok * y_stride + row] = __float2bfloat16(v);
       const int64_t vrow = row - qk_blocks * kRows;  // within the v part
-      if (slot >= 0) rope.v_cache[cache_at(vrow / D, vrow % D)] = __float2bfloat16(v);
+      if (slot >= 0) store_kv(rope.v_cache, cache_at(vrow / D, vrow % D), v, rope.kv.v_scale);
     }
   } else {
     float acc[kMats];

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/common.h"
+#include "cuda/kernels/kv_format.h"
 #include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
@@ -26,8 +27,9 @@ struct GemvRope {
   float attention_scaling = 1.0f;
   const int32_t* positions = nullptr;     // [M]
   const int32_t* slot_mapping = nullptr;  // [M]
-  bf16* k_cache = nullptr;                // this layer's [blocks][num_kv_heads][block_size][head_dim]
-  bf16* v_cache = nullptr;
+  void* k_cache = nullptr;                // this layer's [blocks][num_kv_heads][block_size][head_dim]
+  void* v_cache = nullptr;
+  KvFormat kv;                            // E4M3: k (F32, rotated) and v quantized with the scales
   int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };
 // Whether gemv_qkv_rope serves these arguments (BF16, 16-byte aligned W and x rows, K % 8 == 0,

@@ -18,12 +18,17 @@
 // and rotate_half of device_math.cuh): rms_norm over head_dim as w * (x * r), then rotate_half
 // over the first rotary_dim dims with angle = inv_freq[i] * position formed in F32, the accurate
 // cos/sin multiplied by attention_scaling.
+//
+// An E4M3 cache (RopeKvArgs::kv) receives each value quantized from F32 (K after the rotation,
+// before any BF16 rounding) with the layer's scale, as the CPU backend's write_kv rounds it: 8
+// bytes per lane on the vector path, one per element on the scalar one. q and k keep BF16.
 #include <algorithm>
 #include <string>
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/common.h"
 #include "cuda/kernels/device_math.cuh"
+#include "cuda/kernels/kv_fp8.cuh"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/rope_kv.h"
 
@@ -36,10 +41,17 @@ constexpr int kVecThreads = 128;  // threads per block (vector path)
 struct HeadJob {
   bf16* x;           // the head's first element (rotated in place)
   const bf16* norm;  // [head_dim] or null
-  bf16* cache;       // where the rotated head goes, or null
+  int64_t dst = -1;  // the head's first element in the cache, or -1: not written
   const bf16* v;     // value head to copy, or null
-  bf16* v_cache;
 };
+
+// Element i of a cache stores v: BF16, or E4M3 of v * inv_scale.
+__device__ __forceinline__ void store_kv(void* cache, bool fp8, int64_t i, float v, float inv_scale) {
+  if (fp8)
+    static_cast<uint8_t*>(cache)[i] = quantize_e4m3(v, inv_scale);
+  else
+    static_cast<bf16*>(cache)[i] = __float2bfloat16(v);
+}
 
 // Shared memory: cos[half], sin[half], then [kWarps][head_dim] staged heads.
 __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
@@ -73,12 +85,8 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
     if (slot >= 0 && a.k_cache) {
       // [num_blocks][num_kv_heads][block_size][head_dim]
       const int64_t block = slot / a.block_size, off = slot % a.block_size;
-      const int64_t dst = ((block * a.num_kv_heads + kh) * a.block_size + off) * D;
-      job.cache = a.k_cache + dst;
-      if (a.v && a.v_cache) {
-        job.v = a.v + t * a.v_stride + static_cast<int64_t>(kh) * D;
-        job.v_cache = a.v_cache + dst;
-      }
+      job.dst = ((block * a.num_kv_heads + kh) * a.block_size + off) * D;
+      if (a.v && a.v_cache) job.v = a.v + t * a.v_stride + static_cast<int64_t>(kh) * D;
     }
   }
 
@@ -97,16 +105,17 @@ __global__ void __launch_bounds__(kWarps * 32) rope_kv_kernel(RopeKvArgs a) {
   }
   __syncwarp();
 
+  const bool fp8 = a.kv.fp8();
+  const float inv_k = 1.0f / a.kv.k_scale, inv_v = 1.0f / a.kv.v_scale;  // BF16: unused
   for (int d = lane; d < D; d += 32) {
     float out = s[d];
     if (d < half)
       out = rotate_half(s[d], s[d + half], cos_t[d], sin_t[d], /*first=*/true);
     else if (d < 2 * half)
       out = rotate_half(s[d], s[d - half], cos_t[d - half], sin_t[d - half], /*first=*/false);
-    const bf16 o = __float2bfloat16(out);
-    job.x[d] = o;
-    if (job.cache) job.cache[d] = o;
-    if (job.v) job.v_cache[d] = job.v[d];
+    job.x[d] = __float2bfloat16(out);
+    if (job.dst >= 0) store_kv(a.k_cache, fp8, job.dst + d, out, inv_k);
+    if (job.dst >= 0 && job.v) store_kv(a.v_cache, fp8, job.dst + d, __bfloat162float(job.v[d]), inv_v);
   }
 }
 
@@ -141,23 +150,21 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   pdl_wait();
 
   bf16* xp = nullptr;
-  bf16* kdst = nullptr;
-  bf16* vdst = nullptr;
+  int64_t dst = -1;  // this lane's first cache element, or -1: not written
+  bool copy_v = false;
   uint4 xr = make_uint4(0, 0, 0, 0), vr = xr;
   if (active) {
     xp = (is_q ? a.q + t * a.q_stride + static_cast<int64_t>(h) * D
                : a.k + t * a.k_stride + static_cast<int64_t>(kh) * D) +
          8 * c;
     xr = *reinterpret_cast<const uint4*>(xp);
-    const bool copy_v = !is_q && a.k_cache && a.v && a.v_cache;
+    copy_v = !is_q && a.k_cache && a.v && a.v_cache;
     // v is loaded whatever the slot, so that its load does not wait for the slot's.
     if (copy_v) vr = *reinterpret_cast<const uint4*>(a.v + t * a.v_stride + static_cast<int64_t>(kh) * D + 8 * c);
     if (slot >= 0 && a.k_cache) {
       // [num_blocks][num_kv_heads][block_size][head_dim]
       const int64_t block = slot / a.block_size, off = slot % a.block_size;
-      const int64_t dst = ((block * a.num_kv_heads + kh) * a.block_size + off) * D + 8 * c;
-      kdst = a.k_cache + dst;
-      if (copy_v) vdst = a.v_cache + dst;
+      dst = ((block * a.num_kv_heads + kh) * a.block_size + off) * D + 8 * c;
     }
   }
   float v[8];
@@ -186,8 +193,18 @@ __global__ void __launch_bounds__(kVecThreads) rope_kv_vec_kernel(RopeKvArgs a) 
   }
   const uint4 out = pack_bf16x8(o);
   *reinterpret_cast<uint4*>(xp) = out;
-  if (kdst) *reinterpret_cast<uint4*>(kdst) = out;
-  if (vdst) *reinterpret_cast<uint4*>(vdst) = vr;
+  if (dst < 0) return;
+  if (!a.kv.fp8()) {
+    *reinterpret_cast<uint4*>(static_cast<bf16*>(a.k_cache) + dst) = out;
+    if (copy_v) *reinterpret_cast<uint4*>(static_cast<bf16*>(a.v_cache) + dst) = vr;
+    return;
+  }
+  *reinterpret_cast<uint2*>(static_cast<uint8_t*>(a.k_cache) + dst) = quantize_e4m3x8(o, 1.0f / a.kv.k_scale);
+  if (copy_v) {
+    float vf[8];
+    unpack_bf16x8(vr, vf);
+    *reinterpret_cast<uint2*>(static_cast<uint8_t*>(a.v_cache) + dst) = quantize_e4m3x8(vf, 1.0f / a.kv.v_scale);
+  }
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/common.h"
+#include "cuda/kernels/kv_format.h"
 #include "cuda/kernels/launch.h"
 
 namespace inferdesk::cuda {
@@ -24,14 +25,15 @@ struct RopeKvArgs {
   float attention_scaling = 1.0f;         // multiplies the rotated dims (llama3/yarn style)
   const int32_t* positions = nullptr;     // [T]
   const int32_t* slot_mapping = nullptr;  // [T]; -1: do not write
-  bf16* k_cache = nullptr;                // this layer's cache
-  bf16* v_cache = nullptr;
+  void* k_cache = nullptr;                // this layer's cache (elements of kv.elem_bytes())
+  void* v_cache = nullptr;
+  KvFormat kv;                            // E4M3: K and V quantized with the layer's scales
   int32_t num_tokens = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };
 // Per token and head: optional per-head RMSNorm of q and k (before rotation, as in Qwen3), rotary
 // embedding of q and k in place (angle = position * inv_freq[i], computed in F32), then K (rotated)
 // and V written into the cache at slot_mapping. Same maths as the CPU backend's rms_norm + rope +
-// write_kv.
+// write_kv; an E4M3 cache gets sat_e4m3(value / scale) of the F32 rotated K (and of V).
 void qk_norm_rope_write_kv(const RopeKvArgs& a, const Launch& launch);
 
 }  // namespace inferdesk::cuda

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/backend/backend.h"
+#include "core/util/fp8.h"
 #include "cuda/kernels/attention.h"
 
 namespace inferdesk::gputest::attn {
@@ -40,6 +41,11 @@ void cpu_reference(AttnData& d) {
   shape.block_size = bs;
   shape.num_kv_heads = Hk;
   shape.head_dim = D;
+  if (c.kv.fp8()) {
+    shape.dtype = KvCacheDtype::Fp8;
+    shape.k_scales = {c.kv.k_scale};
+    shape.v_scales = {c.kv.v_scale};
+  }
   cpu->init_kv_cache(shape);
 
   // Step 1: write every cached token of every sequence through write_kv.
@@ -119,10 +125,31 @@ std::vector<bf16> with_offset(const std::vector<float>& v, int32_t offset) {
 
 }  // namespace
 
+std::vector<uint8_t> encode_cache(const std::vector<float>& v, int32_t offset, const cuda::KvFormat& kv, bool is_v) {
+  if (!kv.fp8()) {
+    const std::vector<bf16> b = with_offset(v, offset);
+    std::vector<uint8_t> out(b.size() * 2);
+    std::memcpy(out.data(), b.data(), out.size());
+    return out;
+  }
+  const float inv = 1.0f / (is_v ? kv.v_scale : kv.k_scale);
+  std::vector<uint8_t> out(static_cast<size_t>(offset) + v.size(), f32_to_fp8_e4m3(NAN));
+  for (size_t i = 0; i < v.size(); ++i) out[offset + i] = f32_to_fp8_e4m3(v[i] * inv);
+  return out;
+}
+
+AttnCase with_fp8(AttnCase c, float k_scale, float v_scale) {
+  c.kv.dtype = cuda::KvDtype::Fp8E4M3;
+  c.kv.k_scale = k_scale;
+  c.kv.v_scale = v_scale;
+  return c;
+}
+
 std::string AttnCase::describe() const {
   std::ostringstream o;
   o << "H " << num_heads << " Hk " << num_kv_heads << " D " << head_dim << " bs " << block_size << " window "
     << sliding_window << " seed " << seed;
+  if (kv.fp8()) o << " e4m3 k_scale " << kv.k_scale << " v_scale " << kv.v_scale;
   if (q_pad || out_pad || q_offset || cache_offset || row_gap)
     o << " q_pad " << q_pad << " out_pad " << out_pad << " q_offset " << q_offset << " cache_offset " << cache_offset
       << " row_gap " << row_gap;
@@ -208,8 +235,8 @@ void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
                              static_cast<size_t>(d.num_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
   dev.q = DeviceBuffer<bf16>(static_cast<size_t>(c.q_offset + d.rows * d.q_stride));
   dev.out = DeviceBuffer<bf16>(static_cast<size_t>(d.rows * d.out_stride));
-  dev.k_cache = DeviceBuffer<bf16>(cache_elems);
-  dev.v_cache = DeviceBuffer<bf16>(cache_elems);
+  dev.k_cache = DeviceBuffer<uint8_t>(cache_elems * c.kv.elem_bytes());
+  dev.v_cache = DeviceBuffer<uint8_t>(cache_elems * c.kv.elem_bytes());
   const size_t n = std::max<size_t>(d.query_len.size(), 1);
   dev.query_start = DeviceBuffer<int32_t>(n);
   dev.query_len = DeviceBuffer<int32_t>(n);
@@ -221,8 +248,8 @@ void make_device(const AttnData& d, DeviceAttn& dev, size_t table_capacity) {
 
 void upload_caches(const AttnData& d, const std::vector<float>& k, const std::vector<float>& v, DeviceAttn& dev) {
   if (k.empty()) return;
-  dev.k_cache.upload(with_offset(k, d.c.cache_offset));
-  dev.v_cache.upload(with_offset(v, d.c.cache_offset));
+  dev.k_cache.upload(encode_cache(k, d.c.cache_offset, d.c.kv, false));
+  dev.v_cache.upload(encode_cache(v, d.c.cache_offset, d.c.kv, true));
 }
 
 PendingKv make_pending(const AttnData& d) {
@@ -272,8 +299,9 @@ void refill_device(const AttnData& d, DeviceAttn& dev) {
   a.q_stride = d.q_stride;
   a.out = dev.out.get();
   a.out_stride = d.out_stride;
-  a.k_cache = dev.k_cache.get() + c.cache_offset;
-  a.v_cache = dev.v_cache.get() + c.cache_offset;
+  a.k_cache = dev.k_cache.get() + int64_t{c.cache_offset} * c.kv.elem_bytes();
+  a.v_cache = dev.v_cache.get() + int64_t{c.cache_offset} * c.kv.elem_bytes();
+  a.kv = c.kv;
   a.query_start = dev.query_start.get();
   a.query_len = dev.query_len.get();
   a.context_len = dev.context_len.get();

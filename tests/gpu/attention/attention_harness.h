@@ -1,6 +1,8 @@
 // Test harness of the paged-attention kernels: a case (sequences, heads, block size, window,
-// strides) becomes random bf16-exact inputs in a randomly laid out paged cache, the CPU backend's
-// attention over the same values (the reference), and device copies with poisoned outputs.
+// strides, cache format) becomes random bf16-exact inputs in a randomly laid out paged cache, the
+// CPU backend's attention over the same values (the reference), and device copies with poisoned
+// outputs. An E4M3 case's cache is quantized on the host exactly as the CPU backend rounds it
+// (core/util/fp8.h), so the kernels and the reference read the same values.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,6 +16,7 @@
 
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/common.h"
+#include "cuda/kernels/kv_format.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace inferdesk::gputest::attn {
@@ -38,6 +41,7 @@ struct AttnCase {
   int32_t out_pad = 0;       // same for out (the gap must stay poisoned)
   int32_t q_offset = 0;      // q rows start this many elements into the q buffer
   int32_t cache_offset = 0;  // the caches start this many elements into their buffers
+  cuda::KvFormat kv;         // BF16, or E4M3 with these K/V scales
   int32_t row_gap = 0;       // unused rows between consecutive sequences' rows (stay poisoned)
   int32_t min_blocks = 0;    // cache at least this many blocks (spare ones are NaN)
   std::string describe() const;
@@ -68,9 +72,17 @@ AttnData make_layout(const AttnCase& c);
 // The layout plus random values and the CPU reference.
 AttnData make_data(const AttnCase& c);
 
-// Device copies of a case and the launch arguments pointing at them.
+// A K (or, with is_v, a V) cache as the kernels store it: BF16, or E4M3 with kv's K (V) scale, as
+// the CPU backend rounds it (NaN stays NaN), after `offset` poisoned (NaN) elements.
+std::vector<uint8_t> encode_cache(const std::vector<float>& v, int32_t offset, const cuda::KvFormat& kv, bool is_v);
+// An E4M3 case with scales k_scale, v_scale (other fields as `c`).
+AttnCase with_fp8(AttnCase c, float k_scale, float v_scale);
+
+// Device copies of a case and the launch arguments pointing at them (args.k_cache / v_cache: the
+// caches past cache_offset).
 struct DeviceAttn {
-  DeviceBuffer<bf16> q, out, k_cache, v_cache;
+  DeviceBuffer<bf16> q, out;
+  DeviceBuffer<uint8_t> k_cache, v_cache;  // bytes in the case's format
   DeviceBuffer<int32_t> query_start, query_len, context_len, block_table_start, block_tables;
   DeviceBuffer<char> workspace;
   DeviceBuffer<int32_t> split_counters;  // zeroed by set_splits; the decode kernel leaves them zero

@@ -1,9 +1,11 @@
 // Microbenchmark of the paged-attention kernels on realistic shapes (not a test): prints the time
 // per launch, TFLOP/s for prefill (causal FLOPs actually needed: 4 * D per visible (query, key,
 // head)) and the KV-cache read bandwidth for decode (bytes of K and V of every visible key, once per
-// kv head). Block tables are shuffled over the pool as in a long-running server.
+// kv head). Block tables are shuffled over the pool as in a long-running server. --kv-compare
+// runs instead the shapes where an E4M3 cache matters, BF16 and E4M3 side by side (the bytes column
+// counts each format's own bytes).
 //
-//   bench_gpu_attention [--reps N] [--block-size TOKENS]
+//   bench_gpu_attention [--reps N] [--block-size TOKENS] [--kv-compare]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,8 +49,20 @@ constexpr Shape kQwen3Moe{"qwen3-30b-a3b", 32, 4, 128};  // 8 query heads per kv
 
 int g_block_size = 16;  // --block-size: tokens per cache block of every case
 
-AttnCase shape_case(const Shape& s, std::vector<SeqSpec> seqs) {
-  return make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim, g_block_size);
+AttnCase shape_case(const Shape& s, std::vector<SeqSpec> seqs, bool fp8 = false) {
+  AttnCase c = make_case(std::move(seqs), s.heads, s.kv_heads, s.head_dim, g_block_size);
+  return fp8 ? with_fp8(c, 0.05f, 0.05f) : c;
+}
+
+// Random finite E4M3 codes (exponent field below 8: magnitudes under 2, no NaN).
+void fill_e4m3(uint8_t* p, size_t n, uint64_t seed) {
+  std::vector<uint8_t> h(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& b : h) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<uint8_t>(x >> 32) & 0xBF;
+  }
+  BENCH_CUDA(cudaMemcpy(p, h.data(), n, cudaMemcpyHostToDevice));
 }
 
 // Device data of a case with random caches and queries (no CPU reference).
@@ -55,11 +70,18 @@ void prepare(const AttnCase& c, AttnData& d, DeviceAttn& dev) {
   d = make_layout(c);
   make_device(d, dev);
   const int64_t cache_rows = int64_t{d.num_blocks} * c.num_kv_heads * c.block_size;
-  k::fill_random({dev.k_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 1, 1.0f, test_launch());
-  k::fill_random({dev.v_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 2, 1.0f, test_launch());
+  if (c.kv.fp8()) {
+    fill_e4m3(dev.k_cache.get(), dev.k_cache.size(), 1);
+    fill_e4m3(dev.v_cache.get(), dev.v_cache.size(), 2);
+  } else {
+    k::fill_random({dev.k_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 1, 1.0f, test_launch());
+    k::fill_random({dev.v_cache.get(), k::Dt::BF16, cache_rows, c.head_dim, c.head_dim}, 2, 1.0f, test_launch());
+  }
   k::fill_random({dev.q.get(), k::Dt::BF16, d.rows, d.q_stride, d.q_stride}, 3, 2.0f, test_launch());
   BENCH_CUDA(cudaDeviceSynchronize());
 }
+
+const char* kv_name(const AttnCase& c) { return c.kv.fp8() ? "e4m3" : "bf16"; }
 
 template <typename F>
 double time_us(F launch, int reps) {
@@ -92,8 +114,8 @@ std::string seqs_text(const std::vector<SeqSpec>& seqs) {
   return buf;
 }
 
-void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
-  const AttnCase c = shape_case(s, std::move(seqs));
+void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps, bool fp8 = false) {
+  const AttnCase c = shape_case(s, std::move(seqs), fp8);
   AttnData d;
   DeviceAttn dev;
   prepare(c, d, dev);
@@ -102,19 +124,19 @@ void bench_prefill(const Shape& s, std::vector<SeqSpec> seqs, int reps) {
     for (int32_t j = 0; j < q.query_len; ++j) visible += q.context_len - q.query_len + j + 1;
   const double flops = 4.0 * c.head_dim * c.num_heads * visible;
   const double us = time_us([&] { k::paged_attention_prefill(dev.args, test_launch()); }, reps);
-  std::printf("prefill  %-18s %-28s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(), us,
+  std::printf("prefill  %-18s %-28s %s %10.1f us %8.1f TFLOP/s\n", s.model, seqs_text(c.seqs).c_str(), kv_name(c), us,
               flops / us * 1e-6);
 }
 
 // Few-block (batch 1) grids are timed with the register load; larger batches with both loads for
 // grids of many blocks (the CUDA-core pipeline and the tensor-core kernel), side by side.
 void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_t> splits, int reps,
-                  int32_t heads_per_block = 8) {
-  const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}));
+                  int32_t heads_per_block = 8, bool fp8 = false) {
+  const AttnCase c = shape_case(s, std::vector<SeqSpec>(static_cast<size_t>(batch), SeqSpec{1, ctx}), fp8);
   AttnData d;
   DeviceAttn dev;
   prepare(c, d, dev);
-  const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * 2.0;
+  const double bytes = 2.0 * batch * ctx * c.num_kv_heads * c.head_dim * c.kv.elem_bytes();
   std::vector<k::DecodeLoad> loads = {k::DecodeLoad::Pipelined, k::DecodeLoad::Mma};
   if (batch == 1) loads = {k::DecodeLoad::Registers};
   for (int32_t sp : splits)
@@ -123,19 +145,39 @@ void bench_decode(const Shape& s, int32_t batch, int32_t ctx, std::vector<int32_
       dev.args.decode_load = load;
       dev.args.max_heads_per_block = heads_per_block;
       const double us = time_us([&] { k::paged_attention_decode(dev.args, test_launch()); }, reps);
-      std::printf("decode   %-18s %-28s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n", s.model,
-                  seqs_text(c.seqs).c_str(), sp, heads_per_block, load_name(load), us, bytes / us * 1e-3, bytes * 1e-6);
+      std::printf("decode   %-18s %-28s %s splits %4d heads/block %d %-10s %10.1f us %8.0f GB/s (KV %.0f MB)\n",
+                  s.model, seqs_text(c.seqs).c_str(), kv_name(c), sp, heads_per_block, load_name(load), us,
+                  bytes / us * 1e-3, bytes * 1e-6);
     }
 }
 
 }  // namespace
 
+// BF16 and E4M3 caches side by side on the shapes where the cache is read most: the long-context
+// decode of the floor (Llama-3.1-8B, batch 16 at 8,192 tokens: 16 x 8 blocks, the split
+// counts the backend picks on an H200 and its neighbours), batch 64, batch 1 at 32k, D 64, and
+// prefill chunks over long cached prefixes.
+void kv_compare(int reps, const std::function<void(const std::function<void()>&)>& run) {
+  for (const bool fp8 : {false, true}) {
+    run([&] { bench_decode(kLlama8B, 16, 8192, {1, 3, 4}, reps, 8, fp8); });
+    run([&] { bench_decode(kLlama8B, 64, 1024, {1, 2}, reps, 8, fp8); });
+    run([&] { bench_decode(kLlama8B, 1, 32768, {32, 64}, reps, 2, fp8); });
+    run([&] { bench_decode(kQwen3Moe, 16, 8192, {1, 3}, reps, 8, fp8); });
+    run([&] { bench_decode(kLlama1B, 64, 1024, {1, 2}, reps, 8, fp8); });
+    run([&] { bench_prefill(kLlama8B, {{512, 4608}}, reps, fp8); });
+    run([&] { bench_prefill(kLlama8B, {{2048, 2048}}, reps, fp8); });
+  }
+}
+
 int main(int argc, char** argv) {
   int reps = 20;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--reps") == 0)
+  bool compare = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--kv-compare") == 0)
+      compare = true;
+    else if (i + 1 < argc && std::strcmp(argv[i], "--reps") == 0)
       reps = std::max(1, std::atoi(argv[i + 1]));
-    else if (std::strcmp(argv[i], "--block-size") == 0)
+    else if (i + 1 < argc && std::strcmp(argv[i], "--block-size") == 0)
       g_block_size = std::atoi(argv[i + 1]);
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -157,6 +199,10 @@ int main(int argc, char** argv) {
       ++failed;
     }
   };
+  if (compare) {
+    kv_compare(reps, run);
+    return failed == 0 ? 0 : 1;
+  }
   run([&] { bench_prefill(kLlama8B, {{2048, 2048}}, reps); });
   run([&] { bench_prefill(kLlama8B, std::vector<SeqSpec>(4, SeqSpec{512, 512}), reps); });
   run([&] { bench_prefill(kLlama8B, {{512, 4608}}, reps); });  // a chunk over 4,096 cached tokens

@@ -5,7 +5,8 @@
 // run with PDL off (plain stream order: the reference), with PDL on eagerly, and captured into a
 // CUDA graph with PDL on and replayed (slots poisoned again before every replay). Every run must
 // match the CPU backend and be bit-identical to the PDL-off run; an attention block reading the
-// cache (or q) early would see NaN.
+// cache (or q) early would see NaN. Over an E4M3 cache the rope kernel quantizes this step's K/V,
+// and the cache must then hold exactly the bytes of the CPU backend's rounding.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,8 +46,9 @@ class AttentionChain {
     rope_.attention_scaling = 1.0f;
     rope_.positions = positions_.get();
     rope_.slot_mapping = slots_.get();
-    rope_.k_cache = dev_.k_cache.get() + c.cache_offset;
-    rope_.v_cache = dev_.v_cache.get() + c.cache_offset;
+    rope_.k_cache = const_cast<void*>(dev_.args.k_cache);
+    rope_.v_cache = const_cast<void*>(dev_.args.v_cache);
+    rope_.kv = c.kv;
     rope_.num_tokens = d_.rows;
     rope_.num_q_heads = c.num_heads;
     rope_.num_kv_heads = c.num_kv_heads;
@@ -102,6 +104,11 @@ void check_chain(const AttnCase& c, Kernel kernel, int32_t splits, cuda::DecodeL
     CUDA_OK(cudaStreamSynchronize(stream));
     EXPECT_TRUE(output_matches(chain.data(), chain.device(), kTol)) << "PDL off";
     reference = chain.device().out.download();
+    if (c.kv.fp8()) {  // an identity rotation: K is quantized from the same BF16 values as on the host
+      const AttnData& d = chain.data();
+      EXPECT_EQ(chain.device().k_cache.download(), encode_cache(d.k_cache, c.cache_offset, c.kv, false)) << "K cache";
+      EXPECT_EQ(chain.device().v_cache.download(), encode_cache(d.v_cache, c.cache_offset, c.kv, true)) << "V cache";
+    }
   }
 
   chain.reset();
@@ -153,6 +160,31 @@ TEST(GpuAttentionPdl, DecodeSplitAndCombineAfterRopeKvWrite) {
         w64.sliding_window = 40;
         check_chain(w64, Kernel::Decode, splits, load);
       }
+    }
+}
+
+// E4M3 caches: the vector rope path (aligned) and the scalar one (a cache 3 bytes off alignment,
+// which also takes the attention kernels' unaligned loads), scales below and above 1 (V scale
+// 0.002: values above 0.896 saturate at 448).
+TEST(GpuAttentionPdl, Fp8CacheAfterRopeKvWrite) {
+  INFERDESK_REQUIRE_GPU();
+  const std::vector<SeqSpec> prefill = {{37, 300}, {1, 100}, {64, 64}, {3, 0}, {1, 1}, {20, 90}};
+  const std::vector<SeqSpec> decode = {{1, 1}, {1, 17}, {1, 333}, {1, 0}, {1, 1024}, {1, 64}};
+  check_chain(with_fp8(make_case(prefill, 8, 2, 128, 16, 241), 0.02f, 0.5f), Kernel::Prefill, 1);
+  check_chain(with_fp8(make_case(prefill, 8, 4, 256, 32, 242), 2.0f, 0.01f), Kernel::Prefill, 1);
+  AttnCase unaligned = with_fp8(make_case(prefill, 4, 2, 64, 16, 243), 0.1f, 0.1f);
+  unaligned.cache_offset = 3;
+  check_chain(unaligned, Kernel::Prefill, 1);
+  for (int32_t splits : {1, 5})
+    for (auto load : {cuda::DecodeLoad::Registers, cuda::DecodeLoad::Pipelined, cuda::DecodeLoad::Mma}) {
+      check_chain(with_fp8(make_case(decode, 32, 8, 128, 16, 250 + splits), 0.05f, 0.25f), Kernel::Decode, splits,
+                  load);
+      AttnCase w = with_fp8(make_case(decode, 8, 2, 64, 16, 260 + splits), 4.0f, 0.002f);
+      w.sliding_window = 40;
+      check_chain(w, Kernel::Decode, splits, load);
+      unaligned = with_fp8(make_case(decode, 4, 2, 32, 16, 270 + splits), 0.5f, 1.0f);
+      unaligned.cache_offset = 3;
+      check_chain(unaligned, Kernel::Decode, splits, load);
     }
 }
 
