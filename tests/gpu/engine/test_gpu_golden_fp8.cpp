@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/util/error.h"
 #include "tests/gpu/engine/gpu_engine_util.h"
 
 namespace inferdesk {
