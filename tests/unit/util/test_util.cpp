@@ -62,7 +62,11 @@ TEST(DType, F16RoundTripSubnormalsAndOverflow) {
   EXPECT_EQ(f16_to_f32(0x3c00), 1.0f);
   EXPECT_EQ(f16_to_f32(0xc000), -2.0f);
   EXPECT_EQ(*parse_dtype("BF16"), DType::BF16);
-  EXPECT_FALSE(parse_dtype("F8_E4M3").has_value());
+  EXPECT_EQ(*parse_dtype("F8_E4M3"), DType::F8E4M3);
+  EXPECT_EQ(*parse_dtype("F8_E5M2"), DType::F8E5M2);
+  EXPECT_STREQ(dtype_name(DType::F8E4M3), "F8_E4M3");
+  EXPECT_EQ(dtype_size(DType::F8E4M3), 1u);
+  EXPECT_FALSE(parse_dtype("F8_E8M0").has_value());
 }
 
 }  // namespace
