@@ -7,6 +7,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       nlohmann-json3-dev libpcre2-dev libcli11-dev libgtest-dev libsqlite3-dev
       # the OpenAI-compatible server (Boost.Beast/Asio) and the load generator (libcurl)
       libboost-dev libcurl4-openssl-dev
+      # the Hub downloader's SHA-256 (OpenSSL's libcrypto)
+      libssl-dev
       # the Qt 6 desktop app: Widgets/Test/Concurrent, Charts and the OpenGL module its CMake
       # package needs, the OpenGL headers Qt's CMake files require, the xcb platform plugins, a
       # font, and a virtual X server for running it without a screen

@@ -64,6 +64,9 @@ void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEs
               static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
               static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
               static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size), static_cast<long>(info.context_length));
+  std::printf("quantization: %s, %.2f bytes per parameter\n", c.quantization.describe().c_str(),
+              info.params_total > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.params_total)
+                                    : 0.0);
   std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),
               info.num_shards, info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
               chat_template ? "yes" : "no");
@@ -81,10 +84,12 @@ void run_info(const InfoArgs& a) {
   const ModelInfo info = inspect_model_folder(a.model);
   const ModelConfig& c = info.config;
   const int64_t context = a.context > 0 ? a.context : info.context_length;
-  // CPU keeps the weights as stored and a float32 cache; the CUDA backend keeps BF16 weights and
-  // a BF16 cache.
+  // CPU keeps the weights as stored and a float32 cache; the CUDA backend keeps BF16 weights (FP8
+  // ones as stored) and a BF16 cache.
+  const bool quantized = c.quantization.quantized();
   const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
-  const MemoryEstimate gpu = estimate_memory(c, info.params_total * 2, context, DType::BF16);
+  const MemoryEstimate gpu = estimate_memory(c, quantized ? info.weight_bytes : info.params_total * 2, context,
+                                             DType::BF16);
   const int64_t ram = physical_memory();
   const bool chat_template = has_chat_template(a.model);
   const std::string warning = context_warning(context, info.context_length);
@@ -109,6 +114,10 @@ void run_info(const InfoArgs& a) {
                       {"experts_per_token", c.num_experts_per_tok},
                       {"context_length", info.context_length},
                       {"weight_bytes", info.weight_bytes},
+                      {"quantization", c.quantization.describe()},
+                      {"bytes_per_parameter", info.params_total > 0 ? static_cast<double>(info.weight_bytes) /
+                                                                          static_cast<double>(info.params_total)
+                                                                    : 0.0},
                       {"size_on_disk", info.size_on_disk},
                       {"shards", info.num_shards},
                       {"has_tokenizer", info.has_tokenizer},

@@ -24,8 +24,11 @@ int main(int argc, char** argv) {
   inferdesk::cli::register_tokenize(app);
   inferdesk::cli::register_render_template(app);
   inferdesk::cli::register_info(app);
+  inferdesk::cli::register_quantize(app);
   inferdesk::cli::register_serve(app);
   inferdesk::cli::register_bench_serve(app);
+  inferdesk::cli::register_download(app);
+  inferdesk::cli::register_search(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

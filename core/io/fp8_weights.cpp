@@ -37,13 +37,6 @@ void check_float_dtype(const HostTensor& t) {
     bad(t.name, std::string("scales must be F32, BF16 or F16, not ") + dtype_name(t.dtype));
 }
 
-std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
-  std::vector<int64_t> out;
-  for (int64_t d : s)
-    if (d != 1) out.push_back(d);
-  return out;
-}
-
 bool shape_is(const std::vector<int64_t>& s, std::initializer_list<std::vector<int64_t>> options) {
   return std::any_of(options.begin(), options.end(), [&](const std::vector<int64_t>& o) { return s == o; });
 }
@@ -69,9 +62,9 @@ HostScales read_weight_scales(const HostTensor& t, const QuantInfo& q, int64_t n
     case ScaleGranularity::Block: {
       if (q.block_n <= 0 || q.block_k <= 0) bad(t.name, "block scales need a block size");
       const int64_t br = (n + q.block_n - 1) / q.block_n, bc = (k + q.block_k - 1) / q.block_k;
-      // transformers saves a single block's scale of an expert as a scalar: shapes that differ only
-      // by dimensions of size 1 hold the same values.
-      if (!shape_is(squeezed(t.shape), {squeezed({br, bc})}))
+      // transformers saves the one scale of a single-block expert as a scalar.
+      const bool scalar = br * bc == 1 && shape_is(t.shape, {{}, {1}});
+      if (!scalar && t.shape != std::vector<int64_t>{br, bc})
         bad(t.name, "block scales of a [" + std::to_string(n) + ", " + std::to_string(k) + "] weight in " +
                         std::to_string(q.block_n) + "x" + std::to_string(q.block_k) + " blocks must have shape [" +
                         std::to_string(br) + ", " + std::to_string(bc) + "], not " + shape_to_string(t.shape));

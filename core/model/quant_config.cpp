@@ -209,7 +209,7 @@ std::string QuantConfig::input_scale_name(const std::string& module) const { ret
 
 std::string QuantConfig::describe() const {
   if (!quantized()) return "none";
-  std::string s = format == QuantFormat::CompressedTensors ? "compressed-tensors " : "fp8 block ";
+  std::string s = format == QuantFormat::CompressedTensors ? "compressed-tensors: " : "fp8 checkpoint: ";
   for (size_t i = 0; i < groups.size(); ++i) s += (i ? "; " : "") + inferdesk::describe(groups[i].scheme);
   if (kv_cache_fp8) s += "; fp8 kv cache";
   return s;

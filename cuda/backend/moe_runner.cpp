@@ -161,6 +161,9 @@ const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWei
   for (size_t e = 0; e < E; ++e) {
     const ExpertWeights& w = experts[e];
     for (const Tensor* m : {&w.gate, &w.up, &w.down}) {
+      if (m->quant)
+        throw Error(ErrorCode::Unsupported, "the CUDA backend does not run quantized experts yet (" +
+                                                describe(*m->quant) + "); load this model on the CPU");
       if (m->dtype != DType::BF16 || m->stride != m->cols)
         throw Error(ErrorCode::Internal, "moe_experts: expert weights must be contiguous BF16");
       aligned = aligned && aligned16(m->data);

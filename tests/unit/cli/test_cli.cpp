@@ -205,6 +205,31 @@ TEST(CliInfo, DescribesAFolderAndEstimatesMemory) {
   EXPECT_NE(run_cli("info --model /nonexistent --json").status, 0);
 }
 
+TEST(CliInfo, ShowsTheQuantizationOfAnFp8Folder) {
+  const auto dir = test::golden_models_dir().parent_path() / "models-fp8" / "qwen3-block";
+  const CliRun r = run_cli("info --model " + dir.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dtype"], "F8_E4M3");
+  EXPECT_NE(j["quantization"].get<std::string>().find("block 128x128"), std::string::npos) << j["quantization"];
+  // FP8 projections, BF16 embeddings and norms: between one and two bytes per parameter.
+  EXPECT_GT(j["bytes_per_parameter"].get<double>(), 1.0);
+  EXPECT_LT(j["bytes_per_parameter"].get<double>(), 2.0);
+  // The CUDA estimate counts the weights as stored, not as BF16.
+  EXPECT_EQ(j["cuda_estimate"]["weights_bytes"], j["weight_bytes"]);
+}
+
+TEST(CliBench, QuantizesDummyWeightsToFp8) {
+  const CliRun r = run_cli("bench --dummy qwen3-0.6b --quantization fp8 --kv-cache-dtype fp8 --batch 1 "
+                           "--input-len 4 --output-len 2 --repeat 1 --kv-cache-mb 64 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["quantization"].get<std::string>().find("fp8 e4m3 per-channel"), std::string::npos);
+  EXPECT_EQ(j["kv_cache_dtype"], "fp8");
+  EXPECT_GT(j["output_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_NE(run_cli("bench --dummy qwen3-0.6b --quantization int3 --json").status, 0);
+}
+
 }  // namespace
 }  // namespace inferdesk
 
