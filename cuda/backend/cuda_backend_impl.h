@@ -123,8 +123,8 @@ class CudaBackend : public Backend {
   StepShape shape_;
   int32_t num_heads_seen_ = 0;  // query heads of the last attention call (sizes graph workspaces)
   DeviceBuffer attn_workspace_;
-  DeviceBuffer split_counters_;  // decode arrival counters, zero between launches
-  int64_t chained_steps_ = 0;    // steps that took their tokens from the last sampling
+  DeviceBuffer split_counters_;     // decode arrival counters, zero between launches
+  int64_t chained_steps_ = 0;       // steps that took their tokens from the last sampling
   int32_t compute_capability_ = 0;  // major * 10 + minor
 };
 

@@ -6,8 +6,7 @@ void KvCache::init(CudaContext& ctx, const KvCacheShape& shape) {
   check_cuda(cudaStreamSynchronize(ctx.stream), "finishing the weight upload");
   data_.reset();
   shape_ = shape;
-  layer_bytes_ =
-      int64_t{shape.num_blocks} * shape.num_kv_heads * shape.block_size * shape.head_dim * elem_bytes(shape);
+  layer_bytes_ = int64_t{shape.num_blocks} * shape.num_kv_heads * shape.block_size * shape.head_dim * elem_bytes(shape);
   data_ = ctx.memory.alloc(static_cast<size_t>(block_bytes(shape) * shape.num_blocks), MemKind::KvCache,
                            "the KV cache");
   ctx.graphs.invalidate();

@@ -93,10 +93,8 @@ struct DecodeTile {
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kLanesPerKey = D / 8;              // 4, 8, 16, 32
   static constexpr int kKeysPerLoad = 32 / kLanesPerKey;  // keys one warp load instruction covers
-  // K and V chunks per thread and iteration. An E4M3 chunk is half a BF16 one: twice as many keep
-  // as many bytes in flight (the register path at batch 1 is latency-bound), where the registers
-  // allow (groups of up to 4 heads per block).
-  static constexpr int kUnroll = GC >= 8 ? 2 : (sizeof(Chunk) == 8 ? 8 : 4);
+  // K and V chunks per thread and iteration (an E4M3 chunk is 8 bytes, half a BF16 one).
+  static constexpr int kUnroll = GC >= 8 ? 2 : 4;
   static constexpr int kKeysPerWarpIter = kKeysPerLoad * kUnroll;
   static constexpr int kKeysPerIter = kKeysPerWarpIter * kWarps;
   // Iterations whose K/V are in shared memory at once (kStages - 1 in flight while one is scored);
@@ -114,8 +112,7 @@ constexpr size_t kDecodeStaticSmemBound = 1024;
 
 // S: the pipeline's stages (DecodeTile::kStages; 0: registers).
 template <typename KV, int D, int GC, int S>
-__global__ void __launch_bounds__(DecodeTile<KV, D, GC, S>::kThreads)
-    paged_decode_split_kernel(const DecodeParams p) {
+__global__ void __launch_bounds__(DecodeTile<KV, D, GC, S>::kThreads) paged_decode_split_kernel(const DecodeParams p) {
   using C = DecodeTile<KV, D, GC, S>;
   using KC = KvChunk<KV>;
   using Chunk = typename C::Chunk;
@@ -155,7 +152,7 @@ __global__ void __launch_bounds__(DecodeTile<KV, D, GC, S>::kThreads)
   // (all of a short context's split).
   if (qlen > 0)
     prefetch_kv_l2<KV, D, C::kThreads>(a, bt, hk, max(range.start, lo), min(end, range.start + 2 * C::kKeysPerIter),
-                                   log2_bs, tid);
+                                       log2_bs, tid);
 
   pdl_wait();  // q and this step's K/V come from the previous kernel
   pdl_launch_dependents();
@@ -354,8 +351,7 @@ size_t partial_out_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim, 
 template <typename KV, int D, int GC, int S>
 void launch_split_s(const DecodeParams& p, dim3 grid, const Launch& launch) {
   constexpr size_t smem = DecodeTile<KV, D, GC, S>::kSmemBytes;
-  allow_dynamic_smem<paged_decode_split_kernel<KV, D, GC, S>>(smem, "paged_attention_decode",
-                                                              kDecodeStaticSmemBound);
+  allow_dynamic_smem<paged_decode_split_kernel<KV, D, GC, S>>(smem, "paged_attention_decode", kDecodeStaticSmemBound);
   launch_kernel("paged_attention_decode (split)", paged_decode_split_kernel<KV, D, GC, S>, grid,
                 dim3(DecodeTile<KV, D, GC, S>::kThreads), smem, launch, p);
 }

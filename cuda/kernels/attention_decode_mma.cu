@@ -229,8 +229,8 @@ __global__ void __launch_bounds__(MmaDecodeTile<KV, D, NB, R>::kThreads, MmaDeco
     // updated by it, and the copies after pdl_wait() hit L2 instead of DRAM.
     const int id = lane < 16 ? iid : iid_next;
     if (id >= 0) {
-      const int64_t off =
-          cache_offset(id, a.num_kv_heads, hk, tile_key0(lane >> 4) + (lane & 15), log2_bs, D) * sizeof(KV);
+      const int64_t off = cache_offset(id, a.num_kv_heads, hk, tile_key0(lane >> 4) + (lane & 15), log2_bs, D) *
+                          sizeof(KV);
 #pragma unroll
       for (int line = 0; line < (C::kKeyBytes + 127) / 128; ++line) {  // 128-byte lines
         asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.k_cache) + off + line * 128));
@@ -260,8 +260,8 @@ __global__ void __launch_bounds__(MmaDecodeTile<KV, D, NB, R>::kThreads, MmaDeco
         const int r = c / kChunksPerKey, ch = c % kChunksPerKey;
         const int rid = __shfl_sync(0xffffffffu, iid, r);
         const bool valid = rid >= 0;
-        const int64_t off =
-            valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) * sizeof(KV) + ch * 16 : 0;
+        const int64_t off = valid ? cache_offset(rid, a.num_kv_heads, hk, key0 + r, log2_bs, D) * sizeof(KV) + ch * 16
+                                  : 0;
         cp_async_16_ordered(dst + r * pitch + ch * 16, cache + off, valid);
       }
     }

@@ -48,7 +48,8 @@ struct PrefillTile {
   static constexpr int kQPitch = kStride * 2;
   static constexpr int kKPitch = kFp8 ? Fp8Tile<D>::kKPitch : kQPitch;
   static constexpr int kVPitch = kFp8 ? Fp8Tile<D>::kVPitch : kQPitch;
-  static constexpr size_t kSmemBytes = static_cast<size_t>(kM) * kQPitch + static_cast<size_t>(kN) * (kKPitch + kVPitch);
+  static constexpr size_t kSmemBytes = static_cast<size_t>(kM) * kQPitch +
+                                       static_cast<size_t>(kN) * (kKPitch + kVPitch);
 };
 
 struct PrefillParams {
@@ -63,24 +64,26 @@ struct PrefillParams {
 };
 
 // Copies ROWS rows of ROW_BYTES bytes into shared rows [0, ROWS) of PITCH bytes. src(r) gives row
-// r's global address (bytes) or nullptr for a zero row. Vector rows go through cp.async (the caller
-// commits and waits); scalar rows are stored directly.
-template <int ROWS, int ROW_BYTES, int PITCH, typename Src>
-__device__ __forceinline__ void load_tile(unsigned char* s, const Src& src, bool vec, const void* any_valid) {
+// r's global address (a pointer to its elements, of type E) or nullptr for a zero row. Vector rows
+// go through cp.async (the caller commits and waits); scalar rows are copied element by element.
+template <int ROWS, int ROW_BYTES, int PITCH, typename E, typename Src>
+__device__ __forceinline__ void load_tile(E* s_, const Src& src, bool vec, const void* any_valid) {
   constexpr int kThreads = 128;  // PrefillTile::kThreads
   constexpr int kChunks = ROW_BYTES / 16;
   static_assert((ROWS * kChunks) % kThreads == 0, "tile chunks must divide among the threads");
+  unsigned char* s = reinterpret_cast<unsigned char*>(s_);
 #pragma unroll
   for (int i = 0; i < ROWS * kChunks / kThreads; ++i) {
     const int c = static_cast<int>(threadIdx.x) + i * kThreads;
     const int r = c / kChunks, ch = c % kChunks;
-    const unsigned char* g = src(r);
+    const unsigned char* g = reinterpret_cast<const unsigned char*>(src(r));
     unsigned char* d = s + r * PITCH + ch * 16;
     if (vec) {
       cp_async_16(d, g ? g + ch * 16 : any_valid, g != nullptr);
     } else {
+      constexpr int kPer = 16 / static_cast<int>(sizeof(E));  // elements per chunk
 #pragma unroll
-      for (int e = 0; e < 16; ++e) d[e] = g ? g[ch * 16 + e] : 0;
+      for (int e = 0; e < kPer; ++e) reinterpret_cast<E*>(d)[e] = g ? reinterpret_cast<const E*>(g + ch * 16)[e] : E{};
     }
   }
 }
@@ -109,7 +112,7 @@ __device__ __forceinline__ void q_frag(uint32_t (&af)[4], const bf16* sQ, int wa
 template <typename KV, int D>
 __device__ __forceinline__ void tile_scores(float (&s)[PrefillTile<KV, D>::kN / 8][4],
                                             const uint32_t (&qf)[PrefillTile<KV, D>::kQInRegs ? D / 16 : 1][4],
-                                            const bf16* sQ, const unsigned char* sK, int warp, int lane) {
+                                            const bf16* sQ, const KV* sK, int warp, int lane) {
   using C = PrefillTile<KV, D>;
   constexpr int kN = C::kN;
   auto a_frag = [&](uint32_t(&af)[4], int kk) {
@@ -121,7 +124,7 @@ __device__ __forceinline__ void tile_scores(float (&s)[PrefillTile<KV, D>::kN / 
     }
   };
   if constexpr (!C::kFp8) {
-    const bf16* k = reinterpret_cast<const bf16*>(sK);
+    const bf16* k = sK;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t af[4];
@@ -158,20 +161,20 @@ __device__ __forceinline__ void tile_scores(float (&s)[PrefillTile<KV, D>::kN / 
 // tile, P the exponentials in s.
 template <typename KV, int D>
 __device__ __forceinline__ void tile_pv(float (&o)[D / 8][4], const float (&s)[PrefillTile<KV, D>::kN / 8][4],
-                                        const unsigned char* sV, int lane) {
+                                        const KV* sV, int lane) {
   using C = PrefillTile<KV, D>;
 #pragma unroll
   for (int kk = 0; kk < C::kN / 16; ++kk) {
     if constexpr (!C::kFp8) {
-      const bf16* v = reinterpret_cast<const bf16*>(sV);
+      const bf16* v = sV;
       const uint32_t pa[4] = {pack_bf16x2(s[2 * kk][0], s[2 * kk][1]), pack_bf16x2(s[2 * kk][2], s[2 * kk][3]),
                               pack_bf16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                               pack_bf16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
       for (int dd = 0; dd < D / 16; ++dd) {
         uint32_t b[4];
-        ldmatrix_x4_trans(b, v + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * C::kStride + dd * 16 +
-                                 (lane >> 4) * 8);
+        ldmatrix_x4_trans(b,
+                          v + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * C::kStride + dd * 16 + (lane >> 4) * 8);
         mma_bf16_16816(o[2 * dd], pa, b[0], b[1]);
         mma_bf16_16816(o[2 * dd + 1], pa, b[2], b[3]);
       }
@@ -198,11 +201,18 @@ __device__ __forceinline__ void tile_pv(float (&o)[D / 8][4], const float (&s)[P
 template <typename KV, int D>
 __global__ void __launch_bounds__(PrefillTile<KV, D>::kThreads) paged_prefill_kernel(const PrefillParams p) {
   using C = PrefillTile<KV, D>;
-  constexpr int kM = C::kM, kN = C::kN;
+  constexpr int kM = C::kM, kN = C::kN, kStride = C::kStride;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* sQ = reinterpret_cast<bf16*>(smem_raw);
-  unsigned char* const sK = smem_raw + kM * C::kQPitch;
-  unsigned char* const sV = sK + kN * C::kKPitch;
+  // The BF16 tiles are addressed exactly as before the E4M3 path existed (typed pointers from sQ,
+  // typed cache arithmetic in kv_src): byte-based forms of the same addresses cost the BF16 kernel
+  // 10-16 registers and 4-6% of its speed (bench_gpu_attention, H200).
+  KV* sK;
+  if constexpr (C::kFp8)
+    sK = reinterpret_cast<KV*>(smem_raw + kM * C::kQPitch);
+  else
+    sK = sQ + kM * kStride;
+  KV* const sV = sK + kN * C::kKPitch / static_cast<int>(sizeof(KV));
 
   const PagedAttentionArgs& a = p.a;
   const int hk = blockIdx.x;
@@ -247,25 +257,22 @@ __global__ void __launch_bounds__(PrefillTile<KV, D>::kThreads) paged_prefill_ke
   const int log2_bs = p.log2_bs;
   const int num_kv_heads = a.num_kv_heads;
 
-  auto q_src = [&](int r) -> const unsigned char* {
+  auto q_src = [&](int r) -> const bf16* {
     if (r >= rows_here) return nullptr;
     const int pr = row0 + r;
-    return reinterpret_cast<const unsigned char*>(a.q + static_cast<int64_t>(qs + pr / G) * a.q_stride +
-                                                  static_cast<int64_t>(hk * G + pr % G) * D);
+    return a.q + static_cast<int64_t>(qs + pr / G) * a.q_stride + static_cast<int64_t>(hk * G + pr % G) * D;
   };
   auto kv_src = [bt, log2_bs, num_kv_heads, hk, last_pos](const void* cache, int t) {
-    return [=](int r) -> const unsigned char* {
+    return [=](int r) -> const KV* {
       const int key = t * kN + r;
       if (key > last_pos) return nullptr;  // past every row's position (maybe past the table)
-      return static_cast<const unsigned char*>(cache) +
-             cache_offset(bt[key >> log2_bs], num_kv_heads, hk, key, log2_bs, D) * sizeof(KV);
+      return static_cast<const KV*>(cache) + cache_offset(bt[key >> log2_bs], num_kv_heads, hk, key, log2_bs, D);
     };
   };
   constexpr int kKvRowBytes = D * static_cast<int>(sizeof(KV));
-  auto load_k = [&](int t) { load_tile<kN, kKvRowBytes, C::kKPitch>(sK, kv_src(a.k_cache, t), p.kv_vec, a.k_cache); };
 
-  load_tile<kM, D * 2, C::kQPitch>(smem_raw, q_src, p.q_vec, a.k_cache);
-  load_k(t_first);
+  load_tile<kM, D * 2, C::kQPitch>(sQ, q_src, p.q_vec, a.k_cache);
+  load_tile<kN, kKvRowBytes, C::kKPitch>(sK, kv_src(a.k_cache, t_first), p.kv_vec, a.k_cache);
   cp_async_commit();
 
   const int warp = tid / 32, lane = tid % 32;
@@ -307,7 +314,7 @@ __global__ void __launch_bounds__(PrefillTile<KV, D>::kThreads) paged_prefill_ke
     }
     __syncthreads();  // every warp is done with K_t
     if (t < t_last) {
-      load_k(t + 1);
+      load_tile<kN, kKvRowBytes, C::kKPitch>(sK, kv_src(a.k_cache, t + 1), p.kv_vec, a.k_cache);
       cp_async_commit();
     }
 
@@ -400,8 +407,8 @@ template <typename KV, int D>
 void launch_prefill(const PrefillParams& p, dim3 grid, const Launch& launch) {
   using C = PrefillTile<KV, D>;
   allow_dynamic_smem<paged_prefill_kernel<KV, D>>(C::kSmemBytes, "paged_attention_prefill");
-  launch_kernel("paged_attention_prefill", paged_prefill_kernel<KV, D>, grid, dim3(C::kThreads), C::kSmemBytes,
-                launch, p);
+  launch_kernel("paged_attention_prefill", paged_prefill_kernel<KV, D>, grid, dim3(C::kThreads), C::kSmemBytes, launch,
+                p);
 }
 
 template <typename KV>

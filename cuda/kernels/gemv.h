@@ -29,7 +29,7 @@ struct GemvRope {
   const int32_t* slot_mapping = nullptr;  // [M]
   void* k_cache = nullptr;                // this layer's [blocks][num_kv_heads][block_size][head_dim]
   void* v_cache = nullptr;
-  KvFormat kv;                            // E4M3: k (F32, rotated) and v quantized with the scales
+  KvFormat kv;  // E4M3: k (F32, rotated) and v quantized with the scales
   int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };
 // Whether gemv_qkv_rope serves these arguments (BF16, 16-byte aligned W and x rows, K % 8 == 0,

@@ -27,7 +27,7 @@ struct RopeKvArgs {
   const int32_t* slot_mapping = nullptr;  // [T]; -1: do not write
   void* k_cache = nullptr;                // this layer's cache (elements of kv.elem_bytes())
   void* v_cache = nullptr;
-  KvFormat kv;                            // E4M3: K and V quantized with the layer's scales
+  KvFormat kv;  // E4M3: K and V quantized with the layer's scales
   int32_t num_tokens = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 16;
 };
 // Per token and head: optional per-head RMSNorm of q and k (before rotation, as in Qwen3), rotary
