@@ -26,6 +26,8 @@ import shutil
 import torch
 from safetensors.torch import load_file, save_file
 
+from make_golden import greedy_reference as greedy  # the BF16 fixtures' greedy loop
+
 FP8 = torch.float8_e4m3fn
 FP8_MAX = 448.0
 MIN_SCALE = 1.0 / (448.0 * 512.0)
@@ -122,21 +124,6 @@ def patch_experts(model, sd, scale_suffix, block):
 
         mod.forward = forward
     return n
-
-
-@torch.no_grad()
-def greedy(model, prompt, n):
-    ids = list(prompt)
-    tokens, top5 = [], []
-    for _ in range(n):
-        logits = model(input_ids=torch.tensor([ids])).logits[0, -1].float()
-        lp = torch.log_softmax(logits, dim=-1)
-        vals, idx = torch.topk(lp, 5)
-        tok = int(torch.argmax(logits))
-        tokens.append(tok)
-        top5.append([[int(i), float(v)] for i, v in zip(idx, vals)])
-        ids.append(tok)
-    return tokens, top5
 
 
 def read_src(src):
