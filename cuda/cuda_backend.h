@@ -2,9 +2,10 @@
 // CUDA types), so the CLI, the GUI and tests can create it without CUDA headers.
 //
 // Weights live on the GPU in BF16 (F16/F32 checkpoints converted at load, through pinned
-// staging); activations are BF16, the residual stream and logits F32; the paged KV cache is BF16
+// staging) or as FP8 codes with their scales (core/backend/quant.h); activations are BF16, the
+// residual stream and logits F32; the paged KV cache is BF16 or E4M3
 // [layer][K|V][block][kv_head][slot][head_dim]. GEMMs go through cuBLASLt (small batches through
-// our own memory-bound GEMV kernels); decode steps are captured as CUDA graphs per batch-size
+// our own memory-bound GEMV kernels, FP8 decode batches through our wgmma kernels); decode steps are captured as CUDA graphs per batch-size
 // bucket and replayed; sampling runs on the GPU. Memory plan: weights, then activations, then the
 // KV cache in what is left of gpu_memory_utilization x device memory (Engine does the sizing
 // through Backend::kv_cache_budget).
