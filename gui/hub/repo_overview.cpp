@@ -137,10 +137,10 @@ RepoVariant root_variant(const RepoOverview& o, qint64 bytes, const std::optiona
   v.runnable = o.config.has_value() && o.architecture_supported && format_ok;
   if (!o.architecture_supported)
     v.note = o.support_note;
+  else if (!format_ok)  // before the config: core/model refuses to parse a method it does not run
+    v.note = QObject::tr("InferDesk does not run %1 weights yet").arg(format_name(v.format));
   else if (!o.config)
     v.note = o.config_problem;
-  else if (!format_ok)
-    v.note = QObject::tr("InferDesk does not run %1 weights yet").arg(format_name(v.format));
   v.downloadable = v.runnable;
   return v;
 }
