@@ -26,7 +26,7 @@ struct MenuCommands {
   QAction* deleteChat = nullptr;
   QAction* stop = nullptr;
   QAction* regenerate = nullptr;
-  QList<QAction*> pages;  // Chat, Models, Performance
+  QList<QAction*> pages;             // Chat, Models, Performance
   QAction* downloadModel = nullptr;  // the Hub's download wizard (gui/hub)
   QAction* downloads = nullptr;      // the downloads panel
   QAction* hubToken = nullptr;       // the Hugging Face token dialog

@@ -113,11 +113,12 @@ void DownloadManager::onPlanned(int id, int generation, hub::DownloadPlan plan) 
   // after this object is gone) is dropped.
   hub::DownloadCallbacks callbacks;
   callbacks.on_file = [this, id, generation](const hub::FileProgress& p) {
-    QMetaObject::invokeMethod(this, [this, id, generation, p] { onFile(id, generation, p); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, id, generation, p] { onFile(id, generation, p); }, Qt::QueuedConnection);
   };
   callbacks.on_finished = [this, id, generation](const hub::DownloadResult& r) {
-    QMetaObject::invokeMethod(this, [this, id, generation, r] { onFinished(id, generation, r); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, id, generation, r] { onFinished(id, generation, r); }, Qt::QueuedConnection);
   };
   e->total_bytes = plan.total_bytes;
   e->snapshot_dir = QString::fromStdString(plan.snapshot_dir.string());
@@ -153,7 +154,8 @@ void DownloadManager::onFinished(int id, int generation, const hub::DownloadResu
     for (const auto& file : r.files)
       if (file.error) {
         f.kind = file.error;
-        f.message = QStringLiteral("%1: %2").arg(QString::fromStdString(file.path), QString::fromStdString(file.message));
+        f.message = QStringLiteral("%1: %2").arg(QString::fromStdString(file.path),
+                                                 QString::fromStdString(file.message));
         break;
       }
     e->failure = f;

@@ -83,15 +83,15 @@ class DownloadManager : public QObject {
 
   const DownloadEntry* entry(int id) const;
   int find(const QString& repo_id, const QString& revision) const;  // unfinished only; 0 when none
-  QList<int> ids() const;                                            // in start order
-  int indexOf(int id) const;                                         // -1 when absent
+  QList<int> ids() const;                                           // in start order
+  int indexOf(int id) const;                                        // -1 when absent
 
  signals:
   void added(int id);
-  void changed(int id);            // status, failure, model id
-  void filesReset(int id);         // the file list was replaced (planned, planned again)
+  void changed(int id);     // status, failure, model id
+  void filesReset(int id);  // the file list was replaced (planned, planned again)
   void fileChanged(int id, int index);
-  void finished(int id);           // Done, Failed or Cancelled
+  void finished(int id);  // Done, Failed or Cancelled
   void aboutToRemove(int id);
   void removed(int id);
 

@@ -20,7 +20,8 @@ QString format_progress(qint64 done, qint64 total) {
   return QObject::tr("%1 of %2 (%3%)").arg(format_bytes(done), format_bytes(total)).arg(percent(done, total));
 }
 
-DownloadsModel::DownloadsModel(DownloadManager& manager, QObject* parent) : QAbstractItemModel(parent), manager_(manager) {
+DownloadsModel::DownloadsModel(DownloadManager& manager, QObject* parent)
+    : QAbstractItemModel(parent), manager_(manager) {
   for (int id : manager_.ids()) children_.push_back(static_cast<int>(manager_.entry(id)->files.size()));
   connect(&manager_, &DownloadManager::added, this, [this](int id) {
     const int row = manager_.indexOf(id);
@@ -35,9 +36,8 @@ DownloadsModel::DownloadsModel(DownloadManager& manager, QObject* parent) : QAbs
   });
   connect(&manager_, &DownloadManager::removed, this, [this] { endRemoveRows(); });
   connect(&manager_, &DownloadManager::filesReset, this, &DownloadsModel::onFilesReset);
-  connect(&manager_, &DownloadManager::changed, this, [this](int id) {
-    emit dataChanged(indexOf(id, 0), indexOf(id, ColumnCount - 1));
-  });
+  connect(&manager_, &DownloadManager::changed, this,
+          [this](int id) { emit dataChanged(indexOf(id, 0), indexOf(id, ColumnCount - 1)); });
   connect(&manager_, &DownloadManager::fileChanged, this, [this](int id, int file) {
     const QModelIndex parent = indexOf(id);
     if (!parent.isValid() || file >= children_[parent.row()]) return;
@@ -65,7 +65,8 @@ void DownloadsModel::onFilesReset(int id) {
 
 QModelIndex DownloadsModel::index(int row, int column, const QModelIndex& parent) const {
   if (row < 0 || column < 0 || column >= ColumnCount) return {};
-  if (!parent.isValid()) return row < static_cast<int>(children_.size()) ? createIndex(row, column, kTop) : QModelIndex();
+  if (!parent.isValid())
+    return row < static_cast<int>(children_.size()) ? createIndex(row, column, kTop) : QModelIndex();
   if (parent.internalId() != kTop || row >= children_[parent.row()]) return {};
   return createIndex(row, column, static_cast<quintptr>(parent.row() + 1));
 }

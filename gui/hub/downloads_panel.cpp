@@ -50,6 +50,7 @@ void DownloadsPanel::buildUi() {
   view_->setUniformRowHeights(true);
   view_->setAlternatingRowColors(true);
   view_->header()->setStretchLastSection(false);
+  view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   view_->header()->setSectionResizeMode(DownloadsModel::Name, QHeaderView::Stretch);
   layout->addWidget(view_, 1);
   // Rich text with the gated model's link; opened by the desktop's browser.
@@ -87,8 +88,8 @@ void DownloadsPanel::updateSelected() {
   const DownloadEntry* e = manager_.entry(selectedId());
   const DownloadStatus s = e ? e->status : DownloadStatus::Done;
   pause_->setEnabled(e && s == DownloadStatus::Running);
-  resume_->setEnabled(e && (s == DownloadStatus::Paused || s == DownloadStatus::Failed ||
-                            s == DownloadStatus::Cancelled));
+  resume_->setEnabled(e &&
+                      (s == DownloadStatus::Paused || s == DownloadStatus::Failed || s == DownloadStatus::Cancelled));
   resume_->setText(e && s != DownloadStatus::Paused ? tr("Retry") : tr("Resume"));
   cancel_->setEnabled(e && !is_final(s));
   remove_->setEnabled(e && is_final(s));

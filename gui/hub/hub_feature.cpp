@@ -48,8 +48,7 @@ HubFeature::HubFeature(QMainWindow& window, AppContext& ctx, ModelsPage* models,
   connect(panel_->manager(), &DownloadManager::finished, this, [this](int id) {
     const DownloadEntry* e = panel_->manager()->entry(id);
     if (!e) return;
-    window_.statusBar()->showMessage(
-        tr("Download of %1: %2").arg(e->repo_id, download_status_text(e->status)), 15000);
+    window_.statusBar()->showMessage(tr("Download of %1: %2").arg(e->repo_id, download_status_text(e->status)), 15000);
   });
 
   download_model_ = new QAction(tr("&Download a model\u2026"), this);

@@ -30,9 +30,9 @@ class HubService;
 class ModelsPage;
 
 struct HubFeatureOptions {
-  hub::HubEnvironment env;                  // hub::read_hub_environment() in the app
-  std::unique_ptr<SecretBackend> secret;    // make_keychain_backend() in the app; null: the file only
-  std::function<MachineMemory()> machine;   // MachineMemory::probe when empty
+  hub::HubEnvironment env;                 // hub::read_hub_environment() in the app
+  std::unique_ptr<SecretBackend> secret;   // make_keychain_backend() in the app; null: the file only
+  std::function<MachineMemory()> machine;  // MachineMemory::probe when empty
 };
 
 // What the app passes: the process environment and the desktop's secret service.

@@ -12,10 +12,11 @@ bool HubFailure::needsToken() const {
 
 QString HubFailure::html() const {
   if (kind == hub::HubErrorKind::Gated && !model_page.isEmpty()) {
+    // core/hub's own message names the CLI's ways to give a token; here the button is the way.
     const QString link = model_page.toHtmlEscaped();
     return QObject::tr("This model is gated: request access at <a href=\"%1\">%1</a>, then enter your Hugging Face "
-                       "token (Enter token\u2026).<br><small>%2</small>")
-        .arg(link, message.toHtmlEscaped());
+                       "token (Enter token\u2026).")
+        .arg(link);
   }
   return message.toHtmlEscaped();
 }
@@ -29,10 +30,7 @@ HubFailure hub_failure(const std::exception& e, const hub::HubClient& client, co
 }
 
 HubService::HubService(hub::HubEnvironment env, QObject* parent)
-    : QObject(parent),
-      env_(std::move(env)),
-      cache_(hub::resolve_cache_dir(env_)),
-      offline_(hub::offline_mode(env_)) {
+    : QObject(parent), env_(std::move(env)), cache_(hub::resolve_cache_dir(env_)), offline_(hub::offline_mode(env_)) {
   // A few calls at once: a search, a model's details and a download's planning never wait for
   // each other, and a slow Hub cannot take every thread of the app.
   pool_.setMaxThreadCount(4);

@@ -31,9 +31,9 @@ namespace inferdesk::gui {
 
 // A Hub call that failed, as the GUI shows it.
 struct HubFailure {
-  QString message;                       // what went wrong and what to do (core/hub's message)
+  QString message;                        // what went wrong and what to do (core/hub's message)
   std::optional<hub::HubErrorKind> kind;  // empty for errors that are not HubErrors
-  QString model_page;                    // <endpoint>/<repo>: where gated access is requested
+  QString model_page;                     // <endpoint>/<repo>: where gated access is requested
   // Gated, or a token that is missing or refused: entering a token is the way out.
   bool needsToken() const;
   // The message for a person: for a gated model "This model is gated: request access at <a>page</a>,
@@ -71,8 +71,8 @@ class HubService : public QObject {
   // Runs work(client) -> T on the pool; done(T) or failed(HubFailure) then runs on receiver's
   // thread, unless the receiver was destroyed first. `repo_id` names the repository in failures.
   template <typename T, typename Work, typename Done, typename Failed>
-  void call(QObject* receiver, std::shared_ptr<const hub::HubClient> client, std::string repo_id, Work work,
-            Done done, Failed failed);
+  void call(QObject* receiver, std::shared_ptr<const hub::HubClient> client, std::string repo_id, Work work, Done done,
+            Failed failed);
   template <typename T, typename Work, typename Done, typename Failed>
   void call(QObject* receiver, std::string repo_id, Work work, Done done, Failed failed) {
     call<T>(receiver, client_, std::move(repo_id), std::move(work), std::move(done), std::move(failed));
@@ -100,8 +100,8 @@ class HubService : public QObject {
 };
 
 template <typename T, typename Work, typename Done, typename Failed>
-void HubService::call(QObject* receiver, std::shared_ptr<const hub::HubClient> client, std::string repo_id,
-                      Work work, Done done, Failed failed) {
+void HubService::call(QObject* receiver, std::shared_ptr<const hub::HubClient> client, std::string repo_id, Work work,
+                      Done done, Failed failed) {
   auto* watcher = new QFutureWatcher<Outcome<T>>(receiver);
   QObject::connect(watcher, &QFutureWatcherBase::finished, receiver, [watcher, done, failed] {
     Outcome<T> o = watcher->result();

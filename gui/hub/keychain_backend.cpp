@@ -35,9 +35,8 @@ class KeychainBackend : public SecretBackend {
   void write(const QString& token, Done done) override {
     auto* job = make_job<QKeychain::WritePasswordJob>();
     job->setTextData(token);
-    QObject::connect(job, &QKeychain::Job::finished, [done](QKeychain::Job* j) {
-      done(j->error() == QKeychain::NoError, j->errorString());
-    });
+    QObject::connect(job, &QKeychain::Job::finished,
+                     [done](QKeychain::Job* j) { done(j->error() == QKeychain::NoError, j->errorString()); });
     job->start();
   }
   void remove(Done done) override {

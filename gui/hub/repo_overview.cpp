@@ -75,7 +75,9 @@ std::optional<RawQuant> raw_quant(const std::optional<std::string>& config_json)
 
 void parse_config(RepoOverview& o, const std::optional<std::string>& config_json) {
   if (o.access_error) {
-    o.config_problem = QString::fromUtf8(o.access_error->what());
+    o.config_problem = o.access_error->kind() == hub::HubErrorKind::Gated
+                           ? QObject::tr("its files (config.json too) open once the Hub grants your token access")
+                           : QString::fromUtf8(o.access_error->what());
     return;
   }
   if (!config_json) {
@@ -100,8 +102,8 @@ void describe_architecture(RepoOverview& o, const std::optional<std::string>& co
   }
   o.model_type = QString::fromStdString(type);
   o.architecture = o.config && !o.config->architecture.empty() ? QString::fromStdString(o.config->architecture)
-                   : o.info.architectures.empty()               ? QString()
-                                                                : QString::fromStdString(o.info.architectures[0]);
+                   : o.info.architectures.empty()              ? QString()
+                                                               : QString::fromStdString(o.info.architectures[0]);
   o.architecture_supported = !type.empty() && find_architecture(type) != nullptr;
   const QString list = QString::fromStdString(supported_model_types_list());
   if (type.empty())
@@ -121,9 +123,9 @@ RepoVariant root_variant(const RepoOverview& o, qint64 bytes, const std::optiona
     const std::string& m = quant->method;
     v.format = m == "awq" ? VariantFormat::Awq : m == "gptq" ? VariantFormat::Gptq : VariantFormat::OtherQuant;
     if (o.config && o.config->quantization.quantized()) v.format = VariantFormat::Fp8;
-    v.label = v.format == VariantFormat::Fp8 ? QStringLiteral("FP8 (%1)").arg(QString::fromStdString(
-                                                   o.config->quantization.describe()))
-                                             : format_name(v.format);
+    v.label = v.format == VariantFormat::Fp8
+                  ? QStringLiteral("FP8 (%1)").arg(QString::fromStdString(o.config->quantization.describe()))
+                  : format_name(v.format);
     if (quant->bits > 0 && v.format != VariantFormat::Fp8) v.label += QStringLiteral(" INT%1").arg(quant->bits);
     if (v.format == VariantFormat::OtherQuant) v.label = QString::fromStdString(m);
   } else if (const auto by_name = format_from_name(QString::fromStdString(o.repo_id));

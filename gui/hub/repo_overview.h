@@ -22,14 +22,14 @@ namespace inferdesk::gui {
 enum class VariantFormat { Unquantized, Fp8, Awq, Gptq, OtherQuant };
 
 struct RepoVariant {
-  QString label;        // "BF16", "FP8 (compressed-tensors ...)", "AWQ INT4", "FP8 on load (from BF16)"
+  QString label;  // "BF16", "FP8 (compressed-tensors ...)", "AWQ INT4", "FP8 on load (from BF16)"
   VariantFormat format = VariantFormat::Unquantized;
-  QString folder;       // "" for the repository's root, else the weight folder ("awq/")
-  qint64 file_bytes = 0;     // its safetensors on disk
-  bool runnable = false;     // InferDesk can load it
-  bool downloadable = false; // the wizard downloads it (the root's weights)
+  QString folder;                 // "" for the repository's root, else the weight folder ("awq/")
+  qint64 file_bytes = 0;          // its safetensors on disk
+  bool runnable = false;          // InferDesk can load it
+  bool downloadable = false;      // the wizard downloads it (the root's weights)
   bool quantize_on_load = false;  // the FP8-on-load preset over the root's unquantized weights
-  QString note;              // why it cannot run or be downloaded here, or what it is
+  QString note;                   // why it cannot run or be downloaded here, or what it is
 };
 
 struct RepoOverview {
@@ -40,8 +40,8 @@ struct RepoOverview {
   // Set when the Hub showed the file list but not the files (gated, no or a refused token): the
   // wizard asks for a token and fetches again.
   std::optional<hub::HubError> access_error;
-  QString config_problem;             // why there is none ("no config.json", the parse error)
-  QString readme_summary;             // the README's first paragraph of prose, without front matter
+  QString config_problem;  // why there is none ("no config.json", the parse error)
+  QString readme_summary;  // the README's first paragraph of prose, without front matter
   QString model_type, architecture;
   bool architecture_supported = false;
   QString support_note;  // "qwen2 is supported" / "gpt2 is not supported (InferDesk runs: ...)"

@@ -51,7 +51,8 @@ TokenDialog::TokenDialog(TokenVault& vault, const QString& endpoint, const QStri
   layout->addWidget(buttons);
   updateWhere();
 
-  connect(edit_, &QLineEdit::textChanged, this, [this](const QString& t) { save_->setEnabled(!t.trimmed().isEmpty()); });
+  connect(edit_, &QLineEdit::textChanged, this,
+          [this](const QString& t) { save_->setEnabled(!t.trimmed().isEmpty()); });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(save_, &QPushButton::clicked, this, [this] {
     saving_ = true;

@@ -33,6 +33,7 @@ DownloadPage::DownloadPage(WizardServices& services, WizardState& state) : servi
   files_->setRootIsDecorated(false);
   files_->setUniformRowHeights(true);
   files_->header()->setStretchLastSection(false);
+  files_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   files_->header()->setSectionResizeMode(DownloadsModel::Name, QHeaderView::Stretch);
   layout->addWidget(files_, 1);
   error_ = new QLabel();
@@ -105,7 +106,8 @@ void DownloadPage::update() {
   cancel_->setEnabled(!is_final(s));
   QString error;
   if (s == DownloadStatus::Failed && e->failure) error = e->failure->html();
-  if (s == DownloadStatus::Done && e->model_id == 0 && !e->model_error.isEmpty()) error = e->model_error.toHtmlEscaped();
+  if (s == DownloadStatus::Done && e->model_id == 0 && !e->model_error.isEmpty())
+    error = e->model_error.toHtmlEscaped();
   error_->setText(error);
   token_->setVisible(s == DownloadStatus::Failed && e->failure && e->failure->needsToken());
   const qint64 before = state_.model_id;

@@ -32,9 +32,9 @@ struct WizardServices {
   HubService& hub;
   TokenVault& vault;
   DownloadsPanel& downloads;
-  store::Settings* settings = nullptr;         // where the quantize step's choice is recorded
-  std::function<MachineMemory()> machine;      // MachineMemory::probe in the app
-  std::function<void(qint64)> show_model;      // Finish: the Models page with this model selected
+  store::Settings* settings = nullptr;     // where the quantize step's choice is recorded
+  std::function<MachineMemory()> machine;  // MachineMemory::probe in the app
+  std::function<void(qint64)> show_model;  // Finish: the Models page with this model selected
 };
 
 // The choices made so far, shared by the pages.

@@ -113,11 +113,13 @@ void ModelPage::show() {
   arch = arch.toHtmlEscaped() + " — " + o.support_note.toHtmlEscaped();
   const QString page = services_.hub.endpoint() + "/" + state_.repo_id;
   QString html = "<table>";
-  html += row(tr("License"), o.info.license.empty() ? tr("not stated") : QString::fromStdString(o.info.license).toHtmlEscaped());
+  html += row(tr("License"),
+              o.info.license.empty() ? tr("not stated") : QString::fromStdString(o.info.license).toHtmlEscaped());
   html += row(tr("Gated"), gated_text(o, page));
   html += row(tr("Architecture"), arch);
   html += row(tr("Parameters"), o.params > 0 ? format_count(o.params) : tr("unknown"));
-  html += row(tr("Download"), tr("%1 in %2 files").arg(format_bytes(o.download_bytes)).arg(o.files.size() - o.skipped.size()));
+  html += row(tr("Download"),
+              tr("%1 in %2 files").arg(format_bytes(o.download_bytes)).arg(o.files.size() - o.skipped.size()));
   if (!o.skipped.isEmpty()) html += row(tr("Not downloaded"), escaped_lines(o.skipped));
   html += row(tr("Variants"), variants_text(o));
   html += "</table>";

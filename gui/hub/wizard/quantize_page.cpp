@@ -35,9 +35,10 @@ void QuantizePage::initializePage() {
   const bool unquantized = root && root->format == VariantFormat::Unquantized;
   as_published_->setText(tr("Load as published (%1)").arg(root ? root->label : tr("as downloaded")));
   fp8_->setVisible(unquantized);
-  note_->setText(unquantized ? QString()
-                             : tr("These weights are already quantized (%1): they load as they are.")
-                                   .arg(root ? root->label : QString()));
+  note_->setText(
+      unquantized
+          ? QString()
+          : tr("These weights are already quantized (%1): they load as they are.").arg(root ? root->label : QString()));
   (v && v->quantize_on_load && unquantized ? fp8_ : as_published_)->setChecked(true);
 }
 

@@ -92,7 +92,8 @@ void SearchPage::showResults(const std::vector<hub::ModelSummary>& found) {
     item->setText(Model, QString::fromStdString(m.id));
     item->setText(Downloads, locale.toString(static_cast<qlonglong>(m.downloads)));
     item->setText(Likes, locale.toString(static_cast<qlonglong>(m.likes)));
-    item->setText(Gated, m.gated == hub::Gated::No ? tr("no") : tr("yes (%1)").arg(QString::fromLatin1(hub::to_string(m.gated))));
+    item->setText(Gated, m.gated == hub::Gated::No ? tr("no")
+                                                   : tr("yes (%1)").arg(QString::fromLatin1(hub::to_string(m.gated))));
     item->setText(Architecture, architecture_cell(m));
     item->setTextAlignment(Downloads, Qt::AlignRight | Qt::AlignVCenter);
     item->setTextAlignment(Likes, Qt::AlignRight | Qt::AlignVCenter);

@@ -62,7 +62,11 @@ struct HubFixture {
   std::filesystem::path cache_dir() const { return service.cache().root(); }
 
   WizardServices services() {
-    return WizardServices{service, vault, panel, stores.settings.get(), [this] { return machine; },
+    return WizardServices{service,
+                          vault,
+                          panel,
+                          stores.settings.get(),
+                          [this] { return machine; },
                           [this](qint64 id) { shown_model = id; }};
   }
 };

@@ -8,11 +8,11 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
-#include <QTreeWidget>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include <sys/stat.h>
@@ -57,7 +57,8 @@ hub::RepoFile repo_file(const std::string& path, int64_t size) {
   return f;
 }
 
-RepoOverview overview(const std::string& id, std::vector<hub::RepoFile> files, const std::optional<std::string>& config) {
+RepoOverview overview(const std::string& id, std::vector<hub::RepoFile> files,
+                      const std::optional<std::string>& config) {
   RepoOverview o;
   o.repo_id = id;
   o.files = std::move(files);
@@ -177,7 +178,7 @@ class TestHubParts : public QObject {
     gated.files = {repo_file("model.safetensors", 10)};
     gated.access_error = hub::HubError(hub::HubErrorKind::Gated, "this model is gated: request access at X", 401);
     describe_repo(gated, "", std::nullopt);
-    QVERIFY(gated.config_problem.contains("gated"));
+    QVERIFY(gated.config_problem.contains("grants your token access"));
     QVERIFY(!gated.variants[0].runnable);
   }
 

@@ -46,8 +46,7 @@ QTreeWidget* search(DownloadWizard& w, const QString& text) {
   SearchPage* page = w.searchPage();
   page->queryEdit()->setText(text);
   page->search();
-  const bool done =
-      QTest::qWaitFor([&] { return !page->statusLabel()->text().startsWith("Searching"); }, 20000);
+  const bool done = QTest::qWaitFor([&] { return !page->statusLabel()->text().startsWith("Searching"); }, 20000);
   return done ? page->results() : nullptr;
 }
 
@@ -145,7 +144,7 @@ void TestWizard::walksFromSearchToTheModelList() {
   w.next();
   QCOMPARE(w.currentId(), int(DownloadWizard::Fit));
   FitPage* fit = w.fitPage();
-  QCOMPARE(fit->table()->rowCount(), 2);  // BF16, FP8 on load
+  QCOMPARE(fit->table()->rowCount(), 2);     // BF16, FP8 on load
   QCOMPARE(fit->table()->columnCount(), 3);  // variant, download size, the model's 4K context
   QCOMPARE(fit->table()->item(0, 2)->text(), QString("fits in RAM only"));
   QVERIFY(fit->machineLabel()->text().contains("no GPU in this test"));
@@ -159,10 +158,12 @@ void TestWizard::walksFromSearchToTheModelList() {
   DownloadManager* m = f.panel.manager();
   const int id = page->downloadId();
   QVERIFY(id > 0);
-  QVERIFY(QTest::qWaitFor([&] {
-    const auto* b = file(m->entry(id), kBlob);
-    return b && b->state == hub::FileState::Downloading && b->bytes_done > 0;
-  }, 20000));
+  QVERIFY(QTest::qWaitFor(
+      [&] {
+        const auto* b = file(m->entry(id), kBlob);
+        return b && b->state == hub::FileState::Downloading && b->bytes_done > 0;
+      },
+      20000));
   QVERIFY(QTest::qWaitFor([&] { return m->entry(id)->speed() > 0; }, 5000));
   QVERIFY(page->statusLabel()->text().contains("/s"));
   QVERIFY(page->filesView()->model()->rowCount(page->filesView()->rootIndex()) >= 8);  // one row per file
@@ -179,12 +180,17 @@ void TestWizard::walksFromSearchToTheModelList() {
   page->resumeButton()->click();
   QVERIFY(QTest::qWaitFor([&] { return file(m->entry(id), kBlob)->bytes_done > paused_at; }, 10000));
   page->cancelButton()->click();
-  QVERIFY(QTest::qWaitFor([&] { return m->entry(id)->status == DownloadStatus::Cancelled &&
-                                       file(m->entry(id), kBlob)->state == hub::FileState::Cancelled; }, 10000));
+  QVERIFY(QTest::qWaitFor(
+      [&] {
+        return m->entry(id)->status == DownloadStatus::Cancelled &&
+               file(m->entry(id), kBlob)->state == hub::FileState::Cancelled;
+      },
+      10000));
   const qint64 kept = file(m->entry(id), kBlob)->bytes_done;
   QVERIFY(kept > 0 && kept < 4 << 20);
   bool partial = false;  // the bytes kept for the resume
-  for (const auto& p : std::filesystem::directory_iterator(f.cache_dir() / "models--inferdesk-test--tiny-chat" / "blobs"))
+  for (const auto& p :
+       std::filesystem::directory_iterator(f.cache_dir() / "models--inferdesk-test--tiny-chat" / "blobs"))
     partial = partial || p.path().extension() == ".incomplete";
   QVERIFY(partial);
   QVERIFY(page->resumeButton()->isEnabled());
