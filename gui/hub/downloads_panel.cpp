@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "gui/hub/hub_service.h"
+#include "gui/hub/hub_widgets.h"
 #include "gui/hub/token_dialog.h"
 #include "gui/hub/token_vault.h"
 
@@ -46,19 +47,11 @@ void DownloadsPanel::buildUi() {
   auto* layout = new QVBoxLayout(this);
   view_ = new QTreeView();
   view_->setObjectName("downloadsView");
-  view_->setModel(&model_);
-  view_->setUniformRowHeights(true);
+  setup_downloads_view(view_, &model_);
   view_->setAlternatingRowColors(true);
-  view_->header()->setStretchLastSection(false);
-  view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  view_->header()->setSectionResizeMode(DownloadsModel::Name, QHeaderView::Stretch);
   layout->addWidget(view_, 1);
   // Rich text with the gated model's link; opened by the desktop's browser.
-  error_ = new QLabel();
-  error_->setObjectName("downloadError");
-  error_->setWordWrap(true);
-  error_->setOpenExternalLinks(true);
-  error_->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  error_ = make_link_label("downloadError");
   error_->hide();
   layout->addWidget(error_);
   auto* row = new QHBoxLayout();
@@ -108,9 +101,7 @@ void DownloadsPanel::updateSelected() {
 void DownloadsPanel::enterToken() {
   const DownloadEntry* e = manager_.entry(selectedId());
   const QString context = e && e->failure && e->failure->needsToken() ? e->failure->html() : QString();
-  auto* dialog = new TokenDialog(vault_, hub_.endpoint(), context, this);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->open();
+  TokenDialog::openFor(vault_, hub_.endpoint(), context, this);
 }
 
 }  // namespace inferdesk::gui

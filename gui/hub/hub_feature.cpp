@@ -103,9 +103,7 @@ DownloadWizard* HubFeature::openWizard() {
 
 void HubFeature::showToken() {
   ensureTokenLoaded();
-  auto* dialog = new TokenDialog(*vault_, hub_->endpoint(), QString(), &window_);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->open();
+  TokenDialog::openFor(*vault_, hub_->endpoint(), QString(), &window_);
 }
 
 }  // namespace inferdesk::gui

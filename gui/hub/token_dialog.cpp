@@ -6,6 +6,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "gui/hub/hub_widgets.h"
 #include "gui/hub/token_vault.h"
 
 namespace inferdesk::gui {
@@ -16,11 +17,8 @@ TokenDialog::TokenDialog(TokenVault& vault, const QString& endpoint, const QStri
   setWindowTitle(tr("Hugging Face token"));
   auto* layout = new QVBoxLayout(this);
   if (!context_html.isEmpty()) {
-    auto* context = new QLabel(context_html);
-    context->setObjectName("tokenContext");
-    context->setWordWrap(true);
-    context->setOpenExternalLinks(true);
-    context->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    QLabel* context = make_link_label("tokenContext");
+    context->setText(context_html);
     layout->addWidget(context);
   }
   const QString tokens = endpoint.toHtmlEscaped() + "/settings/tokens";
@@ -72,6 +70,14 @@ TokenDialog::TokenDialog(TokenVault& vault, const QString& endpoint, const QStri
     error_->show();
     updateWhere();
   });
+}
+
+TokenDialog* TokenDialog::openFor(TokenVault& vault, const QString& endpoint, const QString& context_html,
+                                  QWidget* parent) {
+  auto* dialog = new TokenDialog(vault, endpoint, context_html, parent);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->open();
+  return dialog;
 }
 
 void TokenDialog::updateWhere() {

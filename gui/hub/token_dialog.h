@@ -19,6 +19,8 @@ class TokenDialog : public QDialog {
  public:
   // `context_html`: why the token is asked for (a gated model's message with its link), or "".
   TokenDialog(TokenVault& vault, const QString& endpoint, const QString& context_html, QWidget* parent = nullptr);
+  // Opens one (window-modal, deleted when closed) and returns it.
+  static TokenDialog* openFor(TokenVault& vault, const QString& endpoint, const QString& context_html, QWidget* parent);
 
   QLineEdit* tokenEdit() const { return edit_; }
   QPushButton* saveButton() const { return save_; }

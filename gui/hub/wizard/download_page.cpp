@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "gui/hub/downloads_panel.h"
+#include "gui/hub/hub_widgets.h"
 #include "gui/hub/token_dialog.h"
 
 namespace inferdesk::gui {
@@ -29,18 +30,10 @@ DownloadPage::DownloadPage(WizardServices& services, WizardState& state) : servi
   layout->addWidget(status_);
   files_ = new QTreeView();
   files_->setObjectName("downloadFiles");
-  files_->setModel(services_.downloads.model());
+  setup_downloads_view(files_, services_.downloads.model());
   files_->setRootIsDecorated(false);
-  files_->setUniformRowHeights(true);
-  files_->header()->setStretchLastSection(false);
-  files_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  files_->header()->setSectionResizeMode(DownloadsModel::Name, QHeaderView::Stretch);
   layout->addWidget(files_, 1);
-  error_ = new QLabel();
-  error_->setObjectName("downloadPageError");
-  error_->setWordWrap(true);
-  error_->setOpenExternalLinks(true);
-  error_->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  error_ = make_link_label("downloadPageError");
   layout->addWidget(error_);
   auto* row = new QHBoxLayout();
   pause_ = new QPushButton(tr("Pause"));
@@ -55,11 +48,8 @@ DownloadPage::DownloadPage(WizardServices& services, WizardState& state) : servi
   connect(pause_, &QPushButton::clicked, this, [this, m] { m->pause(state_.download_id); });
   connect(resume_, &QPushButton::clicked, this, [this, m] { m->resume(state_.download_id); });
   connect(cancel_, &QPushButton::clicked, this, [this, m] { m->cancel(state_.download_id); });
-  connect(token_, &QPushButton::clicked, this, [this] {
-    auto* dialog = new TokenDialog(services_.vault, services_.hub.endpoint(), error_->text(), this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->open();
-  });
+  connect(token_, &QPushButton::clicked, this,
+          [this] { TokenDialog::openFor(services_.vault, services_.hub.endpoint(), error_->text(), this); });
   auto mine = [this](int id) {
     if (id == state_.download_id) update();
   };

@@ -4,6 +4,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "gui/hub/hub_widgets.h"
 #include "gui/hub/token_dialog.h"
 #include "gui/hub/token_vault.h"
 #include "gui/models/model_facts.h"
@@ -46,21 +47,13 @@ ModelPage::ModelPage(WizardServices& services, WizardState& state) : services_(s
   setObjectName("modelPage");
   setTitle(tr("The model"));
   auto* layout = new QVBoxLayout(this);
-  facts_ = new QLabel();
-  facts_->setObjectName("modelFacts");
-  facts_->setWordWrap(true);
-  facts_->setOpenExternalLinks(true);
-  facts_->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  facts_ = make_link_label("modelFacts");
   layout->addWidget(facts_);
   summary_ = new QLabel();
   summary_->setObjectName("readmeSummary");
   summary_->setWordWrap(true);
   layout->addWidget(summary_);
-  problem_ = new QLabel();
-  problem_->setObjectName("modelProblem");
-  problem_->setWordWrap(true);
-  problem_->setOpenExternalLinks(true);
-  problem_->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  problem_ = make_link_label("modelProblem");
   layout->addWidget(problem_);
   token_ = new QPushButton(tr("Enter token\u2026"));
   token_->setObjectName("modelTokenButton");
@@ -148,9 +141,7 @@ void ModelPage::showFailure(const HubFailure& f) {
 }
 
 void ModelPage::enterToken(const QString& context) {
-  auto* dialog = new TokenDialog(services_.vault, services_.hub.endpoint(), context, this);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  dialog->open();
+  TokenDialog::openFor(services_.vault, services_.hub.endpoint(), context, this);
 }
 
 bool ModelPage::isComplete() const {
