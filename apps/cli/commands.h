@@ -12,6 +12,7 @@ void register_bench(CLI::App& app);
 void register_tokenize(CLI::App& app);  // tokenize + detokenize
 void register_render_template(CLI::App& app);
 void register_info(CLI::App& app);
+void register_quantize(CLI::App& app);
 void register_serve(CLI::App& app);
 void register_bench_serve(CLI::App& app);
 void register_download(CLI::App& app);  // the Hugging Face Hub: download + search

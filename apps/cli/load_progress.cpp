@@ -17,7 +17,7 @@ LoadProgress LoadProgressPrinter::callback() {
 }
 
 void LoadProgressPrinter::print(double percent) {
-  std::fprintf(stderr, "\rloading weights: %5.1f%%", percent);
+  std::fprintf(stderr, "\r%s: %5.1f%%", label_, percent);
   printed_ = true;
 }
 

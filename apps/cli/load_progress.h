@@ -11,7 +11,8 @@ namespace inferdesk::cli {
 
 class LoadProgressPrinter {
  public:
-  explicit LoadProgressPrinter(bool enabled) : enabled_(enabled) {}
+  explicit LoadProgressPrinter(bool enabled, const char* label = "loading weights")
+      : enabled_(enabled), label_(label) {}
   // Ends a started line when loading failed, so the error message starts on a line of its own.
   ~LoadProgressPrinter();
   LoadProgressPrinter(const LoadProgressPrinter&) = delete;
@@ -24,6 +25,7 @@ class LoadProgressPrinter {
  private:
   void print(double percent);
   bool enabled_;
+  const char* label_;
   bool printed_ = false;
   bool finished_ = false;
   std::chrono::steady_clock::time_point last_{};

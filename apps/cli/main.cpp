@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   inferdesk::cli::register_tokenize(app);
   inferdesk::cli::register_render_template(app);
   inferdesk::cli::register_info(app);
+  inferdesk::cli::register_quantize(app);
   inferdesk::cli::register_serve(app);
   inferdesk::cli::register_bench_serve(app);
   inferdesk::cli::register_download(app);

@@ -11,6 +11,7 @@
 #include "cuda/backend/cuda_backend_impl.h"
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/fp8_linear.h"
 
 namespace inferdesk {
 
@@ -46,7 +47,10 @@ Buffer CudaBackend::load_weight_rows(const std::vector<HostTensor>& parts, int64
 
 // Random fills are how dummy weights are made: they count as weights.
 void CudaBackend::fill_random(Tensor t, uint64_t seed, float scale) {
-  cuda::fill_random(as_mat(t), seed, scale, ctx_.launch);
+  if (t.dtype == DType::F8E4M3)
+    fill_random_fp8(static_cast<uint8_t*>(t.data), t.rows, t.cols, t.stride, seed, scale, ctx_.launch);
+  else
+    cuda::fill_random(as_mat(t), seed, scale, ctx_.launch);
   ctx_.memory.recount(t.rows * t.cols * static_cast<int64_t>(t.element_size()), MemKind::Activations, MemKind::Weights);
 }
 

@@ -32,6 +32,12 @@ class CudaBackend : public Backend {
   Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
   Buffer load_weight_rows(const std::vector<HostTensor>& parts, int64_t cols) override;
   void fill_random(Tensor t, uint64_t seed, float scale) override;
+  Buffer load_scales(const float* values, int64_t rows, int64_t cols) override {
+    return weights_.load_scales(values, rows, cols);
+  }
+  bool supports_quant(const QuantInfo& q) const override {
+    return q.scheme == QuantScheme::None || KernelPolicy::fp8_supported(q);
+  }
   void init_kv_cache(const KvCacheShape& shape) override;
   int64_t kv_block_bytes(const KvCacheShape& shape) const override { return KvCache::block_bytes(shape); }
   int64_t kv_cache_budget(double memory_utilization) const override;

@@ -69,11 +69,13 @@ void CudaBackend::qk_norm_rope_write_kv(int32_t layer, Tensor q, Tensor k, const
 }
 
 // Decode rows without per-head norms and with the whole head rotated: one kernel (the GEMV's
-// epilogue rotates and writes the cache). Otherwise the projection and the op separately.
+// epilogue rotates and writes the cache). Otherwise (and for FP8 weights) the projection and the
+// op separately.
 void CudaBackend::qkv_rope_write_kv(int32_t layer, const Tensor& x, const Tensor& w_qkv, const Tensor* bias, Tensor qkv,
                                     const Tensor* q_norm, const Tensor* k_norm, float eps, int32_t num_q_heads,
                                     int32_t num_kv_heads, int32_t head_dim, const RopeConfig& rope) {
-  if (policy_.small_batch(x.rows) && !q_norm && !k_norm && rope.rotary_dim == head_dim && w_qkv.stride == w_qkv.cols) {
+  if (!w_qkv.quant && policy_.small_batch(x.rows) && !q_norm && !k_norm && rope.rotary_dim == head_dim &&
+      w_qkv.stride == w_qkv.cols) {
     GemvRope r;
     r.inv_freq = rope_tables_.get(rope);
     r.attention_scaling = rope.attention_scaling;

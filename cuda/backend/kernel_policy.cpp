@@ -10,10 +10,11 @@
 namespace inferdesk::cuda {
 
 KernelPolicy::KernelPolicy(CudaContext& ctx, const CudaBackendOptions& o)
-    : ctx_(ctx), tuning_(o.tuning), small_batch_gemv_(o.small_batch_gemv), gemm_(o.tuning.gemm_log) {
+    : ctx_(ctx), tuning_(o.tuning), small_batch_gemv_(o.small_batch_gemv), gemm_(o.tuning.gemm_log), fp8_gemm_(ctx) {
   const bool hopper = hopper_kernels_available();
   wide_swiglu_ = hopper && tuning_.wide_swiglu;
   wide_ksplit_ = hopper && tuning_.wide_ksplit;
+  fp8_wide_ = hopper;
   fused_norm_ = wide_ksplit_ && o.fused_norm;
   if (fused_norm_)
     norm_ss_ = ctx_.memory.alloc(static_cast<size_t>(ctx_.sm_count) * kWideNormRows * sizeof(float), MemKind::Other,
@@ -56,6 +57,7 @@ bool KernelPolicy::try_wide_swiglu(const Mat& x, const bf16* w, int64_t n, int64
 // GEMV up to 8 rows (memory-bound); on Hopper the K-split wide kernel for decode batches (which
 // also applies a deferred norm of x in its epilogue); cuBLASLt otherwise.
 void KernelPolicy::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
+  if (w.quant) return fp8_linear(x, w, bias, out);
   const bf16* wp = bf16_ptr(w, "weight");
   const bf16* bp = bias ? bf16_ptr(*bias, "bias") : nullptr;
   if (w.stride != w.cols) throw Error(ErrorCode::Internal, "weights must be contiguous");
@@ -73,6 +75,7 @@ void KernelPolicy::linear(const Tensor& x, const Tensor& w, const Tensor* bias, 
 // GEMV with SiLU * up fused up to 8 rows; on Hopper the wide SwiGLU kernel for decode batches;
 // else cuBLASLt into scratch and silu_mul.
 void KernelPolicy::linear_swiglu(const Tensor& x, const Tensor& w, Tensor scratch, Tensor out) {
+  if (w.quant) return fp8_linear_swiglu(x, w, scratch, out);
   const int64_t inter = w.rows / 2;
   const bf16* wp = bf16_ptr(w, "weight");
   if (small_batch(x.rows) && w.cols % 8 == 0) {
@@ -93,6 +96,7 @@ bool KernelPolicy::fused_linear_add_rms_norm(const Tensor& x, const Tensor& w, T
                                              float eps, Tensor out) {
   settled(x);
   if (deferred_.h == out.data) deferred_ = {};  // overwritten
+  if (w.quant) return false;                    // FP8: the projection, then add_rms_norm
   const Mat xm = as_mat(x), om = as_mat(out), rm = as_mat(residual);
   const bf16* const wp = bf16_ptr(w, "weight");
   const int64_t n = w.rows, k = w.cols;

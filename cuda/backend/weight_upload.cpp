@@ -16,12 +16,12 @@ WeightUploader::WeightUploader(CudaContext& ctx) : ctx_(ctx) {
   for (auto& e : staging_done_) e = UniqueEvent::create();
 }
 
-void WeightUploader::upload(const HostTensor& host, bf16* dst) {
+void WeightUploader::upload(const HostTensor& host, void* dst, bool raw) {
   const size_t esize = dtype_size(host.dtype);
-  if (host.dtype != DType::F32 && host.dtype != DType::BF16 && host.dtype != DType::F16)
-    throw Error(ErrorCode::Unsupported,
-                "tensor '" + host.name + "' has dtype " + dtype_name(host.dtype) + "; F32, F16 or BF16 expected");
-  const int kind = host.dtype == DType::F32 ? 0 : host.dtype == DType::BF16 ? 1 : 2;
+  if (!raw && host.dtype != DType::F32 && host.dtype != DType::BF16 && host.dtype != DType::F16)
+    throw Error(ErrorCode::Unsupported, "tensor '" + host.name + "' has dtype " + dtype_name(host.dtype) +
+                                            "; F32, F16, BF16 or F8_E4M3 expected");
+  const int kind = raw || host.dtype == DType::BF16 ? 1 : host.dtype == DType::F32 ? 0 : 2;
   if (kind != 1 && !convert_scratch_.get())
     convert_scratch_ = ctx_.memory.alloc(2 * kStagingChunk, MemKind::Other, "weight conversion");
   const size_t total = host.nbytes;
@@ -32,12 +32,12 @@ void WeightUploader::upload(const HostTensor& host, bf16* dst) {
     void* pinned = staging_[slot].get(kStagingChunk);
     std::memcpy(pinned, host.data + off, len);
     if (kind == 1) {
-      check_cuda(cudaMemcpyAsync(reinterpret_cast<char*>(dst) + off, pinned, len, cudaMemcpyHostToDevice, ctx_.stream),
+      check_cuda(cudaMemcpyAsync(static_cast<char*>(dst) + off, pinned, len, cudaMemcpyHostToDevice, ctx_.stream),
                  "weight upload");
     } else {
-      void* raw = convert_scratch_.as<char>() + slot * kStagingChunk;
-      check_cuda(cudaMemcpyAsync(raw, pinned, len, cudaMemcpyHostToDevice, ctx_.stream), "weight upload");
-      convert_to_bf16(raw, kind, dst + off / esize, static_cast<int64_t>(len / esize), ctx_.launch);
+      void* src = convert_scratch_.as<char>() + slot * kStagingChunk;
+      check_cuda(cudaMemcpyAsync(src, pinned, len, cudaMemcpyHostToDevice, ctx_.stream), "weight upload");
+      convert_to_bf16(src, kind, static_cast<bf16*>(dst) + off / esize, static_cast<int64_t>(len / esize), ctx_.launch);
     }
     check_cuda(cudaEventRecord(staging_done_[slot].get(), ctx_.stream), "weight upload");
   }
@@ -47,14 +47,31 @@ Buffer WeightUploader::load_rows(const std::vector<HostTensor>& parts, int64_t c
   int64_t elems = 0;
   for (const HostTensor& p : parts) elems += p.numel();
   if (cols <= 0 || elems % cols != 0) throw Error(ErrorCode::Internal, "stacked weight parts do not form whole rows");
-  DeviceBuffer b = ctx_.memory.alloc(static_cast<size_t>(elems) * 2, MemKind::Weights, "weights");
-  auto* dst = b.as<bf16>();
+  // E4M3 weights stay E4M3 (their scales say what they mean): all parts or none.
+  const bool fp8 = !parts.empty() && parts.front().dtype == DType::F8E4M3;
+  for (const HostTensor& p : parts)
+    if ((p.dtype == DType::F8E4M3) != fp8)
+      throw Error(ErrorCode::Unsupported, "tensor '" + p.name + "' (" + dtype_name(p.dtype) +
+                                              ") cannot be stacked with tensors of another precision");
+  const size_t esize = fp8 ? 1 : 2;
+  DeviceBuffer b = ctx_.memory.alloc(static_cast<size_t>(elems) * esize, MemKind::Weights, "weights");
+  char* dst = b.as<char>();
   int64_t at = 0;
   for (const HostTensor& p : parts) {
-    upload(p, dst + at);
+    upload(p, dst + at * esize, fp8);
     at += p.numel();
   }
-  return Buffer(Tensor{dst, DType::BF16, elems / cols, cols, cols}, std::move(b).share());
+  return Buffer(Tensor{dst, fp8 ? DType::F8E4M3 : DType::BF16, elems / cols, cols, cols}, std::move(b).share());
+}
+
+Buffer WeightUploader::load_scales(const float* values, int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0) throw Error(ErrorCode::Internal, "load_scales: empty scale tensor");
+  const auto bytes = static_cast<size_t>(rows * cols) * sizeof(float);
+  DeviceBuffer b = ctx_.memory.alloc(bytes, MemKind::Weights, "quantization scales");
+  // From pageable memory: the call returns once `values` has been read (the caller may free it).
+  check_cuda(cudaMemcpyAsync(b.get(), values, bytes, cudaMemcpyHostToDevice, ctx_.stream), "scale upload");
+  void* p = b.get();
+  return Buffer(Tensor{p, DType::F32, rows, cols, cols}, std::move(b).share());
 }
 
 }  // namespace inferdesk::cuda

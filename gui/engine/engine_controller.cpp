@@ -132,7 +132,8 @@ std::weak_ptr<Engine> EngineController::engineHandle() const {
   return engine_;
 }
 
-void EngineController::loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes) {
+void EngineController::loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes,
+                                 LoadPrecision precision) {
   unload();
   cancel_load_ = false;
   emit loadStarted(path);
@@ -149,13 +150,16 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     if (contextLength < 0 || kvBudgetBytes < 0)
       throw Error(ErrorCode::InvalidArgument, "context length and KV budget must not be negative");
     const std::filesystem::path dir = path.toStdString();
-    LoadedModel model = load_model_folder(dir, make_backend_by_name(backend, cuda_), progress);
+    LoadOptions lo;
+    lo.quantization = precision.quantize_fp8 ? LoadQuantization::Fp8 : LoadQuantization::None;
+    LoadedModel model = load_model_folder(dir, make_backend_by_name(backend, cuda_), progress, lo);
     const int64_t max_pos = model.config.max_position_embeddings;
     if (contextLength > max_pos)
       throw Error(ErrorCode::InvalidArgument, "context length " + std::to_string(contextLength) +
                                                   " is longer than the model's maximum " + std::to_string(max_pos));
     EngineOptions options;
     options.max_model_len = contextLength;
+    options.kv_cache_dtype = precision.kv_cache_fp8 ? KvCacheDtype::Fp8 : KvCacheDtype::Auto;
     const int64_t ctx = contextLength > 0 ? contextLength : max_pos;
     if (kvBudgetBytes > 0)
       options.kv_cache_bytes = kvBudgetBytes;
@@ -183,6 +187,8 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     s.vocab_size = static_cast<int>(model.config.vocab_size);
     s.has_tokenizer = renderer->hasTokenizer();
     s.has_chat_template = renderer->hasChatTemplate();
+    s.quantization = QString::fromStdString(model.quantization);
+    s.kv_cache_fp8 = precision.kv_cache_fp8;
     auto engine = std::make_unique<Engine>(std::move(model), options);
     s.context_length = engine->max_model_len();
     s.sample_vocab = engine->sample_vocab();

@@ -48,6 +48,12 @@ struct StreamEvent;
 namespace inferdesk::gui {
 
 // What is loaded (a copy; immutable while the model stays loaded).
+// The precision a model loads with (core LoadOptions, EngineOptions::kv_cache_dtype).
+struct LoadPrecision {
+  bool quantize_fp8 = false;  // quantize an unquantized folder's projections to FP8 as it loads
+  bool kv_cache_fp8 = false;  // an E4M3 KV cache (half the memory of BF16)
+};
+
 struct ModelSummary {
   QString name;            // folder name
   QString path;            // absolute folder path
@@ -66,6 +72,8 @@ struct ModelSummary {
   int sample_vocab = 0;            // ids the engine may generate: the tokenizer's size when it is smaller
   bool has_tokenizer = false;
   bool has_chat_template = false;
+  QString quantization;  // the weights' scheme as loaded ("none", "fp8 e4m3 per-channel, ...")
+  bool kv_cache_fp8 = false;
 };
 
 // One finished request (finished signal): what the chat page shows under a reply and stores.
@@ -123,7 +131,9 @@ class EngineController : public QObject {
   // (0: on the CPU enough for one request of contextLength tokens; on CUDA what the GPU has left
   // after the weights, as the engine sizes it). Emits loadStarted, loadProgress (weight
   // bytes), then modelLoaded or loadFailed (+ errorOccurred unless cancelled).
-  void loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes);
+  // precision: quantize on load and the KV-cache dtype (LoadPrecision).
+  void loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes,
+                 LoadPrecision precision = {});
   // Cancels every running request (each gets finished(.., "cancelled")) and frees the model.
   void unload();
   // Queues a request under the caller's key (unique among active requests). Tokens arrive as

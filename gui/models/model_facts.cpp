@@ -19,6 +19,7 @@ QString ModelFacts::toJson() const {
                       {"model_type", model_type},
                       {"architecture", architecture},
                       {"dtype", dtype},
+                      {"quantization", quantization},
                       {"params_total", params_total},
                       {"params_active", params_active},
                       {"weight_bytes", weight_bytes},
@@ -45,6 +46,7 @@ std::optional<ModelFacts> ModelFacts::fromJson(const QString& json) {
   f.model_type = o.value("model_type").toString();
   f.architecture = o.value("architecture").toString();
   f.dtype = o.value("dtype").toString();
+  f.quantization = o.value("quantization").toString("none");
   auto i64 = [&](const char* k) { return std::max<qint64>(0, o.value(k).toInteger()); };
   auto i32 = [&](const char* k) { return std::max(0, o.value(k).toInt()); };
   f.params_total = i64("params_total");
@@ -74,6 +76,7 @@ ModelFacts inspect_model_facts(const QString& path) {
   f.model_type = QString::fromStdString(info.config.model_type);
   f.architecture = QString::fromStdString(info.config.architecture);
   f.dtype = QString::fromStdString(info.dtype);
+  f.quantization = QString::fromStdString(info.config.quantization.describe());
   f.params_total = info.params_total;
   f.params_active = info.params_active;
   f.weight_bytes = info.weight_bytes;

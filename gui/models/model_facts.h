@@ -15,6 +15,7 @@ struct ModelFacts {
   QString model_type;    // "qwen3", "mixtral", ...
   QString architecture;  // "Qwen3ForCausalLM" (may be empty)
   QString dtype;         // dtype holding most weight bytes ("BF16")
+  QString quantization;  // the checkpoint's scheme ("none", "compressed-tensors: fp8 e4m3 per-channel, ...")
   qint64 params_total = 0;
   qint64 params_active = 0;  // per token; == total for dense models
   qint64 weight_bytes = 0;

@@ -189,7 +189,7 @@ MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 
 }
 
 bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QString* reason,
-                        std::optional<qint64> budget) {
+                        std::optional<qint64> budget, LoadPrecision precision) {
   auto refuse = [&](const QString& why) {
     if (reason) *reason = why;
     emit statusMessage(why);
@@ -200,6 +200,9 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   if (backend == "cuda" && !cuda_status().usable)
     return refuse(tr("CUDA is not available: %1").arg(cuda_status().reason));
   if (!ctx_.engine) return refuse(tr("there is no engine"));
+  if (precision.quantize_fp8 && row->facts && row->facts->quantization != "none" && !row->facts->quantization.isEmpty())
+    return refuse(
+        tr("%1 is already quantized (%2): it loads as published").arg(row->display_name, row->facts->quantization));
   const MemoryCheck m = checkMemory(id, backend, context, budget);
   if (!m.fits || !m.reason.isEmpty()) return refuse(tr("%1 was not loaded: %2").arg(row->display_name, m.reason));
   loading_id_ = id;
@@ -209,7 +212,8 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   const QString path = row->path;
   const int ctx = static_cast<int>(std::min<qint64>(m.context, INT32_MAX));
   QMetaObject::invokeMethod(
-      engine, [engine, path, backend, ctx] { engine->loadModel(path, backend, ctx, 0); }, Qt::QueuedConnection);
+      engine, [engine, path, backend, ctx, precision] { engine->loadModel(path, backend, ctx, 0, precision); },
+      Qt::QueuedConnection);
   emit statusMessage(tr("loading %1 on %2…").arg(row->display_name, backend_label(backend)));
   return true;
 }

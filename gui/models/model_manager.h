@@ -69,7 +69,7 @@ class ModelManager : public QObject {
   // model; progress and the result arrive through the controller's signals (the table's Status
   // column follows them). Returns false without touching the engine when refused.
   bool load(qint64 id, const QString& backend, qint64 context, QString* reason = nullptr,
-            std::optional<qint64> budget = std::nullopt);
+            std::optional<qint64> budget = std::nullopt, LoadPrecision precision = {});
   // Unloads (the user's choice: the model is no longer offered at the next start).
   void unload();
   void cancelLoad();

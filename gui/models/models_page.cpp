@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
 #include <QFileDialog>
@@ -127,6 +128,14 @@ void ModelsPage::buildUi() {
   form->addRow(tr("Backend"), backend_);
   form->addRow(QString(), cuda_note_);
   form->addRow(tr("Context"), context_);
+  quantize_ = new QCheckBox(tr("Quantize to FP8 on load"));
+  quantize_->setToolTip(tr("E4M3 weights with a scale per output channel and activations quantized per token: "
+                           "about half the memory of BF16 and faster on GPUs with FP8 tensor cores"));
+  kv_dtype_ = new QComboBox();
+  kv_dtype_->addItem(tr("Auto (the backend's precision)"), "auto");
+  kv_dtype_->addItem(tr("FP8 (E4M3, half the memory)"), "fp8");
+  form->addRow(tr("Weights"), quantize_);
+  form->addRow(tr("KV cache"), kv_dtype_);
   form->addRow(tr("Memory"), estimate_);
   auto* buttons = new QHBoxLayout();
   load_ = new QPushButton(tr("Load"));
@@ -197,10 +206,13 @@ void ModelsPage::loadSelected() {
   }
   const QString backend = backend_->currentData().toString();
   const int context = context_->value();
+  LoadPrecision precision;
+  precision.quantize_fp8 = quantize_->isEnabled() && quantize_->isChecked();
+  precision.kv_cache_fp8 = kv_dtype_->currentData().toString() == "fp8";
   // Loading replaces the loaded model: replies being written stop, so ask first.
-  confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context] {
+  confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context, precision] {
     QString reason;
-    if (!manager_.load(id, backend, context, &reason) && isVisible())
+    if (!manager_.load(id, backend, context, &reason, std::nullopt, precision) && isVisible())
       QMessageBox::warning(this, tr("Not loaded"), reason);
   });
 }
@@ -232,6 +244,7 @@ void ModelsPage::showDetails() {
                          "<tr><td>Architecture</td><td>%3 %4</td></tr>"
                          "<tr><td>Parameters</td><td>%5</td></tr>"
                          "<tr><td>Weights</td><td>%6, %7 in %8 file(s)</td></tr>"
+                         "<tr><td>Quantization</td><td>%14</td></tr>"
                          "<tr><td>Layers</td><td>%9</td></tr>"
                          "<tr><td>Context</td><td>%10 tokens</td></tr>"
                          "<tr><td>On disk</td><td>%11</td></tr>"
@@ -244,7 +257,12 @@ void ModelsPage::showDetails() {
                           .arg(f.num_layers)
                           .arg(f.context_length)
                           .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
-                               f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)")));
+                               f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)"))
+                          .arg(f.quantization.isEmpty() ? tr("none") : f.quantization.toHtmlEscaped()));
+    // An FP8 folder loads as published: quantizing it again is not offered.
+    const bool quantized = !f.quantization.isEmpty() && f.quantization != "none";
+    quantize_->setEnabled(!quantized);
+    quantize_->setToolTip(quantized ? tr("already quantized: %1").arg(f.quantization) : quantize_->toolTip());
     model_max_context_ = f.context_length;
     const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, kLongestContext));
     const QSignalBlocker block(context_);

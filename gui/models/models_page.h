@@ -12,6 +12,7 @@
 #include "gui/app/app_context.h"
 #include "gui/models/model_manager.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QProgressBar;
@@ -31,6 +32,8 @@ class ModelsPage : public QWidget {
   QTableView* tableView() const { return table_; }
   QComboBox* backendBox() const { return backend_; }
   QSpinBox* contextBox() const { return context_; }
+  QCheckBox* quantizeBox() const { return quantize_; }
+  QComboBox* kvDtypeBox() const { return kv_dtype_; }
   QLabel* estimateLabel() const { return estimate_; }
   QLabel* statusLabel() const { return status_; }
   QPushButton* loadButton() const { return load_; }
@@ -67,6 +70,8 @@ class ModelsPage : public QWidget {
   QComboBox* backend_ = nullptr;
   QLabel* cuda_note_ = nullptr;
   QSpinBox* context_ = nullptr;
+  QCheckBox* quantize_ = nullptr;
+  QComboBox* kv_dtype_ = nullptr;
   QLabel* estimate_ = nullptr;
   QPushButton* add_ = nullptr;
   QPushButton* remove_ = nullptr;

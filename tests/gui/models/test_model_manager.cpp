@@ -208,6 +208,32 @@ class TestModelManager : public QObject {
     QCOMPARE(cell(mm2.table(), 0, ModelTableModel::State), QString());
   }
 
+  void loadsWithFp8WeightsAndKvCache() {
+    EngineThread engine;
+    test::TempStores s(engine.controller());
+    ModelManager mm(*s.ctx);
+    const qint64 id = mm.addFolder(fixture("tiny-chat")).id;
+    const qint64 fp8 = mm.addFolder(fixture("../models-fp8/qwen3-block")).id;
+    QVERIFY(fp8 != 0);
+    QVERIFY(mm.table()->find(fp8)->facts->quantization.contains("block 128x128"));
+    test::ControllerRelay relay(engine.controller());
+    QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
+    LoadPrecision p;
+    p.quantize_fp8 = true;
+    p.kv_cache_fp8 = true;
+    // An FP8 folder is not quantized again.
+    QString reason;
+    QVERIFY(!mm.load(fp8, "cpu", 1024, &reason, std::nullopt, p));
+    QVERIFY2(reason.contains("already quantized"), qPrintable(reason));
+    QVERIFY2(mm.load(id, "cpu", 1024, &reason, std::nullopt, p), qPrintable(reason));
+    QVERIFY(loaded.wait(30000));
+    const auto summary = engine.controller()->loadedModel();
+    QVERIFY(summary.has_value());
+    QVERIFY2(summary->quantization.contains("fp8 e4m3 per-channel"), qPrintable(summary->quantization));
+    QVERIFY(summary->kv_cache_fp8);
+    mm.unload();
+  }
+
   void loadsUnloadsAndRemoves() {
     EngineThread engine;
     test::TempStores s(engine.controller());

@@ -1,0 +1,207 @@
+// FP8 lines of bench_gpu_kernels ("fp8_..."): the Llama-8B projections with E4M3 weights (1 byte a
+// weight; per-channel scales unless the line says block) at decode and prefill row counts. Weights
+// rotate over copies beyond the L2, as in the BF16 lines, so every launch streams them from DRAM.
+#include "tests/gpu/kernels/bench_fp8.h"
+
+#include <string>
+#include <vector>
+
+#include "cuda/backend/context.h"
+#include "cuda/backend/fp8_gemm.h"
+#include "cuda/backend/gemm.h"
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/fp8_linear.h"
+#include "cuda/kernels/rope_kv.h"
+#include "cuda/kernels/sm90a/fp8_wide_gemm.h"
+#include "cuda/kernels/sm90a/wide_gemm.h"
+#include "tests/gpu/kernels/bench_util.h"
+
+namespace inferdesk::benchutil {
+namespace {
+
+using namespace inferdesk::cuda;
+
+struct Proj {
+  const char* what;
+  int64_t n, k;
+  bool swiglu;  // n = 2 I stacked gate/up
+};
+constexpr Proj kProj[] = {{"qkv", 6144, 4096, false},
+                          {"o", 4096, 4096, false},
+                          {"gate_up", 28672, 4096, true},
+                          {"down", 4096, 14336, false}};
+
+// Copies of an FP8 [n, k] weight with per-channel or block scales (copies 0: copies_for).
+std::vector<Fp8Weight> fp8_weights(Pool& pool, int64_t n, int64_t k, bool block, const Launch& l, int copies = 0) {
+  std::vector<Fp8Weight> ws;
+  const int nc = copies > 0 ? copies : copies_for(static_cast<size_t>(n * k));
+  for (int c = 0; c < nc; ++c) {
+    Fp8Weight w;
+    auto* data = static_cast<uint8_t*>(pool.get(static_cast<size_t>(n * k)));
+    fill_random_fp8(data, n, k, k, 10 + c, 0.5f, l);
+    w.data = data;
+    w.n = n;
+    w.k = k;
+    w.gran = block ? Fp8Gran::Block : Fp8Gran::Channel;
+    w.act = block ? Fp8Act::DynamicGroup : Fp8Act::DynamicToken;
+    w.scale_cols = block ? (k + 127) / 128 : 0;
+    const int64_t rows = block ? (n + 127) / 128 : n, cols = block ? w.scale_cols : 1;
+    w.scales = static_cast<const float*>(random_mat(pool, Dt::F32, rows, cols, 20 + c, 0.01f, l).data);
+    ws.push_back(w);
+  }
+  return ws;
+}
+
+std::string shape_of(const Proj& p, int m, const char* tail) {
+  return std::string(p.what) + " M=" + std::to_string(m) + " [" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+         "]" + tail;
+}
+
+void bench_gemv(const Launch& l, const char* filter) {
+  if (!wanted("fp8_gemv", filter)) return;
+  for (const Proj& p : kProj)
+    for (bool block : {false, true})
+      for (int m : {1, 2, 4, 8}) {
+        if (block && m > 1) continue;
+        Pool pool;
+        const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, block, l);
+        const int nc = static_cast<int>(ws.size());
+        const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
+        const int64_t out = p.swiglu ? p.n / 2 : p.n;
+        const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
+        const double bytes = static_cast<double>(p.n * p.k) + m * p.k * 2.0 + m * out * 2.0;
+        const double us = time_us(l.stream, [&](int i) {
+          p.swiglu ? fp8_gemv_swiglu(x, ws[i % nc], y, l) : fp8_gemv(x, ws[i % nc], nullptr, y, l);
+        });
+        report(p.swiglu ? "fp8_gemv_swiglu" : "fp8_gemv", shape_of(p, m, block ? " block" : ""), us, bytes);
+      }
+}
+
+// The wide GEMMs (9-64 rows) alone and with the activation quantization before them.
+void bench_wide(const Launch& l, const char* filter) {
+  if (!wanted("fp8_wide", filter) || !hopper_kernels_available()) return;
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  for (const Proj& p : kProj)
+    for (bool block : {false, true})
+      for (int m : {16, 32, 64}) {
+        Pool pool;
+        const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, block, l);
+        const int nc = static_cast<int>(ws.size());
+        const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
+        const int64_t out = p.swiglu ? p.n / 2 : p.n;
+        const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
+        const Fp8X q = fp8_x_at(pool.get(static_cast<size_t>(fp8_x_bytes(m, p.k, ws[0]))), m, p.k, ws[0]);
+        fp8_quantize(x, ws[0], q, l);
+        if (!fp8_wide_supported(q, ws[0], y, p.swiglu, sms)) continue;
+        const Fp8WideTile t = fp8_wide_tile(p.n, p.k, p.swiglu, block, sms);
+        const std::string tile = " bn" + std::to_string(t.rows) + " ks" + std::to_string(t.splits) +
+                                 (t.two_per_sm ? " x2" : "") + (block ? " block" : "");
+        const double bytes = static_cast<double>(p.n * p.k) + m * p.k + m * out * 2.0;
+        auto gemm = [&](int i) {
+          p.swiglu ? fp8_wide_swiglu(q, ws[i % nc], y, sms, l) : fp8_wide_gemm(q, ws[i % nc], nullptr, y, sms, l);
+        };
+        report("fp8_wide", shape_of(p, m, tile.c_str()), time_us(l.stream, gemm), bytes);
+        report("fp8_wide+q", shape_of(p, m, tile.c_str()),
+               time_us(l.stream,
+                       [&](int i) {
+                         fp8_quantize(x, ws[i % nc], q, l);
+                         gemm(i);
+                       }),
+               bytes);
+      }
+}
+
+// cuBLASLt FP8 (with the activation quantization) against cuBLASLt BF16 at prefill row counts;
+// the shape column carries TFLOP/s.
+void bench_cublaslt(const char* filter) {
+  if (!wanted("fp8_cublaslt", filter)) return;
+  CudaBackendOptions o;
+  CudaContext ctx(o);
+  Fp8Gemm fp8(ctx);
+  Gemm bf16gemm;
+  const Launch& l = ctx.launch;
+  for (const Proj& p : kProj)
+    for (int m : {64, 256, 1024, 4096, 16384})
+      for (int kind = 0; kind < 3; ++kind) {  // FP8 channel, FP8 block, BF16
+        Pool pool;
+        const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
+        const Mat y = mat(pool.get(static_cast<size_t>(m * p.n) * 2), Dt::BF16, m, p.n);
+        const double flops = 2.0 * m * p.n * p.k;
+        std::function<void(int)> run;
+        std::vector<Fp8Weight> ws;
+        std::vector<const bf16*> wb;
+        Fp8X q;
+        if (kind < 2) {
+          ws = fp8_weights(pool, p.n, p.k, kind == 1, l);
+          q = fp8_x_at(pool.get(static_cast<size_t>(fp8_x_bytes(m, p.k, ws[0]))), m, p.k, ws[0]);
+          fp8_quantize(x, ws[0], q, l);
+          if (!fp8.run(q, ws[0], nullptr, y)) {
+            std::printf("fp8_cublaslt   %s: no algorithm\n", shape_of(p, m, kind ? " block" : "").c_str());
+            continue;
+          }
+          const int nc = static_cast<int>(ws.size());
+          run = [&, nc](int i) {
+            fp8_quantize(x, ws[i % nc], q, l);
+            fp8.run(q, ws[i % nc], nullptr, y);
+          };
+        } else {
+          const int nc = copies_for(static_cast<size_t>(p.n * p.k) * 2);
+          for (int c = 0; c < nc; ++c)
+            wb.push_back(static_cast<const bf16*>(random_mat(pool, Dt::BF16, p.n, p.k, 10 + c, 0.02f, l).data));
+          run = [&, nc](int i) { bf16gemm.run(x, wb[i % nc], p.n, p.k, nullptr, y, ctx.stream, false); };
+        }
+        const double us = time_us(ctx.stream, run);
+        const std::string tail = std::string(kind == 0   ? " fp8"
+                                             : kind == 1 ? " fp8 block"
+                                                         : " bf16") +
+                                 " " + std::to_string(static_cast<int>(flops / (us * 1e-6) / 1e12)) + " TF/s";
+        report(kind < 2 ? "fp8_cublaslt" : "bf16_cublaslt", shape_of(p, m, tail.c_str()), us,
+               static_cast<double>(p.n * p.k) * (kind < 2 ? 1 : 2));
+      }
+}
+
+// One Llama-8B decode layer without attention on the FP8 GEMVs (rope and the KV write as a
+// kernel of their own: the BF16 layer fuses them into the q|k|v GEMV).
+void bench_layer(const Launch& l, const char* filter) {
+  if (!wanted("fp8_layer", filter)) return;
+  constexpr int64_t H = 4096, I = 14336, QKV = 6144;
+  for (int m : {1, 8}) {
+    Pool pool;
+    const int nc = copies_for(static_cast<size_t>((QKV + H + 2 * I) * H + H * I));
+    const std::vector<Fp8Weight> qkv = fp8_weights(pool, QKV, H, false, l, nc),
+                                 o = fp8_weights(pool, H, H, false, l, nc);
+    const std::vector<Fp8Weight> gu = fp8_weights(pool, 2 * I, H, false, l, nc),
+                                 down = fp8_weights(pool, H, I, false, l, nc);
+    const Mat res = random_mat(pool, Dt::F32, m, H, 1, 1.0f, l), h = random_mat(pool, Dt::BF16, m, H, 2, 1.0f, l);
+    const Mat y = random_mat(pool, Dt::BF16, m, H, 3, 0.01f, l), qkvm = random_mat(pool, Dt::BF16, m, QKV, 4, 1.0f, l);
+    const Mat act = random_mat(pool, Dt::BF16, m, I, 5, 1.0f, l);
+    const auto* n1 = static_cast<const bf16*>(random_mat(pool, Dt::BF16, 1, H, 6, 1.0f, l).data);
+    Mat attn = qkvm;
+    attn.cols = H;
+    const RopeKvArgs a = rope_args(pool, static_cast<bf16*>(qkvm.data), m, 32, 8, 128);
+    const double us = time_us(l.stream, [&](int i) {
+      const int c = i % nc;
+      add_rms_norm(res, y, n1, 1e-5f, h, l);
+      fp8_gemv(h, qkv[c], nullptr, qkvm, l);
+      qk_norm_rope_write_kv(a, l);
+      fp8_gemv(attn, o[c], nullptr, y, l);
+      add_rms_norm(res, y, n1, 1e-5f, h, l);
+      fp8_gemv_swiglu(h, gu[c], act, l);
+      fp8_gemv(act, down[c], nullptr, y, l);
+    });
+    report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels", us,
+           static_cast<double>((QKV + H + 2 * I) * H + H * I));
+  }
+}
+
+}  // namespace
+
+void bench_fp8(const Launch& l, const char* filter) {
+  bench_gemv(l, filter);
+  bench_wide(l, filter);
+  bench_cublaslt(filter);
+  bench_layer(l, filter);
+}
+
+}  // namespace inferdesk::benchutil
