@@ -1,6 +1,7 @@
 #include "gui/hub/hub_feature.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QStatusBar>
@@ -8,6 +9,7 @@
 #include "core/hub/token_store.h"
 #include "gui/hub/downloads_panel.h"
 #include "gui/hub/hub_service.h"
+#include "gui/hub/load_preference.h"
 #include "gui/hub/token_dialog.h"
 #include "gui/hub/wizard/download_wizard.h"
 #include "gui/models/models_page.h"
@@ -38,10 +40,7 @@ HubFeature::HubFeature(QMainWindow& window, AppContext& ctx, ModelsPage* models,
   if (models_) {
     ModelManager* manager = models_->manager();
     panel_->manager()->setAddModel([manager](const QString& folder) { return manager->addFolder(folder); });
-    panel_->setShowModel([this](qint64 id) {
-      if (ctx_.show_page) ctx_.show_page(Page::Models);
-      models_->selectModel(id);
-    });
+    panel_->setShowModel([this](qint64 id) { showModel(id); });
   }
   // A download that starts is shown; one that finishes says so in the status bar.
   connect(panel_->manager(), &DownloadManager::added, dock_, [this] { dock_->show(); });
@@ -87,11 +86,7 @@ DownloadWizard* HubFeature::openWizard() {
   ensureTokenLoaded();
   if (!wizard_) {
     WizardServices services{*hub_, *vault_, *panel_, &ctx_.settings, machine_, nullptr};
-    if (models_)
-      services.show_model = [this](qint64 id) {
-        if (ctx_.show_page) ctx_.show_page(Page::Models);
-        models_->selectModel(id);
-      };
+    if (models_) services.show_model = [this](qint64 id) { showModel(id); };
     wizard_ = new DownloadWizard(std::move(services), &window_);
     wizard_->setAttribute(Qt::WA_DeleteOnClose);
   }
@@ -99,6 +94,15 @@ DownloadWizard* HubFeature::openWizard() {
   wizard_->raise();
   wizard_->activateWindow();
   return wizard_;
+}
+
+void HubFeature::showModel(qint64 id) {
+  if (!models_) return;
+  if (ctx_.show_page) ctx_.show_page(Page::Models);
+  if (!models_->selectModel(id)) return;
+  // The quantize step's choice, in the load form: FP8 on load ticked for this model.
+  QCheckBox* fp8 = models_->quantizeBox();
+  if (fp8 && fp8->isEnabled() && load_quantization(ctx_.settings, id) == LoadQuantization::Fp8) fp8->setChecked(true);
 }
 
 void HubFeature::showToken() {

@@ -56,6 +56,8 @@ class HubFeature : public QObject {
   // Opens the wizard (or raises the open one).
   DownloadWizard* openWizard();
   void showToken();
+  // The Models page with this model selected (and FP8 on load ticked when the wizard chose it).
+  void showModel(qint64 id);
 
  private:
   void ensureTokenLoaded();

@@ -5,6 +5,7 @@
 // the token that lets it finish), and the main window's commands.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
@@ -24,9 +25,11 @@
 #include "core/engine/model_info.h"
 #include "gui/hub/fit_check.h"
 #include "gui/hub/hub_feature.h"
+#include "gui/hub/load_preference.h"
 #include "gui/hub/repo_overview.h"
 #include "gui/hub/wizard/download_wizard.h"
 #include "gui/hub/wizard/search_page.h"
+#include "gui/models/models_page.h"
 #include "tests/gui/hub/hub_test_support.h"
 
 using namespace inferdesk;
@@ -375,6 +378,17 @@ class TestHubParts : public QObject {
     wizard->searchPage()->search();
     QVERIFY(QTest::qWaitFor([&] { return wizard->searchPage()->results()->topLevelItemCount() == 1; }, 20000));
     QVERIFY(!hub.requests_for("/api/models").empty());
+    // "Show in Models" after the quantize step chose FP8: the load form has it ticked.
+    auto* feature = app.window.findChild<HubFeature*>("hubFeature");
+    QVERIFY(feature);
+    const AddModelResult added = app.window.modelsPage()->manager()->addFolder(gt::fixture("tiny-chat"));
+    QVERIFY(added.ok);
+    set_load_quantization(app.session.context().settings, added.id, LoadQuantization::Fp8);
+    QVERIFY(!app.window.modelsPage()->quantizeBox()->isChecked());
+    feature->showModel(added.id);
+    QCOMPARE(app.window.currentPage(), Page::Models);
+    QCOMPARE(app.window.modelsPage()->selectedId(), added.id);
+    QVERIFY(app.window.modelsPage()->quantizeBox()->isChecked());
     for (const char* v : {"HF_ENDPOINT", "HF_HUB_CACHE", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS"}) qunsetenv(v);
   }
 };

@@ -89,6 +89,13 @@ class TestWizard : public QObject {
   void walksFromSearchToTheModelList();
   void aGatedModelAsksForATokenAndOpensWithIt();
   void theDownloadGoesOnWhenTheWizardCloses();
+
+ private:
+  // The steps of walksFromSearchToTheModelList; each QVERIFY failure returns from the step.
+  void checkModelPage(DownloadWizard& w);
+  void checkFitAndPickFp8(DownloadWizard& w);
+  void watchProgressPauseAndCancel(gt::HubFixture& f, DownloadWizard& w, int* id);
+  void retryToTheModelList(gt::HubFixture& f, DownloadWizard& w, int id, qint64* model_id);
 };
 
 void TestWizard::searchShowsDownloadsLikesGatedAndSupport() {
@@ -127,6 +134,34 @@ void TestWizard::walksFromSearchToTheModelList() {
   QVERIFY(search(w, "tiny"));
   QVERIFY(open_model(w, lh::kTinyRepo));
 
+  checkModelPage(w);
+  if (QTest::currentTestFailed()) return;
+  checkFitAndPickFp8(w);
+  if (QTest::currentTestFailed()) return;
+  int id = 0;
+  watchProgressPauseAndCancel(f, w, &id);
+  if (QTest::currentTestFailed()) return;
+  qint64 model_id = 0;
+  retryToTheModelList(f, w, id, &model_id);
+  if (QTest::currentTestFailed()) return;
+  // Quantize: only the FP8-on-load preset exists, and it was the chosen variant.
+  w.next();
+  QCOMPARE(w.currentId(), int(DownloadWizard::Quantize));
+  QVERIFY(!w.quantizePage()->fp8Button()->isHidden());
+  QVERIFY(w.quantizePage()->fp8Button()->isChecked());
+  w.next();
+  QCOMPARE(load_quantization(*f.stores.settings, model_id), LoadQuantization::Fp8);
+
+  // Finish: the model is ready; Finish shows it on the Models page.
+  QCOMPARE(w.currentId(), int(DownloadWizard::Finish));
+  QVERIFY(w.finishPage()->summaryLabel()->text().contains("ready to load"));
+  QVERIFY(w.finishPage()->summaryLabel()->text().contains("FP8"));
+  gt::saveScreenshot(&w, "hub_wizard_finish");
+  w.button(QWizard::FinishButton)->click();
+  QCOMPARE(f.shown_model, model_id);
+}
+
+void TestWizard::checkModelPage(DownloadWizard& w) {
   // The model page: what the repository is, before any download.
   ModelPage* model = w.modelPage();
   const QString facts = model->factsLabel()->text();
@@ -139,7 +174,9 @@ void TestWizard::walksFromSearchToTheModelList() {
   QCOMPARE(model->summaryLabel()->text(), QString("A tiny random-weight test model."));
   QVERIFY(model->isComplete());
   gt::saveScreenshot(&w, "hub_wizard_model");
+}
 
+void TestWizard::checkFitAndPickFp8(DownloadWizard& w) {
   // The fit check: no GPU here, 8 GiB of RAM: the tiny model fits in RAM only.
   w.next();
   QCOMPARE(w.currentId(), int(DownloadWizard::Fit));
@@ -150,13 +187,15 @@ void TestWizard::walksFromSearchToTheModelList() {
   QVERIFY(fit->machineLabel()->text().contains("no GPU in this test"));
   QVERIFY(fit->selectVariant(1));  // FP8 on load
   gt::saveScreenshot(&w, "hub_wizard_fit");
+}
 
+void TestWizard::watchProgressPauseAndCancel(gt::HubFixture& f, DownloadWizard& w, int* download_id) {
   // The download: per-file progress while the slow file moves.
   w.next();
   QCOMPARE(w.currentId(), int(DownloadWizard::Download));
   DownloadPage* page = w.downloadPage();
   DownloadManager* m = f.panel.manager();
-  const int id = page->downloadId();
+  const int id = *download_id = page->downloadId();
   QVERIFY(id > 0);
   QVERIFY(QTest::qWaitFor(
       [&] {
@@ -195,7 +234,11 @@ void TestWizard::walksFromSearchToTheModelList() {
   QVERIFY(partial);
   QVERIFY(page->resumeButton()->isEnabled());
   QVERIFY(!w.currentPage()->isComplete());
+}
 
+void TestWizard::retryToTheModelList(gt::HubFixture& f, DownloadWizard& w, int id, qint64* model_id) {
+  DownloadPage* page = w.downloadPage();
+  DownloadManager* m = f.panel.manager();
   // Retry: planned again, resumed with a Range from the bytes kept, verified, in the model list.
   f.hub.reset();
   page->resumeButton()->click();
@@ -217,21 +260,7 @@ void TestWizard::walksFromSearchToTheModelList() {
   QVERIFY(row->path.contains("models--inferdesk-test--tiny-chat/snapshots/"));
   QVERIFY(f.stores.models->find_by_path(row->path.toStdString()).has_value());
 
-  // Quantize: only the FP8-on-load preset exists, and it was the chosen variant.
-  w.next();
-  QCOMPARE(w.currentId(), int(DownloadWizard::Quantize));
-  QVERIFY(!w.quantizePage()->fp8Button()->isHidden());
-  QVERIFY(w.quantizePage()->fp8Button()->isChecked());
-  w.next();
-  QCOMPARE(load_quantization(*f.stores.settings, e->model_id), LoadQuantization::Fp8);
-
-  // Finish: the model is ready; Finish shows it on the Models page.
-  QCOMPARE(w.currentId(), int(DownloadWizard::Finish));
-  QVERIFY(w.finishPage()->summaryLabel()->text().contains("ready to load"));
-  QVERIFY(w.finishPage()->summaryLabel()->text().contains("FP8"));
-  gt::saveScreenshot(&w, "hub_wizard_finish");
-  w.button(QWizard::FinishButton)->click();
-  QCOMPARE(f.shown_model, e->model_id);
+  *model_id = e->model_id;
 }
 
 void TestWizard::aGatedModelAsksForATokenAndOpensWithIt() {
