@@ -1,6 +1,7 @@
 # Finds the Qt 6 parts the desktop app needs. A missing one stops the configure step with the
 # Debian package that brings it: the GUI is never dropped silently (Qt6Charts, for one, needs
-# Qt6OpenGL's CMake package, which only libqt6opengl6-dev installs).
+# Qt6OpenGL's CMake package, which only libqt6opengl6-dev installs). Qt6Keychain (QtKeychain) keeps
+# the Hub token in the desktop's secret service.
 set(_qt_parts
   "Core=qt6-base-dev" "Gui=qt6-base-dev libgl-dev" "Widgets=qt6-base-dev"
   "Concurrent=qt6-base-dev" "Test=qt6-base-dev" "OpenGL=libqt6opengl6-dev"
@@ -17,6 +18,11 @@ foreach(part ${_qt_parts})
     list(APPEND _packages ${_pkg})
   endif()
 endforeach()
+find_package(Qt6Keychain QUIET)  # QtKeychain's own version (0.13), not Qt's
+if(NOT Qt6Keychain_FOUND)
+  string(APPEND _missing "\n  Qt6Keychain (Debian package: qtkeychain-qt6-dev)")
+  list(APPEND _packages qtkeychain-qt6-dev)
+endif()
 if(_missing)
   list(REMOVE_DUPLICATES _packages)
   string(REPLACE ";" " " _packages "${_packages}")

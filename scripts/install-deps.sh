@@ -13,6 +13,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       # package needs, the OpenGL headers Qt's CMake files require, the xcb platform plugins, a
       # font, and a virtual X server for running it without a screen
       qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core
+      # the Hub token in the desktop's secret service (QtKeychain)
+      qtkeychain-qt6-dev
       xvfb xauth
       # man pages of the programs, made from their --help
       help2man

@@ -152,16 +152,22 @@ std::vector<RepoFile> HubClient::list_files(const std::string& repo_id, const st
 }
 
 std::string HubClient::readme(const std::string& repo_id, const std::string& revision) const {
+  return small_file(repo_id, revision, "README.md", options_.max_readme_bytes).value_or("");
+}
+
+std::optional<std::string> HubClient::small_file(const std::string& repo_id, const std::string& revision,
+                                                 const std::string& path, int64_t max_bytes) const {
   check_repo(repo_id, revision);
+  if (!is_safe_repo_path(path)) throw HubError(HubErrorKind::EntryNotFound, "not a repository path: " + path);
   HttpRequest req;
-  req.url = resolve_url(repo_id, revision, "README.md");
+  req.url = resolve_url(repo_id, revision, path);
   req.headers = headers_for(req.url);
   req.follow_redirects = true;
-  req.max_body = options_.max_readme_bytes;
+  req.max_body = max_bytes;
   HttpResponse r = http_fetch(options_.http, req);
   if (r.status == 200) return std::move(r.body);
-  HubError e = http_error(r, *this, repo_id, "README.md");
-  if (e.kind() == HubErrorKind::EntryNotFound) return "";
+  HubError e = http_error(r, *this, repo_id, path);
+  if (e.kind() == HubErrorKind::EntryNotFound) return std::nullopt;
   throw e;
 }
 

@@ -46,6 +46,10 @@ class HubClient {
   std::vector<RepoFile> list_files(const std::string& repo_id, const std::string& revision) const;
   // README.md at `revision`; "" when the repository has none.
   std::string readme(const std::string& repo_id, const std::string& revision = "main") const;
+  // A small file's text at `revision` (config.json for the desktop app's fit check, before any
+  // download); nullopt when the repository has no such file, BadResponse past `max_bytes`.
+  std::optional<std::string> small_file(const std::string& repo_id, const std::string& revision,
+                                        const std::string& path, int64_t max_bytes = 1 << 20) const;
   // HEAD resolve/{revision}/{path}, following only same-host (relative) redirects as huggingface_hub
   // does: the metadata comes from the reply that points at the bytes.
   FileMetadata file_metadata(const std::string& repo_id, const std::string& revision, const std::string& path) const;

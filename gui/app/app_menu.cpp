@@ -9,7 +9,7 @@ namespace inferdesk::gui {
 QList<QAction*> MenuCommands::all() const {
   QList<QAction*> list{newChat, importChat,    exportChat, settings, quit,
                        find,    focusComposer, deleteChat, stop,     regenerate};
-  list << pages << shortcuts << about;
+  list << downloadModel << hubToken << pages << downloads << shortcuts << about;
   list.removeAll(nullptr);
   return list;
 }
@@ -22,6 +22,8 @@ void buildMenuBar(QMenuBar* bar, const MenuCommands& c) {
   QMenu* file = bar->addMenu(QObject::tr("&File"));
   add(file, {c.newChat, c.importChat, c.exportChat});
   file->addSeparator();
+  add(file, {c.downloadModel, c.hubToken});
+  file->addSeparator();
   add(file, {c.settings});
   file->addSeparator();
   add(file, {c.quit});
@@ -31,7 +33,9 @@ void buildMenuBar(QMenuBar* bar, const MenuCommands& c) {
   add(chat, {c.stop, c.regenerate});
   QMenu* view = bar->addMenu(QObject::tr("&View"));
   for (QAction* a : c.pages) view->addAction(a);
+  add(view, {c.downloads});
   QMenu* help = bar->addMenu(QObject::tr("&Help"));
+  add(help, {c.downloadModel});  // the first step for someone with no model yet
   add(help, {c.shortcuts, c.about});
   for (QMenu* m : {file, edit, chat, view, help}) m->menuAction()->setVisible(!m->isEmpty());
 }

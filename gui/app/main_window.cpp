@@ -23,6 +23,7 @@
 #include "gui/app/theme.h"
 #include "gui/app/window_geometry.h"
 #include "gui/engine/engine_controller.h"
+#include "gui/hub/hub_feature.h"
 #include "gui/models/model_facts.h"
 #include "gui/models/models_page.h"
 #include "gui/perf/perf_page.h"
@@ -117,6 +118,11 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
     statusBar()->showMessage(tr("Read-only: %1").arg(QString::fromStdString(ctx_.db.read_only_reason())));
   connectEngine();
   buildCommands();
+  // "Download a model…", the downloads panel and the token (gui/hub).
+  auto* hub = new HubFeature(*this, ctx_, models_, default_hub_feature_options());
+  commands_.downloadModel = hub->downloadModelAction();
+  commands_.downloads = hub->downloadsAction();
+  commands_.hubToken = hub->tokenAction();
   buildMenuBar(menuBar(), commands_);
   if (ctx_.engine) install_server_panel(*this, ctx_.engine);  // "Serve the loaded model on localhost:PORT"
   resize(1200, 800);

@@ -155,6 +155,27 @@ class State:
         return None
 
 
+def parameter_counts(rev: Revision):
+    """Parameters per dtype as the Hub reports them: from the safetensors headers (shape products);
+    files without a readable header (the random blobs) are not counted, as the Hub skips them."""
+    counts = {}
+    for f in rev.files.values():
+        if not f.path.endswith(".safetensors"):
+            continue
+        try:
+            n = int.from_bytes(f.data[:8], "little")
+            header = json.loads(f.data[8:8 + n])
+            for name, t in header.items():
+                if name != "__metadata__":
+                    size = 1
+                    for d in t["shape"]:
+                        size *= d
+                    counts[t["dtype"]] = counts.get(t["dtype"], 0) + size
+        except (ValueError, KeyError, TypeError):
+            continue
+    return counts
+
+
 def model_json(repo: Repo, rev: Revision, full: bool):
     out = {"_id": hashlib.md5(repo.id.encode()).hexdigest()[:24], "id": repo.id, "modelId": repo.id,
            "author": repo.id.split("/")[0], "private": False, "downloads": repo.downloads, "likes": repo.likes,
@@ -162,11 +183,11 @@ def model_json(repo: Repo, rev: Revision, full: bool):
            "tags": ["transformers", "safetensors", "text-generation", f"license:{repo.license}"],
            "config": {k: repo.config[k] for k in ("architectures", "model_type") if k in repo.config}}
     if full:
-        weights = sum(len(f.data) for f in rev.files.values() if f.path.endswith(".safetensors"))
+        params = parameter_counts(rev)
         out.update({"sha": rev.commit, "lastModified": "2025-01-01T00:00:00.000Z", "disabled": False,
                     "cardData": {"license": repo.license},
                     "siblings": [{"rfilename": p} for p in sorted(rev.files)],
-                    "safetensors": {"parameters": {"F32": weights // 4}, "total": weights // 4},
+                    "safetensors": {"parameters": params, "total": sum(params.values())},
                     "usedStorage": sum(len(f.data) for f in rev.files.values())})
     return out
 
