@@ -141,14 +141,30 @@ qint64 ModelManager::availableMemory(const QString& backend) {
   return 0;
 }
 
-MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget) {
+namespace {
+// Weight bytes a backend keeps: the CPU reads them as stored, CUDA keeps BF16 (FP8 checkpoints as
+// stored); FP8 on load makes the projections one byte each, the embeddings keep their width.
+qint64 kept_weight_bytes(const ModelInfo& info, bool cuda, bool quantize_fp8) {
+  if (info.config.quantization.quantized()) return info.weight_bytes;
+  if (!quantize_fp8) return cuda ? info.params_total * 2 : info.weight_bytes;
+  const ModelConfig& c = info.config;
+  const qint64 embed = c.vocab_size * c.hidden_size * (c.tie_word_embeddings ? 1 : 2);
+  const qint64 projections = std::max<qint64>(0, info.params_total - embed);
+  const double stored = info.params_total > 0 ? static_cast<double>(info.weight_bytes) / info.params_total : 2.0;
+  return projections + static_cast<qint64>((info.params_total - projections) * (cuda ? 2.0 : stored));
+}
+}  // namespace
+
+MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget,
+                                      LoadPrecision precision) {
   MemoryCheck m;
   m.context = context > 0 ? context : info.context_length;
   const bool cuda = backend == "cuda";
   // CPU keeps weights as stored (read in place) and a float32 cache; CUDA keeps BF16 weights and
-  // a BF16 cache.
-  const MemoryEstimate e = cuda ? estimate_memory(info.config, info.params_total * 2, m.context, DType::BF16)
-                                : estimate_memory(info.config, info.weight_bytes, m.context, DType::F32);
+  // a BF16 cache (E4M3 with an FP8 KV cache).
+  const DType kv = !cuda ? DType::F32 : precision.kv_cache_fp8 ? DType::F8E4M3 : DType::BF16;
+  const MemoryEstimate e = estimate_memory(info.config, kept_weight_bytes(info, cuda, precision.quantize_fp8),
+                                           m.context, kv);
   m.weights = e.weights;
   m.kv_cache = e.kv_cache;
   m.activations = e.activations;
@@ -172,7 +188,8 @@ MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& back
   return m;
 }
 
-MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 context, std::optional<qint64> budget) {
+MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 context, std::optional<qint64> budget,
+                                      LoadPrecision precision) {
   const ModelRow* row = table_.find(id);
   if (!row) {
     MemoryCheck m;
@@ -180,7 +197,7 @@ MemoryCheck ModelManager::checkMemory(qint64 id, const QString& backend, qint64 
     return m;
   }
   try {
-    return checkMemory(info(row->path), backend, context, budget ? *budget : availableMemory(backend));
+    return checkMemory(info(row->path), backend, context, budget ? *budget : availableMemory(backend), precision);
   } catch (const std::exception& e) {
     MemoryCheck m;
     m.reason = tr("cannot read %1: %2").arg(row->path, message_of(e));
@@ -203,7 +220,7 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   if (precision.quantize_fp8 && row->facts && row->facts->quantization != "none" && !row->facts->quantization.isEmpty())
     return refuse(
         tr("%1 is already quantized (%2): it loads as published").arg(row->display_name, row->facts->quantization));
-  const MemoryCheck m = checkMemory(id, backend, context, budget);
+  const MemoryCheck m = checkMemory(id, backend, context, budget, precision);
   if (!m.fits || !m.reason.isEmpty()) return refuse(tr("%1 was not loaded: %2").arg(row->display_name, m.reason));
   loading_id_ = id;
   loading_backend_ = backend;

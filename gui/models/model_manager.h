@@ -61,9 +61,12 @@ class ModelManager : public QObject {
   static qint64 availableMemory(const QString& backend);
   // Estimates memory for `context` tokens (0: the model's context length) on `backend` and
   // compares it with `budget` (nullopt: availableMemory(backend)).
+  // precision: FP8 on load counts the projections at one byte, an FP8 KV cache one byte a value
+  // (on CUDA; the CPU's cache stays float32).
   MemoryCheck checkMemory(qint64 id, const QString& backend, qint64 context,
-                          std::optional<qint64> budget = std::nullopt);
-  static MemoryCheck checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget);
+                          std::optional<qint64> budget = std::nullopt, LoadPrecision precision = {});
+  static MemoryCheck checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget,
+                                 LoadPrecision precision = {});
 
   // Checks memory (refusing with *reason when it will not fit) and asks the engine to load the
   // model; progress and the result arrive through the controller's signals (the table's Status

@@ -174,6 +174,8 @@ void ModelsPage::buildUi() {
   connect(manager_.table(), &QAbstractItemModel::dataChanged, this, [this] { updateButtons(); });
   connect(backend_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
   connect(context_, &QSpinBox::valueChanged, this, &ModelsPage::updateEstimate);
+  connect(quantize_, &QCheckBox::toggled, this, &ModelsPage::updateEstimate);
+  connect(kv_dtype_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
 }
 
 qint64 ModelsPage::selectedId() const {
@@ -198,6 +200,13 @@ void ModelsPage::addFolderWithDialog() {
   if (!r.ok) QMessageBox::warning(this, tr("Cannot add this folder"), r.error);
 }
 
+LoadPrecision ModelsPage::chosenPrecision() const {
+  LoadPrecision p;
+  p.quantize_fp8 = quantize_->isEnabled() && quantize_->isChecked();
+  p.kv_cache_fp8 = kv_dtype_->currentData().toString() == "fp8";
+  return p;
+}
+
 void ModelsPage::loadSelected() {
   const qint64 id = selectedId();
   if (id == 0) {
@@ -206,9 +215,7 @@ void ModelsPage::loadSelected() {
   }
   const QString backend = backend_->currentData().toString();
   const int context = context_->value();
-  LoadPrecision precision;
-  precision.quantize_fp8 = quantize_->isEnabled() && quantize_->isChecked();
-  precision.kv_cache_fp8 = kv_dtype_->currentData().toString() == "fp8";
+  const LoadPrecision precision = chosenPrecision();
   // Loading replaces the loaded model: replies being written stop, so ask first.
   confirmStoppingReplies(tr("Stop and load"), [this, id, backend, context, precision] {
     QString reason;
@@ -290,7 +297,8 @@ void ModelsPage::updateEstimate() {
     updateButtons();
     return;
   }
-  const MemoryCheck m = manager_.checkMemory(id, backend_->currentData().toString(), context_->value());
+  const MemoryCheck m = manager_.checkMemory(id, backend_->currentData().toString(), context_->value(), std::nullopt,
+                                             chosenPrecision());
   if (!m.reason.isEmpty())
     estimate_->setText(coloured(colors.bad_text, m.reason));
   else

@@ -45,6 +45,8 @@ class ModelsPage : public QWidget {
 
  public slots:
   void addFolderWithDialog();
+  // The load form's FP8 choices.
+  LoadPrecision chosenPrecision() const;
   void loadSelected();
   // Unloads; while requests run, after a window-modal confirmation (objectName
   // "unloadConfirmation"). Loading another model while requests run asks the same way.

@@ -208,6 +208,26 @@ class TestModelManager : public QObject {
     QCOMPARE(cell(mm2.table(), 0, ModelTableModel::State), QString());
   }
 
+  void estimatesFp8WeightsAndKvCache() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    const qint64 id = mm.addFolder(fixture("qwen3")).id;
+    const qint64 fp8 = mm.addFolder(fixture("../models-fp8/qwen3-channel")).id;
+    const qint64 big = qint64(1) << 40;
+    LoadPrecision q;
+    q.quantize_fp8 = true;
+    LoadPrecision kv;
+    kv.kv_cache_fp8 = true;
+    const MemoryCheck bf16 = mm.checkMemory(id, "cuda", 4096, big), on_load = mm.checkMemory(id, "cuda", 4096, big, q);
+    const MemoryCheck folder = mm.checkMemory(fp8, "cuda", 4096, big), kv8 = mm.checkMemory(id, "cuda", 4096, big, kv);
+    // FP8 projections: less than BF16, and what the FP8 folder stores within its scales' bytes.
+    QVERIFY(on_load.weights < bf16.weights);
+    QVERIFY(std::abs(on_load.weights - folder.weights) < bf16.weights / 20);
+    // An E4M3 cache is half the BF16 one on CUDA; the CPU's stays float32.
+    QCOMPARE(kv8.kv_cache * 2, bf16.kv_cache);
+    QCOMPARE(mm.checkMemory(id, "cpu", 4096, big, kv).kv_cache, mm.checkMemory(id, "cpu", 4096, big).kv_cache);
+  }
+
   void loadsWithFp8WeightsAndKvCache() {
     EngineThread engine;
     test::TempStores s(engine.controller());
