@@ -219,6 +219,18 @@ TEST(CliInfo, ShowsTheQuantizationOfAnFp8Folder) {
   EXPECT_EQ(j["cuda_estimate"]["weights_bytes"], j["weight_bytes"]);
 }
 
+TEST(CliQuantize, ReportsWhatFp8Changes) {
+  const auto dir = test::golden_models_dir() / "tiny-chat";
+  const CliRun r = run_cli("quantize --model " + dir.string() + " --report --tokens 64 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out)["report"];
+  EXPECT_EQ(j["tokens"], 63);
+  EXPECT_GT(j["perplexity_base"].get<double>(), 1.0);
+  EXPECT_GT(j["kl_mean"].get<double>(), 0.0);
+  EXPECT_LT(j["weight_bytes_quant"].get<int64_t>(), j["weight_bytes_base"].get<int64_t>());
+  EXPECT_NE(run_cli("quantize --model " + dir.string()).status, 0);  // neither --out nor --report
+}
+
 TEST(CliBench, QuantizesDummyWeightsToFp8) {
   const CliRun r = run_cli("bench --dummy qwen3-0.6b --quantization fp8 --kv-cache-dtype fp8 --batch 1 "
                            "--input-len 4 --output-len 2 --repeat 1 --kv-cache-mb 64 --json");
