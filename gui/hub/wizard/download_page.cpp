@@ -102,6 +102,7 @@ void DownloadPage::update() {
   token_->setVisible(s == DownloadStatus::Failed && e->failure && e->failure->needsToken());
   const qint64 before = state_.model_id;
   state_.model_id = s == DownloadStatus::Done ? e->model_id : 0;
+  state_.model_dir = s == DownloadStatus::Done ? e->snapshot_dir : QString();
   if (before != state_.model_id) emit completeChanged();
 }
 

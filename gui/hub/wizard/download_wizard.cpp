@@ -37,6 +37,7 @@ DownloadWizard::DownloadWizard(WizardServices services, QWidget* parent)
 }
 
 void DownloadWizard::done(int result) {
+  quantize_->cancelMeasure();  // closing the wizard stops an accuracy measurement
   if (result == QDialog::Accepted && finish_->showModelRequested() && services_.show_model && state_.model_id > 0)
     services_.show_model(state_.model_id);
   QWizard::done(result);

@@ -4,7 +4,8 @@
 //                 parameters, the variants in the repository
 //   FitPage       per variant and context length: fits on your GPU / in RAM only / does not fit
 //   DownloadPage  per-file progress (state, bytes, speed, time left), pause / resume / cancel
-//   QuantizePage  the presets that exist: load as published, or FP8 on load
+//   QuantizePage  the presets that exist: load as published, or FP8 on load, with an accuracy
+//                 report of FP8 measured on a worker thread (QuantReportRunner)
 //   FinishPage    the model is in the model list, ready to load
 // The download itself belongs to the downloads panel: closing the wizard leaves it running.
 #pragma once
@@ -44,6 +45,7 @@ struct WizardState {
   int variant = -1;  // index into overview->variants
   int download_id = 0;
   qint64 model_id = 0;
+  QString model_dir;  // the finished download's snapshot folder ("" until it is done)
   bool load_fp8 = false;
   const RepoVariant* chosenVariant() const;
 };

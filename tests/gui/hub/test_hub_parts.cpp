@@ -11,13 +11,16 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QSignalSpy>
 #include <QTreeWidget>
 #include <QtTest>
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +31,8 @@
 #include "gui/hub/load_preference.h"
 #include "gui/hub/repo_overview.h"
 #include "gui/hub/wizard/download_wizard.h"
+#include "gui/hub/wizard/quant_report.h"
+#include "gui/hub/wizard/quantize_page.h"
 #include "gui/hub/wizard/search_page.h"
 #include "gui/models/models_page.h"
 #include "tests/gui/hub/hub_test_support.h"
@@ -88,6 +93,11 @@ struct FakeSecret : SecretBackend {
   QString describe() const override { return "the fake keyring"; }
 };
 
+// A repository of unquantized (BF16) weights: the root variant and FP8 on load.
+RepoOverview quantizable_overview() {
+  return overview("org/tiny", {repo_file("model.safetensors", 1000), repo_file("config.json", 10)}, tiny_config());
+}
+
 }  // namespace
 
 class TestHubParts : public QObject {
@@ -102,6 +112,117 @@ class TestHubParts : public QObject {
     const QString cut = readme_summary(std::string(200, 'w') + " " + std::string(2000, 'x'), 300);
     QVERIFY(cut.size() <= 301);
     QVERIFY(cut.endsWith(QChar(0x2026)));
+  }
+
+  // The quantize step's accuracy report, on the page alone fed a finished download (the tiny-chat
+  // folder) and measured on the CPU: the progress bar advances, the report shows finite
+  // perplexities, a KL divergence above zero, the sizes and that tok/s needs a GPU.
+  void theQuantizeStepMeasuresFp8Accuracy() {
+    gt::HubFixture f;
+    WizardServices services = f.services();
+    WizardState state;
+    state.overview = quantizable_overview();
+    state.variant = 1;  // FP8 on load
+    state.model_dir = gt::fixture("tiny-chat");
+    QuantizePage page(services, state);
+    page.setMeasureBackend("cpu");
+    page.initializePage();
+    page.show();
+    QVERIFY(page.fp8Button()->isChecked());
+    QVERIFY(!page.measureButton()->isHidden());
+    page.asPublishedButton()->setChecked(true);
+    QVERIFY(page.measureButton()->isHidden());  // only for FP8
+    page.fp8Button()->setChecked(true);
+    QVERIFY(!page.measureButton()->isHidden());
+
+    QList<int> values;
+    connect(page.measureProgress(), &QProgressBar::valueChanged, this, [&](int v) { values << v; });
+    QSignalSpy done(page.runner(), &QuantReportRunner::finished);
+    page.measureButton()->click();
+    QVERIFY(page.runner()->running());
+    QVERIFY(!page.measureButton()->isEnabled());
+    QVERIFY(!page.cancelMeasureButton()->isHidden());
+    QVERIFY(done.wait(120000));
+    QVERIFY2(values.size() >= 3, qPrintable(QString::number(values.size())));
+    for (int i = 1; i < values.size(); ++i) QVERIFY(values[i] >= values[i - 1]);
+    QCOMPARE(page.measureProgress()->value(), page.measureProgress()->maximum());
+    const QuantEvalReport& r = page.runner()->report();
+    QVERIFY(r.tokens > 100);
+    QVERIFY(std::isfinite(r.perplexity_base) && r.perplexity_base > 1);
+    QVERIFY(std::isfinite(r.perplexity_quant) && r.perplexity_quant > 1);
+    QVERIFY(r.kl_mean > 0);
+    QVERIFY(r.kl_max >= r.kl_mean);
+    QVERIFY(r.weight_bytes_quant < r.weight_bytes_base);
+    const QString text = page.reportLabel()->text();
+    QVERIFY2(text.contains("Perplexity:") && text.contains("→"), qPrintable(text));
+    QVERIFY(text.contains("KL divergence: mean"));
+    QVERIFY(text.contains("Top-1 agreement"));
+    QVERIFY(text.contains("Weight size:"));
+    QVERIFY(text.contains("tok/s: measured on a GPU only"));
+    QVERIFY(text.contains("CPU"));
+    QVERIFY(!page.reportLabel()->isHidden());
+    QVERIFY(page.cancelMeasureButton()->isHidden());
+    QVERIFY(page.measureButton()->isEnabled());
+    page.resize(760, 360);
+    gt::saveScreenshot(&page, "hub_wizard_quant_report");
+  }
+
+  // Cancel half-way: no report, no crash, and the page can measure again; an error shows its
+  // message; closing the wizard cancels a measurement.
+  void theAccuracyMeasurementCancelsAndReportsErrors() {
+    gt::HubFixture f;
+    WizardServices services = f.services();
+    WizardState state;
+    state.overview = quantizable_overview();
+    state.variant = 1;
+    state.model_dir = gt::fixture("tiny-chat");
+    QuantizePage page(services, state);
+    page.setMeasureBackend("cpu");
+    page.initializePage();
+    page.show();
+    QSignalSpy cancelled(page.runner(), &QuantReportRunner::cancelled);
+    QSignalSpy finished(page.runner(), &QuantReportRunner::finished);
+    bool once = false;
+    connect(page.runner(), &QuantReportRunner::progress, this, [&](double) {
+      if (once) return;
+      once = true;
+      page.cancelMeasureButton()->click();
+    });
+    page.measureButton()->click();
+    QVERIFY(cancelled.wait(120000));
+    QVERIFY(once);
+    QCOMPARE(finished.count(), 0);
+    QVERIFY(!page.runner()->running());
+    QCOMPARE(page.runner()->report().tokens, 0);
+    QVERIFY(!page.reportLabel()->text().contains("Perplexity"));
+    QVERIFY(page.reportLabel()->text().contains("cancelled"));
+    QVERIFY(page.measureButton()->isEnabled());
+    QVERIFY(page.cancelMeasureButton()->isHidden());
+
+    // An error (a folder that is no model) shows its message.
+    QTemporaryDir empty;
+    state.model_dir = empty.path();
+    QSignalSpy failed(page.runner(), &QuantReportRunner::failed);
+    page.measureButton()->click();
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(page.reportLabel()->text().startsWith("Could not measure the accuracy: "),
+             qPrintable(page.reportLabel()->text()));
+    QVERIFY(page.reportLabel()->text().size() > QString("Could not measure the accuracy: ").size());
+
+    // Closing the wizard cancels the measurement; the wizard object stays fine.
+    DownloadWizard w(f.services());
+    w.state().overview = quantizable_overview();
+    w.state().variant = 1;
+    w.state().model_dir = gt::fixture("tiny-chat");
+    w.quantizePage()->setMeasureBackend("cpu");
+    w.quantizePage()->initializePage();
+    w.show();
+    QSignalSpy wcancelled(w.quantizePage()->runner(), &QuantReportRunner::cancelled);
+    w.quantizePage()->measure();
+    QVERIFY(w.quantizePage()->runner()->running());
+    w.reject();
+    QVERIFY(wcancelled.wait(120000));
+    QVERIFY(!w.quantizePage()->runner()->running());
   }
 
   void formatsComeFromNames() {

@@ -149,6 +149,9 @@ void TestWizard::walksFromSearchToTheModelList() {
   QCOMPARE(w.currentId(), int(DownloadWizard::Quantize));
   QVERIFY(!w.quantizePage()->fp8Button()->isHidden());
   QVERIFY(w.quantizePage()->fp8Button()->isChecked());
+  // The download finished: FP8's accuracy can be measured (the parts test measures it).
+  QVERIFY(!w.quantizePage()->measureButton()->isHidden());
+  QCOMPARE(w.state().model_dir, f.panel.manager()->entry(id)->snapshot_dir);
   w.next();
   QCOMPARE(load_quantization(*f.stores.settings, model_id), LoadQuantization::Fp8);
 
