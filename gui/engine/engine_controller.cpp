@@ -132,6 +132,31 @@ std::weak_ptr<Engine> EngineController::engineHandle() const {
   return engine_;
 }
 
+namespace {
+// What the app shows of a loaded model (the engine's own figures are added after it starts).
+ModelSummary summary_of(const LoadedModel& model, const std::filesystem::path& dir, const QString& backend,
+                        const PromptRenderer& renderer, LoadPrecision precision) {
+  ModelSummary s;
+  s.name = QString::fromStdString(model.name);
+  s.path = QString::fromStdString(std::filesystem::absolute(dir).lexically_normal().string());
+  s.backend = backend;
+  s.architecture = QString::fromStdString(model.config.model_type);
+  s.weight_bytes = model.weight_bytes;
+  s.num_layers = static_cast<int>(model.config.num_hidden_layers);
+  s.num_experts = static_cast<int>(model.config.num_experts);
+  s.experts_per_token = static_cast<int>(model.config.num_experts_per_tok);
+  s.has_shared_expert = model.config.shared_expert_intermediate_size > 0;
+  if (model.config.is_moe())
+    for (int64_t l = 0; l < model.config.num_hidden_layers; ++l) s.moe_layers.push_back(model.config.is_moe_layer(l));
+  s.vocab_size = static_cast<int>(model.config.vocab_size);
+  s.has_tokenizer = renderer.hasTokenizer();
+  s.has_chat_template = renderer.hasChatTemplate();
+  s.quantization = QString::fromStdString(model.quantization);
+  s.kv_cache_fp8 = precision.kv_cache_fp8;
+  return s;
+}
+}  // namespace
+
 void EngineController::loadModel(const QString& path, const QString& backend, int contextLength, qint64 kvBudgetBytes,
                                  LoadPrecision precision) {
   unload();
@@ -172,23 +197,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
     // decoded.
     if (const Tokenizer* tok = renderer->tokenizer())
       options.sample_vocab = sample_vocab_for(*tok, model.config.vocab_size);
-    ModelSummary s;
-    s.name = QString::fromStdString(model.name);
-    s.path = QString::fromStdString(std::filesystem::absolute(dir).lexically_normal().string());
-    s.backend = backend;
-    s.architecture = QString::fromStdString(model.config.model_type);
-    s.weight_bytes = model.weight_bytes;
-    s.num_layers = static_cast<int>(model.config.num_hidden_layers);
-    s.num_experts = static_cast<int>(model.config.num_experts);
-    s.experts_per_token = static_cast<int>(model.config.num_experts_per_tok);
-    s.has_shared_expert = model.config.shared_expert_intermediate_size > 0;
-    if (model.config.is_moe())
-      for (int64_t l = 0; l < model.config.num_hidden_layers; ++l) s.moe_layers.push_back(model.config.is_moe_layer(l));
-    s.vocab_size = static_cast<int>(model.config.vocab_size);
-    s.has_tokenizer = renderer->hasTokenizer();
-    s.has_chat_template = renderer->hasChatTemplate();
-    s.quantization = QString::fromStdString(model.quantization);
-    s.kv_cache_fp8 = precision.kv_cache_fp8;
+    ModelSummary s = summary_of(model, dir, backend, *renderer, precision);
     auto engine = std::make_unique<Engine>(std::move(model), options);
     s.context_length = engine->max_model_len();
     s.sample_vocab = engine->sample_vocab();

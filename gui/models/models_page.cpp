@@ -63,44 +63,7 @@ ModelsPage::ModelsPage(AppContext& ctx, QWidget* parent) : QWidget(parent), ctx_
   showDetails();
 }
 
-void ModelsPage::buildUi() {
-  auto* root = new QVBoxLayout(this);
-  auto* title = new QLabel(tr("<h2>Models</h2>"));
-  auto* intro = new QLabel(tr("Local Hugging Face folders (config.json + safetensors). Select one to "
-                              "see what it is and what it will cost, then load it."));
-  intro->setWordWrap(true);
-  root->addWidget(title);
-  root->addWidget(intro);
-
-  auto* bar = new QHBoxLayout();
-  add_ = new QPushButton(tr("Add folder…"));
-  remove_ = new QPushButton(tr("Remove"));
-  bar->addWidget(add_);
-  bar->addWidget(remove_);
-  bar->addStretch();
-  root->addLayout(bar);
-
-  table_ = new QTableView();
-  table_->setModel(manager_.table());
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->horizontalHeader()->setSectionResizeMode(ModelTableModel::Name, QHeaderView::Stretch);
-  table_->setAlternatingRowColors(true);
-  table_->setMinimumHeight(140);
-  root->addWidget(table_, 2);
-
-  auto* lower = new QHBoxLayout();
-  auto* facts_box = new QGroupBox(tr("Details"));
-  auto* facts_layout = new QVBoxLayout(facts_box);
-  details_ = new QLabel();
-  details_->setWordWrap(true);
-  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  facts_layout->addWidget(details_);
-  lower->addWidget(facts_box, 3);
-
+QGroupBox* ModelsPage::buildLoadBox() {
   auto* load_box = new QGroupBox(tr("Load"));
   auto* form = new QFormLayout(load_box);
   backend_ = new QComboBox();
@@ -152,6 +115,48 @@ void ModelsPage::buildUi() {
   progress_->setFormat(tr("loading weights %p%"));
   progress_->setVisible(false);
   form->addRow(progress_);
+  return load_box;
+}
+
+void ModelsPage::buildUi() {
+  auto* root = new QVBoxLayout(this);
+  auto* title = new QLabel(tr("<h2>Models</h2>"));
+  auto* intro = new QLabel(tr("Local Hugging Face folders (config.json + safetensors). Select one to "
+                              "see what it is and what it will cost, then load it."));
+  intro->setWordWrap(true);
+  root->addWidget(title);
+  root->addWidget(intro);
+
+  auto* bar = new QHBoxLayout();
+  add_ = new QPushButton(tr("Add folder…"));
+  remove_ = new QPushButton(tr("Remove"));
+  bar->addWidget(add_);
+  bar->addWidget(remove_);
+  bar->addStretch();
+  root->addLayout(bar);
+
+  table_ = new QTableView();
+  table_->setModel(manager_.table());
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setSectionResizeMode(ModelTableModel::Name, QHeaderView::Stretch);
+  table_->setAlternatingRowColors(true);
+  table_->setMinimumHeight(140);
+  root->addWidget(table_, 2);
+
+  auto* lower = new QHBoxLayout();
+  auto* facts_box = new QGroupBox(tr("Details"));
+  auto* facts_layout = new QVBoxLayout(facts_box);
+  details_ = new QLabel();
+  details_->setWordWrap(true);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  facts_layout->addWidget(details_);
+  lower->addWidget(facts_box, 3);
+
+  QGroupBox* load_box = buildLoadBox();
   lower->addWidget(load_box, 2);
   root->addLayout(lower, 1);
 

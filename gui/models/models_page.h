@@ -14,6 +14,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -56,6 +57,8 @@ class ModelsPage : public QWidget {
   void changeEvent(QEvent* event) override;  // status colours follow the palette
 
  private:
+  // The Load group: backend, context, FP8 choices, the estimate, the buttons and the progress bar.
+  QGroupBox* buildLoadBox();
   void buildUi();
   void showDetails();
   void updateEstimate();
