@@ -57,6 +57,14 @@ TEST(QuantEval, Fp8OnLoadIsCloseAndSmaller) {
   EXPECT_GT(r.top1_agreement, 0.8);
   EXPECT_NEAR(r.perplexity_quant / r.perplexity_base, 1.0, 0.1);
   EXPECT_LT(r.weight_bytes_quant, r.weight_bytes_base);
+  EXPECT_EQ(r.decode_tps_base, 0.0);  // not asked for
+  // The speed measure itself (the app asks for it on GPUs; the CPU runs the same code).
+  QuantEvalOptions speed;
+  speed.max_tokens = 32;
+  speed.measure_speed = true;
+  const QuantEvalReport s = evaluate_quantization(dir, eval_ids(dir), [] { return make_cpu_backend(2); }, speed);
+  EXPECT_GT(s.decode_tps_base, 0.0);
+  EXPECT_GT(s.decode_tps_quant, 0.0);
   o.progress = [](double) { return false; };
   EXPECT_THROW(evaluate_quantization(dir, eval_ids(dir), [] { return make_cpu_backend(2); }, o), Error);
 }
