@@ -10,12 +10,6 @@ namespace inferdesk {
 
 namespace {
 
-std::string module_of(const std::string& name) { return name.substr(0, name.size() - 7); }  // minus ".weight"
-
-bool is_weight_matrix(const std::string& name, size_t rank) {
-  return rank == 2 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
-}
-
 class FolderWeights : public WeightSource {
  public:
   FolderWeights(const ModelFolder& folder, const FolderWeightsOptions& options)
@@ -64,8 +58,8 @@ class FolderWeights : public WeightSource {
 
   // The FP8 scheme `name` loads with, or nullopt for a plain tensor.
   std::optional<QuantInfo> scheme_of(const std::string& name, const std::vector<int64_t>& shape) const {
-    if (!is_weight_matrix(name, shape.size())) return std::nullopt;
-    const std::string module = module_of(name);
+    const std::string module = shape.size() == 2 ? weight_module(name) : "";
+    if (module.empty()) return std::nullopt;
     if (options_.quantize_fp8) {
       if (!is_projection_module(module)) return std::nullopt;
       QuantInfo q;
@@ -99,7 +93,7 @@ class FolderWeights : public WeightSource {
       return p;
     }
     p.codes = folder_.get(name, {rows, cols});
-    const std::string module = module_of(name);
+    const std::string module = weight_module(name);
     const std::string scale_name = quant_.weight_scale_name(module);
     const HostTensor* s = folder_.find(scale_name);
     if (!s) throw Error(ErrorCode::Format, "FP8 weight '" + name + "' has no scale tensor '" + scale_name + "'");

@@ -29,9 +29,8 @@ struct OutTensor {
 };
 
 bool is_projection_weight(const HostTensor& t) {
-  const std::string& n = t.name;
-  return t.shape.size() == 2 && n.size() > 7 && n.compare(n.size() - 7, 7, ".weight") == 0 &&
-         is_projection_module(n.substr(0, n.size() - 7)) &&
+  const std::string module = weight_module(t.name);
+  return t.shape.size() == 2 && !module.empty() && is_projection_module(module) &&
          (t.dtype == DType::BF16 || t.dtype == DType::F16 || t.dtype == DType::F32);
 }
 
@@ -41,7 +40,7 @@ std::vector<OutTensor> plan(const ModelFolder& src, std::vector<std::string>& ig
   for (const std::string& name : src.tensor_names()) {
     const HostTensor* t = src.find(name);
     if (is_projection_weight(*t)) {
-      const std::string module = name.substr(0, name.size() - 7);
+      const std::string module = weight_module(name);
       out.push_back({name, "F8_E4M3", t->shape, t->shape[0] * t->shape[1], t, OutTensor::Kind::Codes});
       out.push_back({module + ".weight_scale",
                      dtype_name(t->dtype),
@@ -52,8 +51,8 @@ std::vector<OutTensor> plan(const ModelFolder& src, std::vector<std::string>& ig
       continue;
     }
     out.push_back({name, dtype_name(t->dtype), t->shape, static_cast<int64_t>(t->nbytes), t, OutTensor::Kind::Copy});
-    const bool matrix = t->shape.size() == 2 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
-    if (matrix && name.find("embed_tokens") == std::string::npos) ignored.push_back(name.substr(0, name.size() - 7));
+    const std::string module = t->shape.size() == 2 ? weight_module(name) : "";
+    if (!module.empty() && name.find("embed_tokens") == std::string::npos) ignored.push_back(module);
   }
   return out;
 }

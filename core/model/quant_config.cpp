@@ -1,6 +1,7 @@
 #include "core/model/quant_config.h"
 
 #include <regex>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -166,6 +167,13 @@ void parse_fp8_block(const json& qc, QuantConfig& c) {
 
 }  // namespace
 
+std::string weight_module(const std::string& name) {
+  constexpr std::string_view kSuffix = ".weight";
+  if (name.size() <= kSuffix.size() || name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+    return "";
+  return name.substr(0, name.size() - kSuffix.size());
+}
+
 bool is_projection_module(const std::string& module) {
   const size_t dot = module.rfind('.');
   const std::string last = dot == std::string::npos ? module : module.substr(dot + 1);
@@ -226,7 +234,8 @@ QuantConfig QuantConfig::from_json(const json& qc) {
     c.format = QuantFormat::Fp8Block;
     parse_fp8_block(qc, c);
   } else {
-    unsupported("quant_method \"" + method + "\" is not supported (InferDesk runs \"compressed-tensors\" FP8 and "
+    unsupported("quant_method \"" + method +
+                "\" is not supported (InferDesk runs \"compressed-tensors\" FP8 and "
                 "block-wise \"fp8\" checkpoints)");
   }
   return c;

@@ -46,6 +46,9 @@ struct QuantConfig {
   static QuantConfig from_json(const nlohmann::json& qc);
 };
 
+// The module of a weight tensor: "<module>" for "<module>.weight", "" for any other name.
+std::string weight_module(const std::string& name);
+
 // The linear modules quantize-on-load covers, as llm-compressor's FP8_DYNAMIC recipe does: the
 // attention and MLP projections and the experts, not lm_head, the embeddings or MoE routers.
 bool is_projection_module(const std::string& module);

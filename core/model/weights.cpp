@@ -17,8 +17,8 @@ std::string shape_str(const std::vector<int64_t>& s) {
 }
 
 bool is_projection_weight(const std::string& name, int64_t cols) {
-  return cols > 0 && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
-         is_projection_module(name.substr(0, name.size() - 7));
+  const std::string module = weight_module(name);
+  return cols > 0 && !module.empty() && is_projection_module(module);
 }
 
 class DummyWeights : public WeightSource {
