@@ -86,10 +86,10 @@ void run_info(const InfoArgs& a) {
   const int64_t context = a.context > 0 ? a.context : info.context_length;
   // CPU keeps the weights as stored and a float32 cache; the CUDA backend keeps BF16 weights (FP8
   // ones as stored) and a BF16 cache.
-  const bool quantized = c.quantization.quantized();
   const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
-  const MemoryEstimate gpu = estimate_memory(c, quantized ? info.weight_bytes : info.params_total * 2, context,
-                                             DType::BF16);
+  const int64_t gpu_weights = backend_weight_bytes(c, info.params_total, info.weight_bytes, c.quantization.quantized(),
+                                                   true, false);
+  const MemoryEstimate gpu = estimate_memory(c, gpu_weights, context, DType::BF16);
   const int64_t ram = physical_memory();
   const bool chat_template = has_chat_template(a.model);
   const std::string warning = context_warning(context, info.context_length);

@@ -38,6 +38,13 @@ struct MemoryEstimate {
   int64_t kv_bytes_per_token = 0;
 };
 
+// Weight bytes a backend keeps of `params` parameters stored in `stored_bytes`: the CPU reads them
+// as stored; CUDA converts unquantized weights to BF16 and keeps FP8 checkpoints (`fp8_stored`) as
+// stored. FP8 on load makes the projections one byte each; the embeddings (and an untied lm_head)
+// keep their width: BF16 on CUDA, as stored on the CPU.
+int64_t backend_weight_bytes(const ModelConfig& config, int64_t params, int64_t stored_bytes, bool fp8_stored,
+                             bool cuda, bool fp8_on_load);
+
 // Memory to run `config` with `context_tokens` of KV cache in `kv_dtype` (CPU: F32, CUDA: BF16)
 // and steps of up to `max_batched_tokens` tokens; weights counted at `weight_bytes` (what the
 // backend keeps: the file size on CPU, BF16 on CUDA).

@@ -48,17 +48,7 @@ ModelInfo hub_model_info(const ModelConfig& config, qint64 params, qint64 file_b
 }
 
 qint64 variant_weight_bytes(const ModelConfig& config, qint64 params, const RepoVariant& v, bool cuda) {
-  if (!v.quantize_on_load) {
-    // An FP8 checkpoint stays FP8 on either backend; unquantized weights are BF16 on CUDA.
-    if (v.format == VariantFormat::Fp8 || !cuda) return v.file_bytes;
-    return params * 2;
-  }
-  // FP8 on load: the projections become one byte per parameter; the embeddings (and an untied
-  // lm_head) keep their width: BF16 on CUDA, as stored on the CPU.
-  const qint64 embed = config.vocab_size * config.hidden_size * (config.tie_word_embeddings ? 1 : 2);
-  const qint64 projections = std::max<qint64>(0, params - embed);
-  const double stored = params > 0 ? static_cast<double>(v.file_bytes) / params : 2.0;
-  return projections + static_cast<qint64>((params - projections) * (cuda ? 2.0 : stored));
+  return backend_weight_bytes(config, params, v.file_bytes, v.format == VariantFormat::Fp8, cuda, v.quantize_on_load);
 }
 
 namespace {

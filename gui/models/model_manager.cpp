@@ -141,20 +141,6 @@ qint64 ModelManager::availableMemory(const QString& backend) {
   return 0;
 }
 
-namespace {
-// Weight bytes a backend keeps: the CPU reads them as stored, CUDA keeps BF16 (FP8 checkpoints as
-// stored); FP8 on load makes the projections one byte each, the embeddings keep their width.
-qint64 kept_weight_bytes(const ModelInfo& info, bool cuda, bool quantize_fp8) {
-  if (info.config.quantization.quantized()) return info.weight_bytes;
-  if (!quantize_fp8) return cuda ? info.params_total * 2 : info.weight_bytes;
-  const ModelConfig& c = info.config;
-  const qint64 embed = c.vocab_size * c.hidden_size * (c.tie_word_embeddings ? 1 : 2);
-  const qint64 projections = std::max<qint64>(0, info.params_total - embed);
-  const double stored = info.params_total > 0 ? static_cast<double>(info.weight_bytes) / info.params_total : 2.0;
-  return projections + static_cast<qint64>((info.params_total - projections) * (cuda ? 2.0 : stored));
-}
-}  // namespace
-
 MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& backend, qint64 context, qint64 budget,
                                       LoadPrecision precision) {
   MemoryCheck m;
@@ -163,8 +149,9 @@ MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& back
   // CPU keeps weights as stored (read in place) and a float32 cache; CUDA keeps BF16 weights and
   // a BF16 cache (E4M3 with an FP8 KV cache).
   const DType kv = !cuda ? DType::F32 : precision.kv_cache_fp8 ? DType::F8E4M3 : DType::BF16;
-  const MemoryEstimate e = estimate_memory(info.config, kept_weight_bytes(info, cuda, precision.quantize_fp8),
-                                           m.context, kv);
+  const int64_t weights = backend_weight_bytes(info.config, info.params_total, info.weight_bytes,
+                                               info.config.quantization.quantized(), cuda, precision.quantize_fp8);
+  const MemoryEstimate e = estimate_memory(info.config, weights, m.context, kv);
   m.weights = e.weights;
   m.kv_cache = e.kv_cache;
   m.activations = e.activations;
