@@ -8,13 +8,9 @@
 #include "core/util/error.h"
 
 namespace inferdesk {
-namespace {
-
-// Teacher-forced log-softmax rows of `ids` (all but the last token's), in chunks through the
-// paged cache; calls row(i, logprobs of vocab) for each position i.
-void forward_rows(LoadedModel& m, const std::vector<int32_t>& ids, int32_t chunk,
-                  const std::function<void(int32_t, const std::vector<float>&)>& row,
-                  const std::function<bool()>& tick) {
+void teacher_forced_log_probs(LoadedModel& m, const std::vector<int32_t>& ids, int32_t chunk, KvCacheDtype kv,
+                              const std::function<void(int32_t, const std::vector<float>&)>& row,
+                              const std::function<bool()>& tick) {
   const int32_t T = static_cast<int32_t>(ids.size()) - 1, bs = 16, blocks = (T + bs - 1) / bs;
   KvCacheShape shape;
   shape.num_layers = static_cast<int32_t>(m.config.num_hidden_layers);
@@ -22,6 +18,7 @@ void forward_rows(LoadedModel& m, const std::vector<int32_t>& ids, int32_t chunk
   shape.block_size = bs;
   shape.num_kv_heads = static_cast<int32_t>(m.config.num_key_value_heads);
   shape.head_dim = static_cast<int32_t>(m.config.head_dim);
+  shape.dtype = kv;
   m.model->reserve(*m.backend, chunk, chunk);
   m.backend->init_kv_cache(shape);
   std::vector<float> host, lp;
@@ -51,9 +48,11 @@ void forward_rows(LoadedModel& m, const std::vector<int32_t>& ids, int32_t chunk
       for (int64_t v = 0; v < logits.cols; ++v) lp[v] = static_cast<float>(l[v] - lse);
       row(c0 + i, lp);
     }
-    if (!tick()) throw Error(ErrorCode::Cancelled, "the quantization report was cancelled");
+    if (tick && !tick()) throw Error(ErrorCode::Cancelled, "the quantization report was cancelled");
   }
 }
+
+namespace {
 
 // Decode tok/s of one greedy request (8 prompt tokens, 64 generated) on the loaded model.
 double decode_rate(LoadedModel m, const std::vector<int32_t>& ids) {
@@ -93,11 +92,14 @@ QuantEvalReport evaluate_quantization(const std::filesystem::path& dir, const st
   {
     LoadedModel m = load_model_folder(dir, make_backend());
     r.weight_bytes_base = m.weight_bytes;
-    forward_rows(m, ids, options.chunk, [&](int32_t i, const std::vector<float>& lp) {
-      nll_base -= lp[static_cast<size_t>(ids[i + 1])];
-      argmax[i] = static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin());
-      base[i] = lp;
-    }, tick);
+    teacher_forced_log_probs(
+        m, ids, options.chunk, KvCacheDtype::Auto,
+        [&](int32_t i, const std::vector<float>& lp) {
+          nll_base -= lp[static_cast<size_t>(ids[i + 1])];
+          argmax[i] = static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin());
+          base[i] = lp;
+        },
+        tick);
     if (options.measure_speed) r.decode_tps_base = decode_rate(std::move(m), ids);
   }
   LoadOptions lo;
@@ -106,18 +108,21 @@ QuantEvalReport evaluate_quantization(const std::filesystem::path& dir, const st
   r.weight_bytes_quant = q.weight_bytes;
   int32_t agree = 0;
   double kl_sum = 0;
-  forward_rows(q, ids, options.chunk, [&](int32_t i, const std::vector<float>& lp) {
-    nll_quant -= lp[static_cast<size_t>(ids[i + 1])];
-    double kl = 0;
-    for (size_t v = 0; v < lp.size(); ++v) {
-      const double b = base[i][v];
-      kl += std::exp(b) * (b - lp[v]);
-    }
-    kl = std::max(kl, 0.0);  // rounding can leave -1e-9 where the distributions are equal
-    kl_sum += kl;
-    r.kl_max = std::max(r.kl_max, kl);
-    agree += static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin()) == argmax[i];
-  }, tick);
+  teacher_forced_log_probs(
+      q, ids, options.chunk, KvCacheDtype::Auto,
+      [&](int32_t i, const std::vector<float>& lp) {
+        nll_quant -= lp[static_cast<size_t>(ids[i + 1])];
+        double kl = 0;
+        for (size_t v = 0; v < lp.size(); ++v) {
+          const double b = base[i][v];
+          kl += std::exp(b) * (b - lp[v]);
+        }
+        kl = std::max(kl, 0.0);  // rounding can leave -1e-9 where the distributions are equal
+        kl_sum += kl;
+        r.kl_max = std::max(r.kl_max, kl);
+        agree += static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin()) == argmax[i];
+      },
+      tick);
   if (options.measure_speed) r.decode_tps_quant = decode_rate(std::move(q), ids);
   r.perplexity_base = std::exp(nll_base / T);
   r.perplexity_quant = std::exp(nll_quant / T);

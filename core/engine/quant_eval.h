@@ -17,8 +17,8 @@ namespace inferdesk {
 
 struct QuantEvalOptions {
   LoadQuantization quantization = LoadQuantization::Fp8;
-  int32_t max_tokens = 256;  // of the text, cut at this many (the reference keeps tokens x vocab floats)
-  int32_t chunk = 128;       // tokens per forward step
+  int32_t max_tokens = 256;    // of the text, cut at this many (the reference keeps tokens x vocab floats)
+  int32_t chunk = 128;         // tokens per forward step
   bool measure_speed = false;  // also time a short batch-1 decode of each (GPU backends)
   // (fraction done 0..1); return false to cancel (Error Cancelled).
   std::function<bool(double)> progress;
@@ -32,6 +32,14 @@ struct QuantEvalReport {
   int64_t weight_bytes_base = 0, weight_bytes_quant = 0;
   double decode_tps_base = 0, decode_tps_quant = 0;  // 0 unless measured
 };
+
+// Teacher-forced next-token log-probabilities of `ids` on `m`: the model runs `ids` in steps of
+// `chunk` tokens through a fresh paged cache of dtype `kv`, and row(i, log-softmax over the
+// vocabulary) is called for each position i < ids.size() - 1; tick (may be empty) after each step,
+// false cancels (Error Cancelled).
+void teacher_forced_log_probs(LoadedModel& m, const std::vector<int32_t>& ids, int32_t chunk, KvCacheDtype kv,
+                              const std::function<void(int32_t, const std::vector<float>&)>& row,
+                              const std::function<bool()>& tick = {});
 
 // `make_backend` is called once per model (each loads on a backend of its own, one after the
 // other, so only one is in memory at a time). Throws Error (InvalidArgument for fewer than two

@@ -9,44 +9,18 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/engine/generate.h"
+#include "core/engine/quant_eval.h"
 #include "tests/support/golden.h"
 
 namespace inferdesk {
 namespace {
 
-// Log-softmax of every logits row for the sequence `ids` run as one prefill step.
-std::vector<std::vector<double>> log_probs(const std::string& dir, const std::vector<int32_t>& ids, KvCacheDtype kv) {
+// Next-token log-probabilities of every position of `ids`, teacher-forced in one step.
+std::vector<std::vector<float>> log_probs(const std::string& dir, const std::vector<int32_t>& ids, KvCacheDtype kv) {
   LoadedModel m = load_model_folder(dir, make_cpu_backend(2));
-  const int32_t T = static_cast<int32_t>(ids.size()), bs = 16, blocks = (T + bs - 1) / bs;
-  KvCacheShape shape;
-  shape.num_layers = static_cast<int32_t>(m.config.num_hidden_layers);
-  shape.num_blocks = blocks;
-  shape.block_size = bs;
-  shape.num_kv_heads = static_cast<int32_t>(m.config.num_key_value_heads);
-  shape.head_dim = static_cast<int32_t>(m.config.head_dim);
-  shape.dtype = kv;
-  m.model->reserve(*m.backend, T, T);
-  m.backend->init_kv_cache(shape);
-  StepInput step;
-  step.token_ids = ids;
-  for (int32_t i = 0; i < T; ++i) {
-    step.positions.push_back(i);
-    step.slot_mapping.push_back(i);
-    step.logit_rows.push_back(i);
-  }
-  step.seqs.push_back({0, T, T, 0, blocks});
-  for (int32_t b = 0; b < blocks; ++b) step.block_tables.push_back(b);
-  const Tensor logits = m.model->forward(*m.backend, step);
-  std::vector<float> host(static_cast<size_t>(logits.rows * logits.cols));
-  m.backend->to_host(logits, host.data());
-  std::vector<std::vector<double>> out(static_cast<size_t>(T));
-  for (int32_t r = 0; r < T; ++r) {
-    const float* l = host.data() + static_cast<size_t>(r) * logits.cols;
-    double mx = -INFINITY, sum = 0;
-    for (int64_t v = 0; v < logits.cols; ++v) mx = std::max(mx, static_cast<double>(l[v]));
-    for (int64_t v = 0; v < logits.cols; ++v) sum += std::exp(l[v] - mx);
-    for (int64_t v = 0; v < logits.cols; ++v) out[r].push_back(l[v] - mx - std::log(sum));
-  }
+  std::vector<std::vector<float>> out(ids.size() - 1);
+  teacher_forced_log_probs(m, ids, static_cast<int32_t>(ids.size()), kv,
+                           [&](int32_t i, const std::vector<float>& lp) { out[static_cast<size_t>(i)] = lp; });
   return out;
 }
 
@@ -69,7 +43,7 @@ TEST_P(GoldenKvFp8Cpu, TokensByVllmsRuleAndSmallKl) {
     EXPECT_EQ(test::compare_with_golden(g.cases[i], results.at(0), INFINITY, &s), "") << GetParam() << " case " << i;
     steps += s;
     std::vector<int32_t> ids = g.cases[i].prompt_ids;
-    ids.insert(ids.end(), g.cases[i].tokens.begin(), g.cases[i].tokens.end() - 1);
+    ids.insert(ids.end(), g.cases[i].tokens.begin(), g.cases[i].tokens.end());
     const auto ref = log_probs(g.dir.string(), ids, KvCacheDtype::Auto);
     const auto fp8 = log_probs(g.dir.string(), ids, KvCacheDtype::Fp8);
     for (size_t r = 0; r < ref.size(); ++r) {
