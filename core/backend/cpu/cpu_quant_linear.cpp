@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include "core/backend/cpu/cpu_backend_impl.h"
 #include "core/util/error.h"
@@ -66,14 +65,19 @@ void CpuBackend::quant_linear(const Tensor& x, const Tensor& w, const Tensor* bi
   const int64_t group = block || q.act == ActQuant::DynamicGroup ? q.block_k : K;
   if (group <= 0) throw Error(ErrorCode::Internal, "quant_linear: block width must be positive");
   const int64_t groups = (K + group - 1) / group;
-  float* xq = scratch_quant_.floats(T * K + T * groups + (block ? T * N : 0));
+  // One scratch area for the quantized rows, their scales, the bias as floats and (block scales)
+  // one group's partial products: nothing allocated per call on the decode path.
+  float* xq = scratch_quant_.floats(T * K + T * groups + N + (block ? T * N : 0));
   float* sx = xq + T * K;
-  float* part = sx + T * groups;
+  float* b = sx + T * groups;
+  float* part = b + N;
   if (!block && groups != 1)
     throw Error(ErrorCode::Internal, "quant_linear: group activation scales need block weights");
   quantize_rows(x, q, group, xq, sx);
-  std::vector<float> b(static_cast<size_t>(N), 0.0f);
-  if (bias && !bias->empty()) k_.convert_row(bias->data, bias->dtype, b.data(), N);
+  if (bias && !bias->empty())
+    k_.convert_row(bias->data, bias->dtype, b, N);
+  else
+    std::fill(b, b + N, 0.0f);
 
   LinearArgs a;
   a.w_dtype = DType::F8E4M3;
