@@ -32,6 +32,7 @@ GoldenModel read_golden_at(const std::filesystem::path& dir, const std::string& 
   std::ifstream in(g.dir / "expected.json");
   nlohmann::json j = nlohmann::json::parse(in);
   g.max_new_tokens = j["max_new_tokens"].get<int32_t>();
+  g.float64_logprob_spread = j.value("float64_logprob_spread", 0.0);
   for (const auto& c : j["cases"]) {
     GoldenCase gc;
     gc.prompt_ids = c["prompt_ids"].get<std::vector<int32_t>>();

@@ -31,6 +31,9 @@ struct GoldenModel {
   std::filesystem::path dir;
   int32_t max_new_tokens = 0;
   std::vector<GoldenCase> cases;
+  // FP8 fixtures: the most a chosen token's log-probability moves when the reference runs its
+  // definition in float64 instead of float32 (0 where the fixture does not say).
+  double float64_logprob_spread = 0;
 };
 
 std::filesystem::path golden_models_dir();

@@ -11,8 +11,8 @@ log-probabilities.
   weight = clamp(w / scale, -448, 448) cast to float8_e4m3fn; lm_head and MoE routers kept.
 <name>-block: block-wise FP8 (quant_method "fp8", 128x128 weight blocks, 1x128 dynamic activation
   groups) as transformers' FineGrainedFP8 integration quantizes and saves it (its own code packs
-  the checkpoint: model.save_pretrained after quantizing on load). Where it cannot run (no CUDA),
-  the same definition is packed here.
+  the checkpoint: model.save_pretrained after quantizing on load), each weight checked against the
+  definition and packed here where it differs; where it cannot run (no CUDA), all packed here.
 The reference forward is float32 torch with every quantized linear computed by the format's
 definition: activations quantized per token (or 128-group) to E4M3 with scale amax / 448, the
 product of the dequantized values in float32, times both scales.
@@ -36,20 +36,21 @@ MAX_NEW_TOKENS = 16
 
 
 def quant_act(x, group):
-    """x [T, K] float32 -> (dequantized codes [T, G, g], scales [T, G, 1]) per the definition; a
-    last partial group is padded with zeros (which change neither its amax nor its products)."""
+    """x [T, K] (float32, or float64 for the precision check) -> (dequantized codes [T, G, g],
+    scales [T, G, 1]) per the definition, in x's dtype; a last partial group is padded with zeros
+    (which change neither its amax nor its products)."""
     T, K = x.shape
     g = K if group is None else group
     pad = (-K) % g
     xs = torch.nn.functional.pad(x, (0, pad)).reshape(T, -1, g)
     amax = xs.abs().amax(dim=-1, keepdim=True)
     s = torch.clamp(amax / FP8_MAX, min=MIN_SCALE)
-    q = torch.clamp(xs * (1.0 / s), -FP8_MAX, FP8_MAX).to(FP8).float()
+    q = torch.clamp(xs * (1.0 / s), -FP8_MAX, FP8_MAX).float().to(FP8).to(x.dtype)
     return q, s
 
 
 class DefinitionLinear(torch.nn.Module):
-    """y = sum over groups of s_x * s_w * (fp8(x) . fp8(w)), float32."""
+    """y = sum over groups of s_x * s_w * (fp8(x) . fp8(w)), in the input's dtype (float32)."""
 
     def __init__(self, codes, scales, bias, block):
         super().__init__()
@@ -60,21 +61,22 @@ class DefinitionLinear(torch.nn.Module):
 
     def forward(self, x):
         shape = x.shape
-        x2 = x.reshape(-1, shape[-1]).float()
-        N, K = self.w.shape
+        x2 = x.reshape(-1, shape[-1])
+        w, sw = self.w.to(x.dtype), self.s.to(x.dtype)
+        N, K = w.shape
         if self.block is None:
             q, s = quant_act(x2, None)
-            y = (q[:, 0, :] @ self.w.T) * s[:, 0, :] * self.s.reshape(1, N)
+            y = (q[:, 0, :] @ w.T) * s[:, 0, :] * sw.reshape(1, N)
         else:
             bn, bk = self.block
             q, s = quant_act(x2, bk)  # [T, G, bk], [T, G, 1]
             G = q.shape[1]
-            ws = self.s.reshape(-(-N // bn), G).repeat_interleave(bn, dim=0)[:N]  # [N, G]
-            wg = torch.nn.functional.pad(self.w, (0, G * bk - K)).reshape(N, G, bk)
+            ws = sw.reshape(-(-N // bn), G).repeat_interleave(bn, dim=0)[:N]  # [N, G]
+            wg = torch.nn.functional.pad(w, (0, G * bk - K)).reshape(N, G, bk)
             y = torch.einsum("tgk,ngk->tgn", q, wg)
             y = (y * s * ws.T.unsqueeze(0)).sum(dim=1)
         if self.bias is not None:
-            y = y + self.bias
+            y = y + self.bias.to(x.dtype)
         return y.reshape(*shape[:-1], N)
 
 
@@ -165,22 +167,46 @@ def pack_channel(sd, cfg):
     return out, ct_config(ignored)
 
 
+def block_quantize(w):
+    """[N, K] float32 -> (E4M3 codes [N, K], float32 scales [ceil(N/128), ceil(K/128)])."""
+    N, K = w.shape
+    pn, pk = (-N) % 128, (-K) % 128
+    wp = torch.nn.functional.pad(w, (0, pk, 0, pn)).reshape((N + pn) // 128, 128, (K + pk) // 128, 128)
+    s = (wp.abs().amax(dim=(1, 3)) / FP8_MAX).clamp(min=1e-12)
+    q = torch.clamp(wp / s[:, None, :, None], -FP8_MAX, FP8_MAX).to(FP8)
+    return q.reshape(N + pn, K + pk)[:N, :K].contiguous(), s.float()
+
+
 def pack_block_here(sd):
     out = {}
     for k, v in sd.items():
         mod = k[:-len(".weight")] if k.endswith(".weight") else None
         if mod and v.dim() == 2 and PROJ.match(mod):
-            w = v.float()
-            N, K = w.shape
-            pn, pk = (-N) % 128, (-K) % 128
-            wp = torch.nn.functional.pad(w, (0, pk, 0, pn)).reshape((N + pn) // 128, 128, (K + pk) // 128, 128)
-            s = (wp.abs().amax(dim=(1, 3)) / FP8_MAX).clamp(min=1e-12)
-            q = torch.clamp(wp / s[:, None, :, None], -FP8_MAX, FP8_MAX).to(FP8)
-            out[k] = q.reshape(N + pn, K + pk)[:N, :K].contiguous()
-            out[f"{mod}.weight_scale_inv"] = s.float()
+            out[k], out[f"{mod}.weight_scale_inv"] = block_quantize(v.float())
         else:
             out[k] = v
     return out
+
+
+def repair_block(qsd, src_sd):
+    """transformers' packing checked tensor by tensor against the definition applied to the BF16
+    weights it quantized: where its scales are not the blocks' amax / 448 or its codes not w / s
+    (on these small shapes it leaves the scales of a partial 128-row block unset and stores
+    other blocks' amax rounded), that weight is packed here instead. Returns the repaired state
+    dict and the names repacked."""
+    out, repacked = dict(qsd), []
+    for k, v in src_sd.items():
+        mod = k[:-len(".weight")] if k.endswith(".weight") else None
+        if not (mod and v.dim() == 2 and PROJ.match(mod)) or k not in qsd:
+            continue
+        q, s = block_quantize(v.to(torch.bfloat16).float())
+        theirs = qsd.get(f"{mod}.weight_scale_inv")
+        ok = theirs is not None and theirs.shape == s.shape and torch.allclose(theirs.float(), s, rtol=1e-5, atol=0)
+        ok = ok and (qsd[k].view(torch.uint8) == q.view(torch.uint8)).float().mean() > 0.99
+        if not ok:
+            out[k], out[f"{mod}.weight_scale_inv"] = q, s
+            repacked.append(mod)
+    return out, repacked
 
 
 def pack_block_transformers(src, folder):
@@ -205,11 +231,33 @@ def write_folder(folder, sd, cfg, src):
     shutil.copy(os.path.join(src, "generation_config.json"), folder)
 
 
+def take_unquantized(model, sd):
+    """The packed folder's own unquantized tensors (norms, embeddings, lm_head, biases) replace the
+    source's: transformers saves them in the dtype it quantized from (BF16), not the source's F16
+    or F32, and the engine runs what the folder holds. Returns how many were taken."""
+    own = model.state_dict()
+    taken = {k: v.float() for k, v in sd.items() if k in own and v.dtype != FP8 and own[k].shape == v.shape}
+    model.load_state_dict(taken, strict=False)
+    return len(taken)
+
+
+def teacher_forced(model, prompt, tokens):
+    ids = torch.tensor([list(prompt) + list(tokens)])
+    with torch.no_grad():
+        lp = torch.log_softmax(model(input_ids=ids).logits[0].double(), dim=-1)
+    return [float(lp[len(prompt) - 1 + i, t]) for i, t in enumerate(tokens)]
+
+
 def reference(src, name, sd, scale_suffix, block, src_expected):
-    """The BF16 source model in float32 (transformers maps its names and fuses its experts), its
-    FP8 linears and experts then computed by the definition from the packed checkpoint `sd`."""
+    """The BF16 source model in float32 (transformers maps its names and fuses its experts) with
+    the folder's unquantized tensors, its FP8 linears and experts then computed by the definition
+    from the packed checkpoint `sd`. Also returns how far the chosen tokens' log-probabilities move
+    when the same definition runs in float64: float rounding alone can put an activation on the
+    other side of an E4M3 rounding boundary, and this bounds what two float32 implementations of
+    the definition can be expected to agree to."""
     from transformers import AutoModelForCausalLM
     model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32, attn_implementation="eager")
+    taken = take_unquantized(model, sd)
     used = replace_linears(model, sd, scale_suffix, block) + patch_experts(model, sd, scale_suffix, block)
     packed = sum(1 for k in sd if k.endswith(scale_suffix))
     if used != packed:
@@ -219,7 +267,11 @@ def reference(src, name, sd, scale_suffix, block, src_expected):
     for c in src_expected["cases"]:
         tokens, top5 = greedy(model, c["prompt_ids"], MAX_NEW_TOKENS)
         cases.append({"prompt_ids": c["prompt_ids"], "tokens": tokens, "top5": top5})
-    return cases
+    model.to(torch.float64)
+    spread = max(abs(a - c["top5"][i][0][1]) for c in cases
+                 for i, a in enumerate(teacher_forced(model, c["prompt_ids"], c["tokens"])))
+    print(f"{name}: {taken} unquantized tensors from the folder; float64 moves log-probs by {spread:.4f}", flush=True)
+    return cases, spread
 
 
 def complete_block(sd):
@@ -254,6 +306,15 @@ def make(name, src_root, out_root, block_by_transformers):
                     packer = "transformers FineGrainedFP8 " + __import__("transformers").__version__
                     if not complete_block(qsd):
                         raise ValueError("it left projections unquantized")
+                    qsd, repacked = repair_block(qsd, sd)
+                    if repacked:
+                        packer += (f"; {len(repacked)} of its weights re-packed by this script, their codes or"
+                                   " scales not the definition's: " + ", ".join(repacked))
+                        for f in os.listdir(folder):
+                            if f.endswith(".safetensors") or f.endswith(".safetensors.index.json"):
+                                os.remove(os.path.join(folder, f))
+                        save_file({k: v.contiguous() for k, v in qsd.items()},
+                                  os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
                 except Exception as e:  # shapes its kernels refuse: packed from the definition instead
                     print(f"{name}-block: transformers could not quantize it ({e}); packing here", flush=True)
                     shutil.rmtree(folder, ignore_errors=True)
@@ -264,12 +325,12 @@ def make(name, src_root, out_root, block_by_transformers):
                       "weight_block_size": [128, 128]}
                 write_folder(folder, qsd, dict(cfg, quantization_config=qc), src)
             suffix, block = ".weight_scale_inv", (128, 128)
-        cases = reference(src, name, qsd, suffix, block, src_expected)
+        cases, spread = reference(src, name, qsd, suffix, block, src_expected)
         with open(os.path.join(folder, "expected.json"), "w") as f:
             json.dump({"model": f"{name}-{variant}", "model_type": src_expected["model_type"],
                        "max_new_tokens": MAX_NEW_TOKENS, "packed_by": packer,
                        "transformers": __import__("transformers").__version__, "torch": torch.__version__,
-                       "cases": cases}, f)
+                       "float64_logprob_spread": spread, "cases": cases}, f)
         same = sum(a["tokens"] == b["tokens"] for a, b in zip(cases, src_expected["cases"]))
         report[variant] = f"{same}/{len(cases)} cases with the BF16 tokens; packed by {packer}"
         print(f"{name}-{variant}: {report[variant]}", flush=True)
