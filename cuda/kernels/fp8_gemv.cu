@@ -6,8 +6,11 @@
 // gate + 16 up); W rows are the 16-row A operand, the (up to 8) tokens the 8 B columns. A warp
 // step covers 128 k: lane (g = lane / 4, t = lane % 4) loads 16 bytes of W rows g and g + 8 at
 // k0 + 16 t and at k0 + 64 + 16 t, and the BF16 activations of token g at the same k's, which it
-// quantizes itself; the 16 bytes of a chunk feed two MMAs in the same order for A and B. The 8
-// warps take steps in turn and are reduced through shared memory.
+// quantizes itself; the 16 bytes of a chunk feed two MMAs in the same order for A and B. The kW
+// warps take steps in turn and are reduced through shared memory. A warp loads the W of kU steps
+// as a batch and issues the next batch before consuming the current one, so up to 2 kU steps of
+// W are in flight per warp; its activations are read (from L1) only when a step is consumed, so
+// the registers go to W.
 // Scales: per token (dynamic: the amax of the whole row, computed by every block in a pre-pass
 // over x, which is small and in L2; static: one scale), applied with the weight scale in the
 // epilogue; per 128-k group (block weights): a step is one group, so the four lanes of a token
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/kernels/common.cuh"
 #include "cuda/kernels/common.h"
@@ -31,7 +35,7 @@ namespace {
 
 constexpr int kRows = 16;    // output rows per block (per stacked matrix)
 constexpr int kStepK = 128;  // k per warp step
-constexpr int kWarps = 8;
+constexpr int kMaxWarps = 8;
 
 struct GemvArgs {
   const bf16* x;
@@ -148,8 +152,8 @@ __device__ __forceinline__ void consume(float (&c)[kMats][4], const Step<kMats>&
 
 // Per-token dynamic scales: the amax of each of the M rows over the whole K (every block reads x;
 // it is at most 8 x K BF16, in L2), then s_x and 1 / s_x in shared memory.
-template <bool kXVec>
-__device__ void token_scales(const GemvArgs& a, float (&red)[kWarps][kFp8GemvMaxRows], float* s_x, float* s_inv) {
+template <int kW, bool kXVec>
+__device__ void token_scales(const GemvArgs& a, float (&red)[kW][kFp8GemvMaxRows], float* s_x, float* s_inv) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t chunks = a.k / 8;
 #pragma unroll
@@ -165,7 +169,7 @@ __device__ void token_scales(const GemvArgs& a, float (&red)[kWarps][kFp8GemvMax
   if (threadIdx.x < a.m) {
     float mx = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, red[w][threadIdx.x]);
+    for (int w = 0; w < kW; ++w) mx = fmaxf(mx, red[w][threadIdx.x]);
     const float s = fp8_dynamic_scale(mx);
     s_x[threadIdx.x] = s;
     s_inv[threadIdx.x] = 1.0f / s;
@@ -184,8 +188,8 @@ __device__ __forceinline__ void store_out(void* y, int64_t i, float v) {
 // The block's sums reduced over its warps, scaled and stored. Thread j < 128 finishes
 // accumulator entry i = j / 32 of lane l = j % 32: C row g (+8 for i >= 2), C column (token)
 // 2 (l % 4) + (i & 1).
-template <int kMats, bool kBlock, typename TY>
-__device__ __forceinline__ void finish(const GemvArgs& a, const float (&red)[kWarps][kMats * 4][32], const float* s_x,
+template <int kW, int kMats, bool kBlock, typename TY>
+__device__ __forceinline__ void finish(const GemvArgs& a, const float (&red)[kW][kMats * 4][32], const float* s_x,
                                        int64_t r0) {
   if (threadIdx.x >= 128) return;
   const int i = threadIdx.x >> 5, l = threadIdx.x & 31;
@@ -198,7 +202,7 @@ __device__ __forceinline__ void finish(const GemvArgs& a, const float (&red)[kWa
   for (int m = 0; m < kMats; ++m) {
     float sum = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum += red[w][m * 4 + i][l];
+    for (int w = 0; w < kW; ++w) sum += red[w][m * 4 + i][l];
     if constexpr (!kBlock) {
       const float sw = a.scales[a.gran == static_cast<int32_t>(Fp8Gran::Tensor) ? 0 : m * a.mat_rows + row];
       sum *= sx * sw;
@@ -213,11 +217,18 @@ __device__ __forceinline__ void finish(const GemvArgs& a, const float (&red)[kWa
   store_out<TY>(a.y, tok * a.y_stride + row, out);
 }
 
+// The W of kU consecutive steps of one warp (its steps j0 .. j0 + kU - 1, those below n).
+template <int kMats, int kU>
+struct Batch {
+  Step<kMats> s[kU];
+};
+
 // kMats 1: y = x W^T (+ bias). kMats 2: W stacks gate over up (mat_rows each), y = silu(g) * u.
-template <int kMats, bool kXVec, bool kBlock, typename TY>
-__global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kernel(const GemvArgs a) {
-  __shared__ float red[kWarps][kMats * 4][32];
-  __shared__ float red_max[kWarps][kFp8GemvMaxRows];
+// Registers: 128 a thread for kMats 1 (two 8-warp or four 4-warp blocks an SM), more for SwiGLU.
+template <int kMats, bool kXVec, bool kBlock, typename TY, int kW, int kU>
+__global__ void __launch_bounds__(kW * 32, (kMats == 1 ? 2 : 1) * (kMaxWarps / kW)) fp8_gemv_kernel(const GemvArgs a) {
+  __shared__ float red[kW][kMats * 4][32];
+  __shared__ float red_max[kW][kFp8GemvMaxRows];
   __shared__ float s_x[kFp8GemvMaxRows], s_inv[kFp8GemvMaxRows];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -239,39 +250,45 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kern
 #pragma unroll
   for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
 
-  // This warp's whole steps: warp, warp + kWarps, ... below `full`, two in flight.
-  const int64_t n = full > warp ? (full - warp + kWarps - 1) / kWarps : 0;
-  Step<kMats> p, q;
-  if (n > 0) load_w<kMats, kXVec, kBlock, false, true>(p, wp, a, warp, col0, sw_row);
+  // This warp's whole steps: j = 0 .. n - 1 is step warp + j kW (below `full`).
+  const int64_t n = full > warp ? (full - warp + kW - 1) / kW : 0;
+  auto load_batch = [&](Batch<kMats, kU>& b, int64_t j0, auto pinned) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (j0 + u < n) load_w<kMats, kXVec, kBlock, false, decltype(pinned)::value>(b.s[u], wp, a, warp + (j0 + u) * kW,
+                                                                                 col0, sw_row);
+  };
+  float inv = 1.0f / a.input_scale;
+  auto consume_batch = [&](Batch<kMats, kU>& b, int64_t j0) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (j0 + u < n) {
+        load_x<kMats, kXVec>(b.s[u], xp, a, warp + (j0 + u) * kW, col0);
+        consume<kMats, kBlock>(c, b.s[u], inv, t);
+      }
+  };
+  Batch<kMats, kU> p, q;
+  load_batch(p, 0, std::true_type{});
   pdl_launch_dependents();
   pdl_wait();
-  float inv = 1.0f / a.input_scale;
   if constexpr (!kBlock) {
     if (a.dynamic) {
-      token_scales<kXVec>(a, red_max, s_x, s_inv);
+      token_scales<kW, kXVec>(a, red_max, s_x, s_inv);
       inv = s_inv[min(g, a.m - 1)];
     }
   }
-  if (n > 0) load_x<kMats, kXVec>(p, xp, a, warp, col0);
-  for (int64_t j = 0; j < n; j += 2) {
-    const int64_t s0 = warp + j * kWarps;
-    if (j + 1 < n) {
-      load_w<kMats, kXVec, kBlock>(q, wp, a, s0 + kWarps, col0, sw_row);
-      load_x<kMats, kXVec>(q, xp, a, s0 + kWarps, col0);
-    }
-    consume<kMats, kBlock>(c, p, inv, t);
-    if (j + 1 >= n) break;
-    if (j + 2 < n) {
-      load_w<kMats, kXVec, kBlock>(p, wp, a, s0 + 2 * kWarps, col0, sw_row);
-      load_x<kMats, kXVec>(p, xp, a, s0 + 2 * kWarps, col0);
-    }
-    consume<kMats, kBlock>(c, q, inv, t);
+  for (int64_t j = 0; j < n; j += 2 * kU) {
+    load_batch(q, j + kU, std::false_type{});
+    consume_batch(p, j);
+    if (j + kU >= n) break;
+    load_batch(p, j + 2 * kU, std::false_type{});
+    consume_batch(q, j + kU);
   }
   // The partial last step (K % 128 != 0), on the warp whose turn it is.
-  if (full < steps && full % kWarps == warp) {
-    load_w<kMats, kXVec, kBlock, true>(p, wp, a, full, col0, sw_row);
-    load_x<kMats, kXVec, true>(p, xp, a, full, col0);
-    consume<kMats, kBlock>(c, p, inv, t);
+  if (full < steps && full % kW == warp) {
+    load_w<kMats, kXVec, kBlock, true>(p.s[0], wp, a, full, col0, sw_row);
+    load_x<kMats, kXVec, true>(p.s[0], xp, a, full, col0);
+    consume<kMats, kBlock>(c, p.s[0], inv, t);
   }
 
 #pragma unroll
@@ -279,21 +296,43 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 1 ? 2 : 1) fp8_gemv_kern
 #pragma unroll
     for (int i = 0; i < 4; ++i) red[warp][m * 4 + i][lane] = c[m][i];
   __syncthreads();
-  finish<kMats, kBlock, TY>(a, red, s_x, r0);
+  finish<kW, kMats, kBlock, TY>(a, red, s_x, r0);
+}
+
+// Unset fields: 8 warps, one step a batch.
+Fp8GemvConfig pick_config(Fp8GemvConfig cfg) {
+  if (cfg.warps == 0) cfg.warps = 8;
+  if (cfg.unroll == 0) cfg.unroll = 1;
+  return cfg;
+}
+
+template <int kMats, bool kXVec, bool kBlock, typename TY>
+void launch_shaped(const GemvArgs& a, unsigned blocks, Fp8GemvConfig cfg, const Launch& launch) {
+  const dim3 grid(blocks), block(cfg.warps * 32);
+  if (cfg.warps == 8 && cfg.unroll == 1)
+    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, TY, 8, 1>, grid, block, 0, launch, a);
+  else if (cfg.warps == 8 && cfg.unroll == 2)
+    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, TY, 8, 2>, grid, block, 0, launch, a);
+  else if (cfg.warps == 4 && cfg.unroll == 1)
+    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, TY, 4, 1>, grid, block, 0, launch, a);
+  else if (cfg.warps == 4 && cfg.unroll == 2)
+    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, TY, 4, 2>, grid, block, 0, launch, a);
+  else
+    unsupported_config("fp8_gemv: " + std::to_string(cfg.warps) + " warps, " + std::to_string(cfg.unroll) +
+                       " steps a batch (4 or 8 warps, 1 or 2 steps)");
 }
 
 template <int kMats, bool kXVec, bool kBlock>
-void launch_typed(const GemvArgs& a, unsigned blocks, const Launch& launch) {
-  if (a.y_f32)
-    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, float>, dim3(blocks), dim3(kWarps * 32), 0, launch,
-                  a);
-  else
-    launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, bf16>, dim3(blocks), dim3(kWarps * 32), 0, launch,
-                  a);
+void launch_typed(const GemvArgs& a, unsigned blocks, Fp8GemvConfig cfg, const Launch& launch) {
+  if constexpr (kMats == 1) {
+    if (a.y_f32) return launch_shaped<kMats, kXVec, kBlock, float>(a, blocks, cfg, launch);
+  }
+  launch_shaped<kMats, kXVec, kBlock, bf16>(a, blocks, cfg, launch);  // SwiGLU: BF16 out only
 }
 
 template <int kMats>
-void launch_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, const Mat& y, const Launch& launch) {
+void launch_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, const Mat& y, Fp8GemvConfig cfg,
+                 const Launch& launch) {
   GemvArgs a;
   a.x = static_cast<const bf16*>(x.data);
   a.x_stride = x.stride;
@@ -313,13 +352,24 @@ void launch_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, const Mat& 
   const bool x_vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && (x.rows == 1 || x.stride % 8 == 0);
   const auto blocks = static_cast<unsigned>((a.mat_rows + kRows - 1) / kRows);
   const bool block = w.gran == Fp8Gran::Block;
+  cfg = pick_config(cfg);
   if (x_vec)
-    block ? launch_typed<kMats, true, true>(a, blocks, launch) : launch_typed<kMats, true, false>(a, blocks, launch);
+    block ? launch_typed<kMats, true, true>(a, blocks, cfg, launch)
+          : launch_typed<kMats, true, false>(a, blocks, cfg, launch);
   else
-    block ? launch_typed<kMats, false, true>(a, blocks, launch) : launch_typed<kMats, false, false>(a, blocks, launch);
+    block ? launch_typed<kMats, false, true>(a, blocks, cfg, launch)
+          : launch_typed<kMats, false, false>(a, blocks, cfg, launch);
 }
 
 }  // namespace
+
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms) {
+  if (swiglu) return {4, 1};
+  // Two steps a batch put twice the weight bytes in flight; block weights keep one (two spill).
+  const int unroll = w.gran == Fp8Gran::Block ? 1 : 2;
+  const int64_t blocks = (w.n + kRows - 1) / kRows;
+  return {blocks > 2 * int64_t{std::max(sms, 1)} ? 4 : 8, unroll};
+}
 
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu) {
   const int64_t rows = swiglu ? w.n / 2 : w.n;
@@ -331,15 +381,15 @@ bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swi
          (!block || ((!swiglu || rows % kFp8Block == 0) && w.scale_cols == (w.k + kFp8Block - 1) / kFp8Block));
 }
 
-void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch) {
+void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch, Fp8GemvConfig cfg) {
   if (!fp8_gemv_supported(x, w, y, false)) unsupported_config("fp8_gemv: shape, alignment or scheme not supported");
-  launch_gemv<1>(x, w, bias, y, launch);
+  launch_gemv<1>(x, w, bias, y, cfg, launch);
 }
 
-void fp8_gemv_swiglu(const Mat& x, const Fp8Weight& w, Mat out, const Launch& launch) {
+void fp8_gemv_swiglu(const Mat& x, const Fp8Weight& w, Mat out, const Launch& launch, Fp8GemvConfig cfg) {
   if (!fp8_gemv_supported(x, w, out, true))
     unsupported_config("fp8_gemv_swiglu: shape, alignment or scheme not supported");
-  launch_gemv<2>(x, w, nullptr, out, launch);
+  launch_gemv<2>(x, w, nullptr, out, cfg, launch);
 }
 
 }  // namespace inferdesk::cuda

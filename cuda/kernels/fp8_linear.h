@@ -61,11 +61,21 @@ void fp8_quantize(const Mat& x, const Fp8Weight& w, const Fp8X& out, const Launc
 // [M, K], y BF16 or F32 [M, N], bias BF16 [N] or null. Needs K % 16 == 0 and 16-byte aligned W
 // (fp8_gemv_supported).
 constexpr int32_t kFp8GemvMaxRows = 8;
+// The GEMV's thread-block shape (benchmarks and tests pick it; 0: by shape): 4 or 8 warps, and
+// 1 or 2 steps of 128 k a warp loads as a batch. Another value throws Error(Internal).
+struct Fp8GemvConfig {
+  int warps = 0;
+  int unroll = 0;
+};
+// The shape measured fastest for `w` on a GPU of `sms` SMs (bench_gpu_kernels fp8_gemv_cfg):
+// SwiGLU 4 warps; otherwise 4 warps where 8-warp blocks (two an SM) take more than one wave.
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms);
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu);
-void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch);
+void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch,
+              Fp8GemvConfig cfg = {});
 // The SwiGLU form: w stacks gate [I, K] over up [I, K] (w.n = 2 I, block weights I % 128 == 0),
 // out[m, i] = silu(x . gate_i) * (x . up_i), BF16 [M, I].
-void fp8_gemv_swiglu(const Mat& x, const Fp8Weight& w, Mat out, const Launch& launch);
+void fp8_gemv_swiglu(const Mat& x, const Fp8Weight& w, Mat out, const Launch& launch, Fp8GemvConfig cfg = {});
 
 // Any shape and alignment, CUDA cores (each weight row is read once per 8 rows of x): y = x @ W^T
 // (+ bias) from quantized x. y BF16 or F32.

@@ -52,6 +52,13 @@ std::vector<Fp8Weight> fp8_weights(Pool& pool, int64_t n, int64_t k, bool block,
   return ws;
 }
 
+int device_sms() {
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  return sms;
+}
+
 std::string shape_of(const Proj& p, int m, const char* tail) {
   return std::string(p.what) + " M=" + std::to_string(m) + " [" + std::to_string(p.n) + "x" + std::to_string(p.k) +
          "]" + tail;
@@ -75,6 +82,28 @@ void bench_gemv(const Launch& l, const char* filter) {
         });
         report(p.swiglu ? "fp8_gemv_swiglu" : "fp8_gemv", shape_of(p, m, block ? " block" : ""), us, bytes);
       }
+}
+
+// The GEMV's block shapes side by side (per-channel weights): warps per block and steps a batch.
+void bench_gemv_configs(const Launch& l, const char* filter) {
+  if (!wanted("fp8_gemv_cfg", filter)) return;
+  for (const Proj& p : kProj)
+    for (int m : {1, 4, 8}) {
+      Pool pool;
+      const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, false, l);
+      const int nc = static_cast<int>(ws.size());
+      const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
+      const int64_t out = p.swiglu ? p.n / 2 : p.n;
+      const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
+      const double bytes = static_cast<double>(p.n * p.k) + m * p.k * 2.0 + m * out * 2.0;
+      for (const Fp8GemvConfig cfg : {Fp8GemvConfig{8, 1}, Fp8GemvConfig{8, 2}, Fp8GemvConfig{4, 1}, Fp8GemvConfig{4, 2}}) {
+        const double us = time_us(l.stream, [&](int i) {
+          p.swiglu ? fp8_gemv_swiglu(x, ws[i % nc], y, l, cfg) : fp8_gemv(x, ws[i % nc], nullptr, y, l, cfg);
+        });
+        const std::string tail = " w" + std::to_string(cfg.warps) + "u" + std::to_string(cfg.unroll);
+        report("fp8_gemv_cfg", shape_of(p, m, tail.c_str()), us, bytes);
+      }
+    }
 }
 
 // The wide GEMMs (9-64 rows) alone and with the activation quantization before them.
@@ -180,18 +209,23 @@ void bench_layer(const Launch& l, const char* filter) {
     Mat attn = qkvm;
     attn.cols = H;
     const RopeKvArgs a = rope_args(pool, static_cast<bf16*>(qkvm.data), m, 32, 8, 128);
-    const double us = time_us(l.stream, [&](int i) {
-      const int c = i % nc;
-      add_rms_norm(res, y, n1, 1e-5f, h, l);
-      fp8_gemv(h, qkv[c], nullptr, qkvm, l);
-      qk_norm_rope_write_kv(a, l);
-      fp8_gemv(attn, o[c], nullptr, y, l);
-      add_rms_norm(res, y, n1, 1e-5f, h, l);
-      fp8_gemv_swiglu(h, gu[c], act, l);
-      fp8_gemv(act, down[c], nullptr, y, l);
-    });
-    report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels", us,
-           static_cast<double>((QKV + H + 2 * I) * H + H * I));
+    for (bool policy : {false, true}) {
+      // The engine's block shapes (fp8_gemv_config) against the kernel's default one.
+      const int sms = policy ? device_sms() : 0;
+      const auto cfg = [&](const Fp8Weight& w, bool sw) { return policy ? fp8_gemv_config(w, sw, sms) : Fp8GemvConfig{}; };
+      const double us = time_us(l.stream, [&](int i) {
+        const int c = i % nc;
+        add_rms_norm(res, y, n1, 1e-5f, h, l);
+        fp8_gemv(h, qkv[c], nullptr, qkvm, l, cfg(qkv[c], false));
+        qk_norm_rope_write_kv(a, l);
+        fp8_gemv(attn, o[c], nullptr, y, l, cfg(o[c], false));
+        add_rms_norm(res, y, n1, 1e-5f, h, l);
+        fp8_gemv_swiglu(h, gu[c], act, l, cfg(gu[c], true));
+        fp8_gemv(act, down[c], nullptr, y, l, cfg(down[c], false));
+      });
+      report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels" + (policy ? " engine shapes" : " w8u1"), us,
+             static_cast<double>((QKV + H + 2 * I) * H + H * I));
+    }
   }
 }
 
@@ -199,6 +233,7 @@ void bench_layer(const Launch& l, const char* filter) {
 
 void bench_fp8(const Launch& l, const char* filter) {
   bench_gemv(l, filter);
+  bench_gemv_configs(l, filter);
   bench_wide(l, filter);
   bench_cublaslt(filter);
   bench_layer(l, filter);

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "core/util/error.h"
 #include "cuda/backend/context.h"
 #include "cuda/backend/fp8_gemm.h"
 #include "cuda/kernels/fp8_linear.h"
@@ -39,11 +40,13 @@ struct Case {
   Dt ydt = Dt::BF16;
   int64_t x_pad = 8;  // x row stride k + x_pad (odd: unaligned rows)
   int32_t sms = 0;    // wide: the SMs it plans for (0: the device's)
+  cuda::Fp8GemvConfig gemv{};  // gemv: the block shape (0: by shape)
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) {
   return os << path_name(c.path) << " M " << c.m << " N " << c.n << " K " << c.k << " " << scheme_name(c.scheme)
-            << (c.bias ? " bias" : "") << " y " << dt_name(c.ydt) << " x stride K+" << c.x_pad << " sms " << c.sms;
+            << (c.bias ? " bias" : "") << " y " << dt_name(c.ydt) << " x stride K+" << c.x_pad << " sms " << c.sms
+            << " gemv w" << c.gemv.warps << "u" << c.gemv.unroll;
 }
 
 int device_sms() {
@@ -61,7 +64,8 @@ bool run_path(const Case& c, const DevMatrix& dx, const DevFp8& dw, const bf16* 
   switch (c.path) {
     case Path::Gemv:
       EXPECT_TRUE(cuda::fp8_gemv_supported(xm, dw.w, ym, swiglu));
-      swiglu ? cuda::fp8_gemv_swiglu(xm, dw.w, ym, test_launch()) : cuda::fp8_gemv(xm, dw.w, bias, ym, test_launch());
+      swiglu ? cuda::fp8_gemv_swiglu(xm, dw.w, ym, test_launch(), c.gemv)
+             : cuda::fp8_gemv(xm, dw.w, bias, ym, test_launch(), c.gemv);
       return true;
     case Path::Wide: {
       const DevFp8X q(xm, dw.w);
@@ -136,6 +140,37 @@ TEST(GpuFp8Gemv, ModelShapesAndSwiglu) {
     run_case({Path::Gemv, 8, 1024, 14336, s, true, Dt::F32});
     run_case({Path::Gemv, 5, 200, 1040, s, true});  // block: partial scale rows and groups
     for (int m : {1, 3, 8}) run_case({Path::Gemv, m, 256, 1024, s}, /*swiglu=*/true);
+  }
+}
+
+// Every block shape the benchmarks compare, on shapes where a warp has 0, 1, 2, 3 and many
+// steps (a batch partly past the warp's steps) and a partial last step.
+TEST(GpuFp8Gemv, EveryBlockShape) {
+  INFERDESK_REQUIRE_GPU();
+  for (const cuda::Fp8GemvConfig cfg : {cuda::Fp8GemvConfig{8, 1}, cuda::Fp8GemvConfig{8, 2},
+                                        cuda::Fp8GemvConfig{4, 1}, cuda::Fp8GemvConfig{4, 2}})
+    for (const Fp8Scheme& s : kSchemes)
+      for (int64_t k : {int64_t{336}, int64_t{1024}, int64_t{2944}, int64_t{4096}}) {
+        Case c{Path::Gemv, 3, 67, k, s, true};
+        c.gemv = cfg;
+        run_case(c);
+        c.m = 1;
+        c.n = 256;
+        run_case(c, /*swiglu=*/true);
+      }
+}
+
+TEST(GpuFp8Gemv, UnknownBlockShapeIsATypedError) {
+  INFERDESK_REQUIRE_GPU();
+  const HostFp8 w = make_fp8_weight(32, 256, kChannel, 3);
+  const DevFp8 dw(w);
+  DevMatrix dx(Dt::BF16, 1, 256);
+  DevMatrix y(Dt::BF16, 1, 32);
+  try {
+    cuda::fp8_gemv(dx.mat(), dw.w, nullptr, y.mat(), test_launch(), cuda::Fp8GemvConfig{6, 1});
+    ADD_FAILURE() << "6 warps accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal) << e.what();
   }
 }
 
