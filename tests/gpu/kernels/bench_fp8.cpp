@@ -64,46 +64,57 @@ std::string shape_of(const Proj& p, int m, const char* tail) {
          "]" + tail;
 }
 
+struct GemvShape {
+  Fp8GemvConfig cfg;
+  std::string tail;  // of the line's name
+};
+
+// A projection's operands at M = m: the weight copies, BF16 x [m, k] and y [m, out].
+struct Operands {
+  Pool pool;
+  std::vector<Fp8Weight> ws;
+  int nc;
+  int64_t out;
+  Mat x, y;
+  Operands(const Proj& p, int m, bool block, const Launch& l)
+      : ws(fp8_weights(pool, p.n, p.k, block, l)),
+        nc(static_cast<int>(ws.size())),
+        out(p.swiglu ? p.n / 2 : p.n),
+        x(random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l)),
+        y(mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out)) {}
+};
+
+// Times the GEMV of `p` at M = m once for each block shape.
+void time_gemv(const Launch& l, const Proj& p, int m, bool block, const char* group, const std::vector<GemvShape>& shapes) {
+  Operands o(p, m, block, l);
+  const double bytes = static_cast<double>(p.n * p.k) + m * p.k * 2.0 + m * o.out * 2.0;
+  for (const GemvShape& sh : shapes) {
+    const double us = time_us(l.stream, [&](int i) {
+      const Fp8Weight& w = o.ws[i % o.nc];
+      p.swiglu ? fp8_gemv_swiglu(o.x, w, o.y, l, sh.cfg) : fp8_gemv(o.x, w, nullptr, o.y, l, sh.cfg);
+    });
+    report(group, shape_of(p, m, sh.tail.c_str()), us, bytes);
+  }
+}
+
 void bench_gemv(const Launch& l, const char* filter) {
   if (!wanted("fp8_gemv", filter)) return;
   for (const Proj& p : kProj)
     for (bool block : {false, true})
       for (int m : {1, 2, 4, 8}) {
         if (block && m > 1) continue;
-        Pool pool;
-        const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, block, l);
-        const int nc = static_cast<int>(ws.size());
-        const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
-        const int64_t out = p.swiglu ? p.n / 2 : p.n;
-        const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
-        const double bytes = static_cast<double>(p.n * p.k) + m * p.k * 2.0 + m * out * 2.0;
-        const double us = time_us(l.stream, [&](int i) {
-          p.swiglu ? fp8_gemv_swiglu(x, ws[i % nc], y, l) : fp8_gemv(x, ws[i % nc], nullptr, y, l);
-        });
-        report(p.swiglu ? "fp8_gemv_swiglu" : "fp8_gemv", shape_of(p, m, block ? " block" : ""), us, bytes);
+        time_gemv(l, p, m, block, p.swiglu ? "fp8_gemv_swiglu" : "fp8_gemv", {{{}, block ? " block" : ""}});
       }
 }
 
 // The GEMV's block shapes side by side (per-channel weights): warps per block and steps a batch.
 void bench_gemv_configs(const Launch& l, const char* filter) {
   if (!wanted("fp8_gemv_cfg", filter)) return;
+  std::vector<GemvShape> shapes;
+  for (int w : {8, 4})
+    for (int u : {1, 2}) shapes.push_back({{w, u}, " w" + std::to_string(w) + "u" + std::to_string(u)});
   for (const Proj& p : kProj)
-    for (int m : {1, 4, 8}) {
-      Pool pool;
-      const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, false, l);
-      const int nc = static_cast<int>(ws.size());
-      const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
-      const int64_t out = p.swiglu ? p.n / 2 : p.n;
-      const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
-      const double bytes = static_cast<double>(p.n * p.k) + m * p.k * 2.0 + m * out * 2.0;
-      for (const Fp8GemvConfig cfg : {Fp8GemvConfig{8, 1}, Fp8GemvConfig{8, 2}, Fp8GemvConfig{4, 1}, Fp8GemvConfig{4, 2}}) {
-        const double us = time_us(l.stream, [&](int i) {
-          p.swiglu ? fp8_gemv_swiglu(x, ws[i % nc], y, l, cfg) : fp8_gemv(x, ws[i % nc], nullptr, y, l, cfg);
-        });
-        const std::string tail = " w" + std::to_string(cfg.warps) + "u" + std::to_string(cfg.unroll);
-        report("fp8_gemv_cfg", shape_of(p, m, tail.c_str()), us, bytes);
-      }
-    }
+    for (int m : {1, 4, 8}) time_gemv(l, p, m, false, "fp8_gemv_cfg", shapes);
 }
 
 // The wide GEMMs (9-64 rows) alone and with the activation quantization before them.
@@ -114,13 +125,12 @@ void bench_wide(const Launch& l, const char* filter) {
   for (const Proj& p : kProj)
     for (bool block : {false, true})
       for (int m : {16, 32, 64}) {
-        Pool pool;
-        const std::vector<Fp8Weight> ws = fp8_weights(pool, p.n, p.k, block, l);
-        const int nc = static_cast<int>(ws.size());
-        const Mat x = random_mat(pool, Dt::BF16, m, p.k, 1, 1.0f, l);
-        const int64_t out = p.swiglu ? p.n / 2 : p.n;
-        const Mat y = mat(pool.get(static_cast<size_t>(m * out) * 2), Dt::BF16, m, out);
-        const Fp8X q = fp8_x_at(pool.get(static_cast<size_t>(fp8_x_bytes(m, p.k, ws[0]))), m, p.k, ws[0]);
+        Operands o(p, m, block, l);
+        const std::vector<Fp8Weight>& ws = o.ws;
+        const int nc = o.nc;
+        const Mat &x = o.x, &y = o.y;
+        const int64_t out = o.out;
+        const Fp8X q = fp8_x_at(o.pool.get(static_cast<size_t>(fp8_x_bytes(m, p.k, ws[0]))), m, p.k, ws[0]);
         fp8_quantize(x, ws[0], q, l);
         if (!fp8_wide_supported(q, ws[0], y, p.swiglu, sms)) continue;
         const Fp8WideTile t = fp8_wide_tile(p.n, p.k, p.swiglu, block, sms);
