@@ -2,7 +2,7 @@
 # What issues 27 and 29 still need shown on a GPU, in one call: the FP8 engine tests (FP8 KV cache
 # through the engine, the FP8 golden fixtures on CUDA) and the quantization report with tok/s
 # before and after (`inferdesk-cli quantize --report --backend cuda`, what the download wizard
-# runs on a GPU). Builds into build-gpu unless BIN names prebuilt binaries; logs in $LOG_DIR.
+# runs on a GPU; the golden models with a tokenizer). Builds into build-gpu unless BIN names prebuilt binaries; logs in $LOG_DIR.
 #
 #   bash tools/gpu/fp8_followup.sh
 set -uo pipefail
@@ -22,7 +22,7 @@ status=0
 timeout 240 "$(find_bin test_gpu_engine)" --gtest_filter='*Fp8*:*KvFp8*' --gtest_brief=1 > "$LOG_DIR/engine_fp8.log" 2>&1 ||
   status=1
 grep -E '^\[  (PASSED|FAILED)|figures' "$LOG_DIR/engine_fp8.log"
-for m in tiny-chat qwen3; do
+for m in tiny-chat tiny-chat-padded; do
   timeout 120 "$(find_bin inferdesk-cli)" quantize --model "$ROOT/tests/golden/models/$m" --report --backend cuda \
     --json > "$LOG_DIR/report_$m.json" 2> "$LOG_DIR/report_$m.err" || status=1
   echo "$m: $(cat "$LOG_DIR/report_$m.json")"
