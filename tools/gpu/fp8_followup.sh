@@ -2,7 +2,8 @@
 # What issues 27 and 29 still need shown on a GPU, in one call: the FP8 engine tests (FP8 KV cache
 # through the engine, the FP8 golden fixtures on CUDA) and the quantization report with tok/s
 # before and after (`inferdesk-cli quantize --report --backend cuda`, what the download wizard
-# runs on a GPU; the golden models with a tokenizer). Builds into build-gpu unless BIN names prebuilt binaries; logs in $LOG_DIR.
+# runs on a GPU; on the golden models that have a tokenizer). Builds into build-gpu unless BIN
+# names prebuilt binaries; logs in $LOG_DIR.
 #
 #   bash tools/gpu/fp8_followup.sh
 set -uo pipefail
