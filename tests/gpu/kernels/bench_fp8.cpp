@@ -107,14 +107,18 @@ void bench_gemv(const Launch& l, const char* filter) {
       }
 }
 
-// The GEMV's block shapes side by side (per-channel weights): warps per block and steps a batch.
+// The GEMV's block shapes side by side: warps per block and steps a batch (block weights at M = 1).
 void bench_gemv_configs(const Launch& l, const char* filter) {
   if (!wanted("fp8_gemv_cfg", filter)) return;
-  std::vector<GemvShape> shapes;
-  for (int w : {8, 4})
-    for (int u : {1, 2}) shapes.push_back({{w, u}, " w" + std::to_string(w) + "u" + std::to_string(u)});
-  for (const Proj& p : kProj)
-    for (int m : {1, 4, 8}) time_gemv(l, p, m, false, "fp8_gemv_cfg", shapes);
+  for (bool block : {false, true}) {
+    std::vector<GemvShape> shapes;
+    for (int w : {8, 4})
+      for (int u : {1, 2})
+        shapes.push_back({{w, u}, " w" + std::to_string(w) + "u" + std::to_string(u) + (block ? " block" : "")});
+    for (const Proj& p : kProj)
+      for (int m : {1, 4, 8})
+        if (!block || m == 1) time_gemv(l, p, m, block, "fp8_gemv_cfg", shapes);
+  }
 }
 
 // The wide GEMMs (9-64 rows) alone and with the activation quantization before them.
