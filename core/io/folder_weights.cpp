@@ -34,6 +34,14 @@ class FolderWeights : public WeightSource {
     return t ? static_cast<int64_t>(t->nbytes) : 0;
   }
   int64_t total_bytes() const override { return folder_.weight_bytes(); }
+  bool can_stack(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                 int64_t cols) const override {
+    const auto q = cols > 0 ? scheme_of(names[0], {rows[0], cols}) : std::nullopt;
+    if (!q || q->granularity != ScaleGranularity::Block || q->block_n <= 0) return true;
+    for (int64_t r : rows)
+      if (r % q->block_n != 0) return false;
+    return true;
+  }
   Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                       int64_t cols) override {
     if (cols > 0 && scheme_of(names[0], {rows[0], cols})) return load_stacked_fp8(backend, names, rows, cols);

@@ -13,9 +13,10 @@ AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std
   AttentionWeights a;
   a.norm = w.vector(p + ".input_layernorm.weight", H);
   const std::string sa = p + ".self_attn.";
-  if (w.stacks_weights()) {
-    a.qkv = w.stacked_matrix({sa + "q_proj.weight", sa + "k_proj.weight", sa + "v_proj.weight"},
-                             {q_out, kv_out, kv_out}, H);
+  const std::vector<std::string> qkv = {sa + "q_proj.weight", sa + "k_proj.weight", sa + "v_proj.weight"};
+  const bool stack = w.stacks(qkv, {q_out, kv_out, kv_out}, H);
+  if (stack) {
+    a.qkv = w.stacked_matrix(qkv, {q_out, kv_out, kv_out}, H);
     if (names.bias)
       a.qkv_bias = w.stacked_vector({sa + "q_proj.bias", sa + "k_proj.bias", sa + "v_proj.bias"},
                                     {q_out, kv_out, kv_out});
@@ -25,7 +26,7 @@ AttentionWeights load_attention(WeightLoader& w, const ModelConfig& c, const std
     a.v = w.matrix(sa + "v_proj.weight", kv_out, H);
   }
   a.o = w.matrix(sa + "o_proj.weight", H, q_out);
-  if (names.bias && !w.stacks_weights()) {
+  if (names.bias && !stack) {
     a.q_bias = w.vector(p + ".self_attn.q_proj.bias", q_out);
     a.k_bias = w.vector(p + ".self_attn.k_proj.bias", kv_out);
     a.v_bias = w.vector(p + ".self_attn.v_proj.bias", kv_out);
@@ -48,9 +49,10 @@ DenseFfnWeights load_dense_ffn(WeightLoader& w, const std::string& p, int64_t hi
 
 DenseFfnWeights load_swiglu_mlp(WeightLoader& w, const std::string& p, int64_t hidden, int64_t inter, const char* gate,
                                 const char* up, const char* down) {
-  if (!w.stacks_weights()) return load_dense_ffn(w, p, hidden, inter, gate, up, down);
+  const std::vector<std::string> names = {p + "." + gate + ".weight", p + "." + up + ".weight"};
+  if (!w.stacks(names, {inter, inter}, hidden)) return load_dense_ffn(w, p, hidden, inter, gate, up, down);
   DenseFfnWeights f;
-  f.gate_up = w.stacked_matrix({p + "." + gate + ".weight", p + "." + up + ".weight"}, {inter, inter}, hidden);
+  f.gate_up = w.stacked_matrix(names, {inter, inter}, hidden);
   f.down = w.matrix(p + "." + down + ".weight", hidden, inter);
   return f;
 }
@@ -115,7 +117,12 @@ class DecoderModel : public Model {
  public:
   DecoderModel(ModelConfig config, DecoderWeights weights)
       : config_(std::move(config)), w_(std::move(weights)), rope_(make_rope_config(config_)) {
-    for (auto& l : w_.layers) max_inter_ = std::max(max_inter_, ffn_width(l));
+    for (auto& l : w_.layers) {
+      max_inter_ = std::max(max_inter_, ffn_width(l));
+      (l.attn.qkv.empty() ? separate_qkv_ : stacked_qkv_) = true;
+      for (const DenseFfnWeights* f : {&l.dense, &l.moe.shared})
+        if (!f->down.empty()) (f->gate_up.empty() ? separate_gate_up_ : stacked_gate_up_) = true;
+    }
   }
 
   const ModelConfig& config() const override { return config_; }
@@ -193,8 +200,6 @@ class DecoderModel : public Model {
     return w;
   }
 
-  bool stacked() const { return !w_.layers.empty() && !w_.layers[0].attn.qkv.empty(); }
-
   void ensure_workspace(Backend& b, int64_t T, int64_t R) {
     const DType act = b.activation_dtype();
     bool moved = false;
@@ -207,13 +212,15 @@ class DecoderModel : public Model {
       static_cast<ActivationBuffers&>(ws_) = ActivationBuffers{};  // free the old ones first
       ws_.x = f32(H);
       ws_.h = a(H);
-      if (stacked()) {
-        ws_.qkv = a(qo + 2 * kvo);
-        ws_.gate_up = a(2 * max_inter_);
-      } else {
+      // Stacked and separate forms may both occur (block-scaled FP8 parts that cannot be stacked).
+      if (stacked_qkv_) ws_.qkv = a(qo + 2 * kvo);
+      if (separate_qkv_) {
         ws_.q = a(qo);
         ws_.k = a(kvo);
         ws_.v = a(kvo);
+      }
+      if (stacked_gate_up_) ws_.gate_up = a(2 * max_inter_);
+      if (separate_gate_up_) {
         ws_.gate = a(max_inter_);
         ws_.up = a(max_inter_);
       }
@@ -246,6 +253,7 @@ class DecoderModel : public Model {
   DecoderWeights w_;
   RopeConfig rope_;
   int64_t max_inter_ = 0;
+  bool stacked_qkv_ = false, separate_qkv_ = false, stacked_gate_up_ = false, separate_gate_up_ = false;
   Workspace ws_;
 };
 

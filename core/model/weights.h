@@ -31,6 +31,11 @@ class WeightSource {
   // one row) stacked into one backend weight by Backend::load_weight_rows.
   virtual Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
                               int64_t cols) = 0;
+  // Whether load_stacked can stack these matrices: block-scaled FP8 parts must each fill whole
+  // scale blocks (a 64-row k_proj of 128-row blocks cannot); the caller then loads them apart.
+  virtual bool can_stack(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) const {
+    return true;
+  }
 };
 
 // F32 scales of one quantized weight, [rows, cols] row-major, in the layout QuantInfo describes.
@@ -64,6 +69,10 @@ class WeightLoader {
   Buffer vector(const std::string& name, int64_t n);
   // Whether the backend wants stacked q/k/v and gate/up weights (Backend::wants_fused_weights).
   bool stacks_weights() const { return backend_.wants_fused_weights(); }
+  // Whether these matrices are to be stacked: the backend wants it and the source can.
+  bool stacks(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) const {
+    return stacks_weights() && source_.can_stack(names, rows, cols);
+  }
   // Matrices names[i] of [rows[i], cols] stacked by rows into one weight.
   Buffer stacked_matrix(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols);
   // Vectors names[i] of [n[i]] concatenated into one [1, sum n] weight.

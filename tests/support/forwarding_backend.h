@@ -24,6 +24,8 @@ class ForwardingBackend : public Backend {
     return b_->load_weight(h, rows, cols);
   }
   void fill_random(Tensor t, uint64_t seed, float scale) override { b_->fill_random(t, seed, scale); }
+  Buffer load_scales(const float* v, int64_t rows, int64_t cols) override { return b_->load_scales(v, rows, cols); }
+  bool supports_quant(const QuantInfo& q) const override { return b_->supports_quant(q); }
   void init_kv_cache(const KvCacheShape& s) override { b_->init_kv_cache(s); }
   int64_t kv_block_bytes(const KvCacheShape& s) const override { return b_->kv_block_bytes(s); }
   MemoryInfo memory_info() const override { return b_->memory_info(); }
