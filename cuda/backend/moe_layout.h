@@ -47,9 +47,10 @@ inline Fp8MoeLayout fp8_moe_layout(int64_t pairs, int32_t experts, int64_t hidde
   ScratchCursor c;
   Fp8MoeLayout l;
   static_cast<SortLayout&>(l) = take_sort(c, P, experts);
-  l.xq = c.take(static_cast<size_t>(moe_fp8_x_bytes(pairs, hidden, block)));
+  const auto slack = static_cast<size_t>(moe_fp8_segment_slack(experts)) * 4;  // segment alignment
+  l.xq = c.take(static_cast<size_t>(moe_fp8_x_bytes(pairs, hidden, block)) + slack);
   l.f32 = c.take(P * (large ? 2 : 1) * I * 4);
-  l.aq = c.take(static_cast<size_t>(moe_fp8_x_bytes(pairs, inter, block)));
+  l.aq = c.take(static_cast<size_t>(moe_fp8_x_bytes(pairs, inter, block)) + slack);
   l.y = c.take(P * H * 4);
   l.total = c.at;
   return l;

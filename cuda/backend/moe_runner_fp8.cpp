@@ -43,13 +43,20 @@ const float* up_scales(const Fp8Weight& gu, int64_t inter) {
   return gu.scales + (inter / kFp8Block) * gu.scale_cols;
 }
 
-// Rows [r0, r0 + n) of quantized rows laid out per expert segment (moe_fp8_quantize's segments).
-Fp8X segment(const Fp8X& x, int64_t r0, int64_t n) {
+// Expert e's rows [r0, r0 + n) of quantized rows laid out per expert segment (moe_fp8_quantize's
+// segments).
+Fp8X segment(const Fp8X& x, int32_t e, int64_t r0, int64_t n) {
   Fp8X s = x;
   s.q = x.q + r0 * x.stride;
   s.rows = n;
-  s.scales = x.scales + r0 * x.groups;
+  s.scales = x.scales + moe_fp8_segment_scales(r0, e, x.groups);
   return s;
+}
+
+// Whether cuBLASLt is asked: its 128 x 128 block scaling is used on whole blocks only (the
+// published shapes); partial ones take the CUDA-core kernel, which follows the CPU's definition.
+bool cublas_shape(const Fp8Weight& w) {
+  return w.gran != Fp8Gran::Block || (w.n % kFp8Block == 0 && w.k % kFp8Block == 0);
 }
 
 }  // namespace
@@ -175,7 +182,7 @@ void MoeRunner::run_large_fp8(const MoeLayerTable& tbl, const MoeStepArgs& step)
   auto* y = reinterpret_cast<float*>(base + L.y);
   auto* host_off = static_cast<int32_t*>(offsets_host_.get((static_cast<size_t>(E) + 1) * 4));
   auto matmul = [&](const Fp8X& x, const Fp8Weight& w, const Mat& out) {
-    if (!fp8_gemm_.run(x, w, nullptr, out)) fp8_gemm_simple(x, w, nullptr, out, ctx_.launch);
+    if (!cublas_shape(w) || !fp8_gemm_.run(x, w, nullptr, out)) fp8_gemm_simple(x, w, nullptr, out, ctx_.launch);
   };
 
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
@@ -202,7 +209,7 @@ void MoeRunner::run_large_fp8(const MoeLayerTable& tbl, const MoeStepArgs& step)
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e], r0 = host_off[e];
         if (rows == 0) continue;
-        const Fp8X xe = segment(qx.out, r0, rows);
+        const Fp8X xe = segment(qx.out, e, r0, rows);
         if (tbl.stacked) {
           matmul(xe, tbl.q.gate_up[e], Mat{gu + r0 * 2 * I, Dt::F32, rows, 2 * I, 2 * I});
         } else {
@@ -224,7 +231,7 @@ void MoeRunner::run_large_fp8(const MoeLayerTable& tbl, const MoeStepArgs& step)
       for (int32_t e = 0; e < E; ++e) {
         const int64_t rows = host_off[e + 1] - host_off[e], r0 = host_off[e];
         if (rows == 0) continue;
-        matmul(segment(qa.out, r0, rows), tbl.q.down[e], Mat{y + r0 * H, Dt::F32, rows, H, H});
+        matmul(segment(qa.out, e, r0, rows), tbl.q.down[e], Mat{y + r0 * H, Dt::F32, rows, H, H});
       }
     }
     moe_combine(moe_combine_args(part, y, position), ctx_.launch);

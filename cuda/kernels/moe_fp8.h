@@ -67,7 +67,8 @@ void moe_fp8_experts_grouped(const MoeFp8GroupedArgs& a, const Launch& launch);
 // source) the value of column c is silu(src[c]) * src[up_offset + c]. Rows r >= *count (when
 // count is not null) or >= rows are left alone. Scales: per row (group false) or per 128-wide group,
 // laid out [groups][out.rows] (Fp8X) or, with segments (offsets of E expert segments, device),
-// segment e's [groups][n_e] block at offsets[e] * groups: what cuBLASLt reads per expert GEMM.
+// segment e's [groups][n_e] block at moe_fp8_segment_scales: what cuBLASLt reads per expert GEMM,
+// each block 16-byte aligned (moe_fp8_segment_slack more floats than rows * groups in all).
 struct MoeFp8QuantArgs {
   const void* src = nullptr;
   bool src_f32 = false;
@@ -83,6 +84,10 @@ struct MoeFp8QuantArgs {
   Fp8X out;  // rows: the row capacity (grid), cols, stride, scales
 };
 void moe_fp8_quantize(const MoeFp8QuantArgs& a, const Launch& launch);
+constexpr int64_t moe_fp8_segment_scales(int64_t offset, int64_t segment, int64_t groups) {
+  return (offset * groups + 3) / 4 * 4 + 4 * segment;
+}
+constexpr int64_t moe_fp8_segment_slack(int32_t segments) { return 4 * int64_t{segments} + 4; }
 // Bytes and layout of an Fp8X of rows x cols quantized per row or per 128-group.
 int64_t moe_fp8_x_bytes(int64_t rows, int64_t cols, bool group);
 Fp8X moe_fp8_x_at(void* base, int64_t rows, int64_t cols, bool group);

@@ -205,7 +205,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMats == 2 ? 2 : 3) moe_fp8_group
 
 // ------------------------------------------------------------------------- quantization
 
-constexpr int kQuantThreads = 128;
+constexpr int kQuantThreads = 256;
+constexpr int kRegChunks = 8;  // chunks of 8 a thread keeps between the amax and the codes (16,384 columns)
 
 // The 8 values of columns c0 .. c0 + 8 of source row r (zeros past cols).
 __device__ __forceinline__ void quant_load8(const MoeFp8QuantArgs& a, int64_t r, int64_t c0, bool vec, float (&v)[8]) {
@@ -249,11 +250,12 @@ __device__ __forceinline__ int64_t scale_index(const MoeFp8QuantArgs& a, int64_t
     if (a.segments[mid] <= r) lo = mid; else hi = mid - 1;
   }
   const int64_t off = a.segments[lo], n = a.segments[lo + 1] - off;
-  return off * a.out.groups + gi * n + (r - off);
+  return moe_fp8_segment_scales(off, lo, a.out.groups) + gi * n + (r - off);
 }
 
-// Block r: row r. Per row: the amax over the row, then the codes (values recomputed: the source
-// is in L2). Per group: 16 consecutive threads hold a group's 128 values.
+// Block r: row r. Per row: the amax over the row, then the codes (the values kept in registers up
+// to 16,384 columns, recomputed past that). Per group: 16 consecutive threads hold a group's 128
+// values.
 __global__ void __launch_bounds__(kQuantThreads) moe_fp8_quantize_kernel(const MoeFp8QuantArgs a, bool vec) {
   __shared__ float red[kQuantThreads / 32];
   const int64_t r = blockIdx.x;
@@ -284,7 +286,15 @@ __global__ void __launch_bounds__(kQuantThreads) moe_fp8_quantize_kernel(const M
     return;
   }
   float mx = 0.0f;
-  for (int64_t i = 0; i < rounds; ++i) {
+  float keep[kRegChunks][8];
+#pragma unroll
+  for (int i = 0; i < kRegChunks; ++i) {
+    if (i >= rounds) break;
+    quant_load8(a, src_row, i * span + 8 * threadIdx.x, vec, keep[i]);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) mx = fmaxf(mx, fabsf(keep[i][e]));
+  }
+  for (int64_t i = kRegChunks; i < rounds; ++i) {
     float v[8];
     quant_load8(a, src_row, i * span + 8 * threadIdx.x, vec, v);
 #pragma unroll
@@ -298,7 +308,13 @@ __global__ void __launch_bounds__(kQuantThreads) moe_fp8_quantize_kernel(const M
   const float s = fp8_dynamic_scale(mx);
   if (threadIdx.x == 0) a.out.scales[scale_index(a, r, 0)] = s;
   const float inv = 1.0f / s;
-  for (int64_t i = 0; i < rounds; ++i) {
+#pragma unroll
+  for (int i = 0; i < kRegChunks; ++i) {
+    const int64_t c0 = i * span + 8 * threadIdx.x;
+    if (i >= rounds) break;
+    if (c0 < cols) quant_store8(a, qr, c0, keep[i], inv);
+  }
+  for (int64_t i = kRegChunks; i < rounds; ++i) {
     const int64_t c0 = i * span + 8 * threadIdx.x;
     if (c0 >= cols) break;
     float v[8];
