@@ -48,6 +48,38 @@ TEST_P(GoldenFp8Cuda, MatchesTheReference) {
               static_cast<int>(g.cases.size()) * g.max_new_tokens);
 }
 
+// Every case of an FP8 MoE fixture twice in one batch: decode steps of 12 rows take the grouped
+// expert path inside captured graphs, the prefill of several prompts the large one; each result
+// must still match the reference by vLLM's token rule (batched rows round differently than a case
+// run alone, and a tiny MoE fixture's near-tied routing can then pick another expert).
+TEST(GoldenFp8CudaMoe, BatchedCasesMatchTheReference) {
+  INFERDESK_REQUIRE_GPU();
+  for (const char* name : {"qwen3_moe-channel", "mixtral-block"}) {
+    const test::GoldenModel g = test::read_golden_at(test::golden_fp8_dir() / name, name);
+    EngineOptions opts;
+    opts.num_kv_blocks = 256;
+    Engine engine(load_model_folder(g.dir, make_cuda_backend()), opts);
+    std::vector<Request> reqs;
+    for (int rep = 0; rep < 2; ++rep)
+      for (const auto& c : g.cases) reqs.push_back(test::golden_request(c, g.max_new_tokens));
+    const auto results = generate_all(engine, reqs);
+    int total = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+      ASSERT_EQ(results[i].reason, FinishReason::Length) << results[i].error;
+      int steps = 0;
+      EXPECT_EQ(test::compare_with_golden(g.cases[i % g.cases.size()], results[i], INFINITY, &steps), "")
+          << name << " request " << i;
+      total += steps;
+    }
+    const CudaMoePathCounts c = cuda_moe_path_counts(*engine.model().backend);
+    EXPECT_GT(c.grouped, 0) << name;
+    EXPECT_GT(c.large, 0) << name;
+    std::printf("[ figures  ] %s batched: %d of %d steps equal; expert paths small %lld grouped %lld large %lld\n",
+                name, total, static_cast<int>(results.size()) * g.max_new_tokens, static_cast<long long>(c.small),
+                static_cast<long long>(c.grouped), static_cast<long long>(c.large));
+  }
+}
+
 std::string fixture_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param;
   for (char& c : n)
