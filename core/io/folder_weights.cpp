@@ -34,8 +34,7 @@ class FolderWeights : public WeightSource {
     return t ? static_cast<int64_t>(t->nbytes) : 0;
   }
   int64_t total_bytes() const override { return folder_.weight_bytes(); }
-  bool can_stack(const std::vector<std::string>& names, const std::vector<int64_t>& rows,
-                 int64_t cols) const override {
+  bool can_stack(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) const override {
     const auto q = cols > 0 ? scheme_of(names[0], {rows[0], cols}) : std::nullopt;
     if (!q || q->granularity != ScaleGranularity::Block || q->block_n <= 0) return true;
     for (int64_t r : rows)

@@ -177,8 +177,8 @@ const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWei
   // On the compute stream, so ordered before every kernel that reads the table (a plain cudaMemcpy
   // from pageable memory may return before its DMA lands, and the stream does not wait for the
   // legacy stream); the pageable source has been staged when the call returns.
-  check_cuda(cudaMemcpyAsync(next.dev.get(), next.host.data(), next.host.size() * sizeof(void*),
-                             cudaMemcpyHostToDevice, ctx_.stream),
+  check_cuda(cudaMemcpyAsync(next.dev.get(), next.host.data(), next.host.size() * sizeof(void*), cudaMemcpyHostToDevice,
+                             ctx_.stream),
              "uploading the expert table");
   t = std::move(next);
   if (!t.small_ok && small_ok_) {

@@ -34,7 +34,7 @@ constexpr int kWarps = 4;
 __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct GroupedK {
-  Fp8X in;          // quantized rows: x by token (gate/up) or act by sorted position (down)
+  Fp8X in;           // quantized rows: x by token (gate/up) or act by sorted position (down)
   bool in_by_order;  // row of sorted position s: order[s] / top_k, else s
   const int32_t* order;
   int32_t top_k;
@@ -247,7 +247,10 @@ __device__ __forceinline__ int64_t scale_index(const MoeFp8QuantArgs& a, int64_t
   int32_t lo = 0, hi = a.num_segments - 1;  // the last segment whose offset is <= r (non-empty)
   while (lo < hi) {
     const int32_t mid = (lo + hi + 1) / 2;
-    if (a.segments[mid] <= r) lo = mid; else hi = mid - 1;
+    if (a.segments[mid] <= r)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const int64_t off = a.segments[lo], n = a.segments[lo + 1] - off;
   return moe_fp8_segment_scales(off, lo, a.out.groups) + gi * n + (r - off);
@@ -365,14 +368,13 @@ void moe_fp8_quantize(const MoeFp8QuantArgs& a, const Launch& launch) {
 void moe_fp8_experts_grouped(const MoeFp8GroupedArgs& a, const Launch& launch) {
   const int64_t T = a.x.rows, H = a.fp8.hidden, I = a.fp8.inter;
   const int32_t E = a.fp8.num_experts;
-  if (a.x.dt != Dt::BF16 || !moe_fp8_kernels_supported(H, I) || a.x.cols != H || a.out.cols != H ||
-      a.out.rows < T || !aligned16(a.act) || !aligned16(a.y) || a.xq.rows < T || a.xq.cols != H ||
-      a.aq.rows < a.max_pairs || a.aq.cols != I)
+  if (a.x.dt != Dt::BF16 || !moe_fp8_kernels_supported(H, I) || a.x.cols != H || a.out.cols != H || a.out.rows < T ||
+      !aligned16(a.act) || !aligned16(a.y) || a.xq.rows < T || a.xq.cols != H || a.aq.rows < a.max_pairs ||
+      a.aq.cols != I)
     unsupported_config("moe_fp8_experts_grouped: hidden " + std::to_string(H) + ", inter " + std::to_string(I) +
                        " or the scratch layout not supported");
   if (E <= 0 || E > 65535 || a.top_k <= 0)
-    unsupported_config("moe_fp8_experts_grouped: " + std::to_string(a.top_k) + " of " + std::to_string(E) +
-                       " experts");
+    unsupported_config("moe_fp8_experts_grouped: " + std::to_string(a.top_k) + " of " + std::to_string(E) + " experts");
   if (T <= 0) return;
   const int64_t pairs = T * a.top_k;
   if (pairs > a.max_pairs)

@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(kWarps * 32) moe_fp8_small_kernel(const SmallK
 #pragma unroll
     for (int r = 0; r < 2; ++r) wp[m][r] = base + min(r0 + g + 8 * r, a.rows - 1) * a.k + col0;
   }
-  const int64_t sw_row = r0 / kFp8Block;  // block weights: 16 | 128
+  const int64_t sw_row = r0 / kFp8Block;   // block weights: 16 | 128
   const int32_t own = s_row[p / a.top_k];  // the block's own token uses e
   const TX* xp = static_cast<const TX*>(a.in) + (s_row[g] >= 0 ? s_row[g] : own) * a.in_stride + col0;
   float inv = 1.0f;

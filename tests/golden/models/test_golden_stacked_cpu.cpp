@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -54,21 +55,41 @@ class StackingCpuBackend : public test::ForwardingBackend {
   }
 
   std::string name() const override { return "stacking-cpu"; }
+  // The CPU backend reads a quantized weight's scales from its first row: the up half of a stacked
+  // FP8 gate | up gets a QuantInfo of its own whose scales start at its rows (what the CUDA backend
+  // works out itself).
+  std::vector<ExpertWeights> halves(const std::vector<ExpertWeights>& experts) {
+    std::vector<ExpertWeights> out = experts;
+    for (ExpertWeights& ew : out) {
+      if (!ew.gate.quant || ew.gate.quant != ew.up.quant) continue;
+      auto [it, fresh] = halves_.try_emplace(ew.gate.quant, *ew.gate.quant, *ew.gate.quant);
+      if (fresh) {
+        const QuantInfo& q = *ew.gate.quant;
+        const int64_t rows = q.granularity == ScaleGranularity::Block ? ew.gate.rows / q.block_n : ew.gate.rows;
+        it->second.first.scale_rows = it->second.second.scale_rows = rows;
+        it->second.second.scales = static_cast<const float*>(q.scales) + rows * q.scale_cols;
+      }
+      ew.gate.quant = &it->second.first;
+      ew.up.quant = &it->second.second;
+    }
+    return out;
+  }
   void moe_experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& e, const Tensor& ids,
                    const Tensor& w, Tensor out) override {
     // The views of a stacked expert are the two row halves of one weight.
     for (const ExpertWeights& ew : e)
       if (!allow_separate_ && static_cast<const char*>(ew.up.data) !=
-          static_cast<const char*>(ew.gate.data) +
-              ew.gate.rows * ew.gate.stride * static_cast<int64_t>(ew.gate.element_size()))
+                                  static_cast<const char*>(ew.gate.data) +
+                                      ew.gate.rows * ew.gate.stride * static_cast<int64_t>(ew.gate.element_size()))
         throw Error(ErrorCode::Internal, "expert gate and up are not stacked");
-    inner().moe_experts(layer, x, e, ids, w, out);
+    inner().moe_experts(layer, x, halves(e), ids, w, out);
   }
 
  private:
   std::vector<std::shared_ptr<std::vector<std::byte>>> host_;
   int stacked_ = 0;
   bool allow_separate_ = false;
+  std::map<const QuantInfo*, std::pair<QuantInfo, QuantInfo>> halves_;  // gate, up
 };
 
 class GoldenStackedCpu : public ::testing::TestWithParam<std::string> {};

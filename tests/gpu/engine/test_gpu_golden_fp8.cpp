@@ -17,13 +17,13 @@ namespace inferdesk {
 namespace {
 
 std::vector<std::string> dense_fixtures() {
-  return {"mistral-channel", "qwen2-channel", "llama-channel", "qwen3-channel", "qwen3-block",
-          "llama-block",     "mistral-block", "qwen2-block"};
+  return {"mistral-channel", "qwen2-channel", "llama-channel", "qwen3-channel",
+          "qwen3-block",     "llama-block",   "mistral-block", "qwen2-block"};
 }
 
 std::vector<std::string> moe_fixtures() {
-  return {"mixtral-channel", "mixtral-block", "qwen2_moe-channel", "qwen2_moe-block", "qwen3_moe-channel",
-          "qwen3_moe-block"};
+  return {"mixtral-channel", "mixtral-block",     "qwen2_moe-channel",
+          "qwen2_moe-block", "qwen3_moe-channel", "qwen3_moe-block"};
 }
 
 class GoldenFp8Cuda : public ::testing::TestWithParam<std::string> {};

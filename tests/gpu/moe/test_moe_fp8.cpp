@@ -99,7 +99,8 @@ TEST(GpuMoeFp8, SizesNotMultiplesOf16TakeTheLargePath) {
   for (const Fp8Scheme& sc : {fp8_channel(), fp8_block()}) {
     MoePair p;
     const Fp8Experts ex = make_fp8_experts(p, {8, 264, 136, sc, false}, 6);
-    for (int T : {1, 8, 40}) run_experts(p, ex.ex, {T, 8, 2, 264, 136, false, Route::Random}, 0, Path::Large, kTolMoeFp8);
+    for (int T : {1, 8, 40})
+      run_experts(p, ex.ex, {T, 8, 2, 264, 136, false, Route::Random}, 0, Path::Large, kTolMoeFp8);
   }
 }
 
@@ -171,7 +172,8 @@ TEST(GpuMoeFp8, UnsupportedExpertsAreTypedErrors) {
   INFERDESK_REQUIRE_GPU();
   MoePair p;
   // Static activation scales (one calibrated scale per expert matrix).
-  const Fp8Experts st = make_fp8_experts(p, {2, 128, 64, {ScaleGranularity::Channel, ActQuant::Static, 0.01f}, false}, 1);
+  const Fp8Experts st = make_fp8_experts(p, {2, 128, 64, {ScaleGranularity::Channel, ActQuant::Static, 0.01f}, false},
+                                         1);
   expect_unsupported(p, st.ex.gpu, 128, "static activations");
   // Block scales of 64 x 64 (only 128 x 128 is run).
   Fp8Experts blk = make_fp8_experts(p, {2, 128, 64, fp8_block(), false}, 2);
