@@ -5,6 +5,7 @@
 #include "tests/gpu/kernels/bench_moe.h"
 
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -52,6 +53,56 @@ int32_t route(Pool& pool, const MoeShape& s, int T, cuda::MoeStepArgs& a) {
   a.experts.hidden = s.H;
   a.experts.inter = s.I;
   return static_cast<int32_t>(used.size());
+}
+
+// Scratch of one step's expert call, both paths and formats.
+struct Scratch {
+  float* f32;
+  int32_t* sort;
+  void *xq, *aq;
+  int64_t pairs;
+};
+
+std::function<void(int)> bf16_path(const cuda::MoeStepArgs& a, const cuda::MoeExpertTable& bt, const Scratch& sc,
+                                   bool grouped, const MoeShape& s, const Launch& l) {
+  if (!grouped) {
+    cuda::MoeSmallArgs b;
+    static_cast<cuda::MoeStepArgs&>(b) = a;
+    b.experts = bt;
+    b.act = reinterpret_cast<cuda::bf16*>(sc.f32);
+    b.slot_out = sc.f32 + sc.pairs * s.I;
+    return [b, l](int) { cuda::moe_experts_small(b, l); };
+  }
+  cuda::MoeGroupedArgs b;
+  static_cast<cuda::MoeStepArgs&>(b) = a;
+  b.experts = bt;
+  b.counts = sc.sort, b.offsets = sc.sort + s.E, b.order = sc.sort + 2 * s.E + 1, b.position = b.order + sc.pairs;
+  b.act = reinterpret_cast<cuda::bf16*>(sc.f32);
+  b.y = sc.f32 + sc.pairs * s.I;
+  b.max_pairs = sc.pairs;
+  return [b, l](int) { cuda::moe_experts_grouped(b, l); };
+}
+
+std::function<void(int)> fp8_path(const cuda::MoeStepArgs& a, const cuda::MoeFp8Table& ft, const Scratch& sc,
+                                  bool grouped, const MoeShape& s, const Launch& l) {
+  if (!grouped) {
+    cuda::MoeFp8SmallArgs b;
+    static_cast<cuda::MoeStepArgs&>(b) = a;
+    b.fp8 = ft;
+    b.act = sc.f32;
+    b.slot_out = sc.f32 + sc.pairs * s.I;
+    return [b, l](int) { cuda::moe_fp8_experts_small(b, l); };
+  }
+  cuda::MoeFp8GroupedArgs b;
+  static_cast<cuda::MoeStepArgs&>(b) = a;
+  b.fp8 = ft;
+  b.counts = sc.sort, b.offsets = sc.sort + s.E, b.order = sc.sort + 2 * s.E + 1, b.position = b.order + sc.pairs;
+  b.xq = cuda::moe_fp8_x_at(sc.xq, sc.pairs, s.H, ft.block);
+  b.act = sc.f32;
+  b.aq = cuda::moe_fp8_x_at(sc.aq, sc.pairs, s.I, ft.block);
+  b.y = sc.f32 + sc.pairs * s.I;
+  b.max_pairs = sc.pairs;
+  return [b, l](int) { cuda::moe_fp8_experts_grouped(b, l); };
 }
 
 void bench_shape(const MoeShape& s, const Launch& l, const char* filter) {
@@ -107,42 +158,9 @@ void bench_shape(const MoeShape& s, const Launch& l, const char* filter) {
       ft.hidden = s.H;
       ft.inter = s.I;
       ft.block = fmt == 2;
-      std::function<void(int)> run;
-      if (!grouped && fmt == 0) {
-        cuda::MoeSmallArgs b;
-        static_cast<cuda::MoeStepArgs&>(b) = a;
-        b.experts = bt;
-        b.act = reinterpret_cast<cuda::bf16*>(f32);
-        b.slot_out = f32 + P * s.I;
-        run = [b, l](int) { cuda::moe_experts_small(b, l); };
-      } else if (!grouped) {
-        cuda::MoeFp8SmallArgs b;
-        static_cast<cuda::MoeStepArgs&>(b) = a;
-        b.fp8 = ft;
-        b.act = f32;
-        b.slot_out = f32 + P * s.I;
-        run = [b, l](int) { cuda::moe_fp8_experts_small(b, l); };
-      } else if (fmt == 0) {
-        cuda::MoeGroupedArgs b;
-        static_cast<cuda::MoeStepArgs&>(b) = a;
-        b.experts = bt;
-        b.counts = sort, b.offsets = sort + s.E, b.order = sort + 2 * s.E + 1, b.position = b.order + P;
-        b.act = reinterpret_cast<cuda::bf16*>(f32);
-        b.y = f32 + P * s.I;
-        b.max_pairs = P;
-        run = [b, l](int) { cuda::moe_experts_grouped(b, l); };
-      } else {
-        cuda::MoeFp8GroupedArgs b;
-        static_cast<cuda::MoeStepArgs&>(b) = a;
-        b.fp8 = ft;
-        b.counts = sort, b.offsets = sort + s.E, b.order = sort + 2 * s.E + 1, b.position = b.order + P;
-        b.xq = cuda::moe_fp8_x_at(xq, P, s.H, ft.block);
-        b.act = f32;
-        b.aq = cuda::moe_fp8_x_at(aq, P, s.I, ft.block);
-        b.y = f32 + P * s.I;
-        b.max_pairs = P;
-        run = [b, l](int) { cuda::moe_fp8_experts_grouped(b, l); };
-      }
+      const Scratch sc{f32, sort, xq, aq, P};
+      const std::function<void(int)> run = fmt == 0 ? bf16_path(a, bt, sc, grouped, s, l)
+                                                    : fp8_path(a, ft, sc, grouped, s, l);
       const double us = time_us(l.stream, run);
       report(std::string("moe ") + what, shape, us, static_cast<double>(distinct) * 3 * per * (fmt == 0 ? 2 : 1));
     }
