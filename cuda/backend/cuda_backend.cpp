@@ -24,7 +24,7 @@ CudaBackend::CudaBackend(const CudaBackendOptions& o)
       weights_(ctx_),
       steps_(ctx_),
       sampler_(ctx_, timer_, o.tuning.sampling_copy_stream),
-      moe_(ctx_, policy_.gemm(), policy_.fp8_gemm(), o),
+      moe_(ctx_, policy_.gemm(), o),
       rope_tables_(ctx_) {
   int major = 0, minor = 0;
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx_.device), "querying the GPU");

@@ -48,7 +48,6 @@ class KernelPolicy {
   void choose_decode_kernels(PagedAttentionArgs& a) const;
 
   Gemm& gemm() { return gemm_; }
-  Fp8Gemm& fp8_gemm() { return fp8_gemm_; }
   int64_t fused_norms() const { return fused_norms_; }
 
   // FP8 weights (Tensor::quant; kernel_policy_fp8.cpp): the GEMV with the activation quantization

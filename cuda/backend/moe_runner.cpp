@@ -33,12 +33,36 @@
 #include <string>
 
 #include "core/util/error.h"
-#include "cuda/backend/moe_layout.h"
 #include "cuda/kernels/elementwise.h"
 
 namespace inferdesk::cuda {
 
 namespace {
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Byte offsets in a scratch buffer, each array 256-byte aligned.
+struct ScratchCursor {
+  size_t at = 0;
+  size_t take(size_t bytes) {
+    const size_t o = at;
+    at += align256(bytes);
+    return o;
+  }
+};
+
+// The pair sort's arrays (moe_sort_pairs), first in both paths' scratch, for `pairs` pairs.
+struct SortLayout {
+  size_t counts = 0, offsets = 0, order = 0, position = 0;
+};
+SortLayout take_sort(ScratchCursor& c, size_t pairs, int32_t experts) {
+  SortLayout l;
+  l.counts = c.take(static_cast<size_t>(experts) * 4);
+  l.offsets = c.take((static_cast<size_t>(experts) + 1) * 4);
+  l.order = c.take(pairs * 4);
+  l.position = c.take(pairs * 4);
+  return l;
+}
 
 // Byte offsets of the large path's arrays in its scratch for `pairs` (token, slot) pairs.
 struct LargeLayout : SortLayout {
@@ -89,10 +113,9 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-MoeRunner::MoeRunner(CudaContext& ctx, Gemm& gemm, Fp8Gemm& fp8_gemm, const CudaBackendOptions& o)
+MoeRunner::MoeRunner(CudaContext& ctx, Gemm& gemm, const CudaBackendOptions& o)
     : ctx_(ctx),
       gemm_(gemm),
-      fp8_gemm_(fp8_gemm),
       small_batch_(o.small_batch_gemv),
       grouped_max_pairs_(o.moe_grouped_max_pairs),
       grouped_pairs_per_expert_(o.moe_grouped_pairs_per_expert),
@@ -126,8 +149,7 @@ int64_t MoeRunner::reserved_bytes() const {
 const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWeights>& experts) {
   const size_t E = experts.size();
   MoeLayerTable& t = tables_[layer];
-  const bool quantized = E > 0 && experts[0].gate.quant != nullptr;
-  bool same = t.dev.get() != nullptr && t.host.size() == (quantized ? 6 : 3) * E;
+  bool same = t.dev.get() != nullptr && t.host.size() == 3 * E;
   for (size_t e = 0; same && e < E; ++e)
     same = t.host[e] == experts[e].gate.data && t.host[E + e] == experts[e].up.data &&
            t.host[2 * E + e] == experts[e].down.data;
@@ -135,14 +157,14 @@ const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWei
 
   if (E == 0) bad_experts(layer, "it has no experts");
   const int64_t H = experts[0].gate.cols, I = experts[0].gate.rows;
-  const int64_t es = quantized ? 1 : 2;  // bytes per weight
   bool stacked = true, aligned = true;
   for (size_t e = 0; e < E; ++e) {
     const ExpertWeights& w = experts[e];
     for (const Tensor* m : {&w.gate, &w.up, &w.down}) {
-      if ((m->quant != nullptr) != quantized)
-        bad_experts(layer, "expert " + std::to_string(e) + " mixes quantized and unquantized weights");
-      if (!quantized && (m->dtype != DType::BF16 || m->stride != m->cols))
+      if (m->quant)
+        throw Error(ErrorCode::Unsupported, "the CUDA backend does not run quantized experts yet (" +
+                                                describe(*m->quant) + "); load this model on the CPU");
+      if (m->dtype != DType::BF16 || m->stride != m->cols)
         throw Error(ErrorCode::Internal, "moe_experts: expert weights must be contiguous BF16");
       aligned = aligned && aligned16(m->data);
     }
@@ -150,49 +172,37 @@ const MoeLayerTable& MoeRunner::table(int32_t layer, const std::vector<ExpertWei
         w.down.cols != I)
       bad_experts(layer, "expert " + std::to_string(e) + " has a different shape than expert 0 " +
                              "(one intermediate size per layer is supported)");
-    stacked = stacked && static_cast<const char*>(w.up.data) == static_cast<const char*>(w.gate.data) + I * H * es;
+    stacked = stacked && static_cast<const char*>(w.up.data) == static_cast<const char*>(w.gate.data) + I * H * 2;
   }
-  MoeLayerTable next;
-  next.hidden = H;
-  next.inter = I;
-  next.stacked = stacked;
-  if (quantized) {
-    fp8_table(layer, experts, stacked, next);  // validates before anything is allocated
-  } else {
-    next.host.resize(3 * E);
-    for (size_t e = 0; e < E; ++e) {
-      next.host[e] = experts[e].gate.data;
-      next.host[E + e] = experts[e].up.data;
-      next.host[2 * E + e] = experts[e].down.data;
-    }
-  }
-  next.small_ok = aligned && (quantized ? moe_fp8_kernels_supported(H, I) : moe_small_supported(H, I));
   ctx_.graphs.forbid_capture(("the expert table of layer " + std::to_string(layer) + " first needed").c_str());
+  std::vector<const void*> host(3 * E);
+  for (size_t e = 0; e < E; ++e) {
+    host[e] = experts[e].gate.data;
+    host[E + e] = experts[e].up.data;
+    host[2 * E + e] = experts[e].down.data;
+  }
   if (t.dev.get()) {  // the views changed (a test, or another model on this backend): graphs are stale
     ctx_.synchronize();
     t.dev.reset();
     ctx_.graphs.invalidate();
   }
-  next.dev = ctx_.memory.alloc(next.host.size() * sizeof(void*), MemKind::Activations, "MoE expert tables");
+  t.dev = ctx_.memory.alloc(host.size() * sizeof(void*), MemKind::Activations, "MoE expert tables");
   // On the compute stream, so ordered before every kernel that reads the table (a plain cudaMemcpy
   // from pageable memory may return before its DMA lands, and the stream does not wait for the
   // legacy stream); the pageable source has been staged when the call returns.
-  check_cuda(cudaMemcpyAsync(next.dev.get(), next.host.data(), next.host.size() * sizeof(void*), cudaMemcpyHostToDevice,
+  check_cuda(cudaMemcpyAsync(t.dev.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice,
                              ctx_.stream),
              "uploading the expert table");
-  t = std::move(next);
+  t.host = std::move(host);
+  t.hidden = H;
+  t.inter = I;
+  t.stacked = stacked;
+  t.small_ok = aligned && moe_small_supported(H, I);
   if (!t.small_ok && small_ok_) {
     small_ok_ = false;  // no MoE step is captured from now on
     ctx_.graphs.invalidate();
   }
   return t;
-}
-
-void MoeRunner::grow_scratch(DeviceBuffer& b, size_t need, const char* what) {
-  if (need <= b.bytes()) return;
-  ctx_.graphs.forbid_capture((std::string(what) + " first needed").c_str());
-  ctx_.memory.grow(b, need, need, MemKind::Activations, what, ctx_.stream);
-  ctx_.graphs.invalidate();
 }
 
 void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<ExpertWeights>& experts, const Tensor& ids,
@@ -235,14 +245,14 @@ void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<Expert
   // (x is the decoder's activation buffer, always aligned; a misaligned view takes the large path.)
   const bool x_vec = aligned16(x.data) && (T == 1 || x.stride % 8 == 0);
   if (T <= small_max_rows() && tbl.small_ok && x_vec) {
-    tbl.fp8 ? run_small_fp8(tbl, step) : run_small(tbl, step);
+    run_small(tbl, step);
     ++path_counts_.small;
   } else if (T * k <= pairs && x_vec) {
-    tbl.fp8 ? run_grouped_fp8(tbl, pairs, step) : run_grouped(tbl, pairs, step);
+    run_grouped(tbl, pairs, step);
     ++path_counts_.grouped;
   } else {
     ctx_.graphs.forbid_capture("the large-batch MoE path (it synchronises)");
-    tbl.fp8 ? run_large_fp8(tbl, step) : run_large(tbl, step);
+    run_large(tbl, step);
     ++path_counts_.large;
   }
 }
@@ -250,7 +260,12 @@ void MoeRunner::experts(int32_t layer, const Tensor& x, const std::vector<Expert
 void MoeRunner::run_small(const MoeLayerTable& tbl, const MoeStepArgs& step) {
   const int64_t P = int64_t{kMoeSmallMaxTokens} * step.top_k;
   const size_t act_bytes = align256(static_cast<size_t>(P * tbl.inter) * 2);
-  grow_scratch(small_scratch_, act_bytes + static_cast<size_t>(P * tbl.hidden) * 4, "MoE scratch");
+  const size_t need = act_bytes + static_cast<size_t>(P * tbl.hidden) * 4;
+  if (need > small_scratch_.bytes()) {
+    ctx_.graphs.forbid_capture("MoE scratch first needed");
+    ctx_.memory.grow(small_scratch_, need, need, MemKind::Activations, "MoE scratch", ctx_.stream);
+    ctx_.graphs.invalidate();
+  }
   MoeSmallArgs a;
   static_cast<MoeStepArgs&>(a) = step;
   a.act = small_scratch_.as<bf16>();
@@ -262,7 +277,11 @@ void MoeRunner::run_grouped(const MoeLayerTable& tbl, int64_t max_pairs, const M
   const int32_t E = step.experts.num_experts;
   // Sized for the bound, not for this step: one allocation serves every step the path takes.
   const GroupedLayout L = grouped_layout(max_pairs, E, tbl.hidden, tbl.inter);
-  grow_scratch(grouped_scratch_, L.total, "MoE grouped scratch");
+  if (L.total > grouped_scratch_.bytes()) {
+    ctx_.graphs.forbid_capture("MoE grouped scratch first needed");
+    ctx_.memory.grow(grouped_scratch_, L.total, L.total, MemKind::Activations, "MoE grouped scratch", ctx_.stream);
+    ctx_.graphs.invalidate();
+  }
   char* base = grouped_scratch_.as<char>();
   MoeGroupedArgs a;
   static_cast<MoeStepArgs&>(a) = step;
@@ -279,7 +298,12 @@ void MoeRunner::run_grouped(const MoeLayerTable& tbl, int64_t max_pairs, const M
 void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
   const int64_t T = step.x.rows, H = tbl.hidden, I = tbl.inter;
   const int32_t E = step.experts.num_experts, k = step.top_k;
-  const int64_t chunk = large_chunk(tbl, k, grouped_bytes(tbl, tbl.small_ok ? grouped_pairs(E) : 0));
+  // The grouped path's scratch (allocated or still to come) is taken from the budget first.
+  const int64_t pairs = tbl.small_ok ? grouped_pairs(E) : 0;
+  const auto grouped_bytes = static_cast<int64_t>(
+      std::max(grouped_scratch_.bytes(), pairs > 0 ? grouped_layout(pairs, E, H, I).total : 0));
+  const int64_t chunk = large_chunk_tokens(static_cast<size_t>(std::max<int64_t>(scratch_bytes_ - grouped_bytes, 0)), k,
+                                           E, H, I);
   const LargeLayout L = large_layout(std::min(T, chunk) * k, E, H, I);
   ctx_.memory.grow(large_scratch_, L.total, L.total, MemKind::Activations, "MoE scratch", ctx_.stream);
   char* base = large_scratch_.as<char>();
@@ -334,23 +358,6 @@ void MoeRunner::run_large(const MoeLayerTable& tbl, const MoeStepArgs& step) {
     }
     moe_combine(moe_combine_args(part, y, position), ctx_.launch);
   }
-}
-
-int64_t MoeRunner::grouped_bytes(const MoeLayerTable& tbl, int64_t pairs) const {
-  if (pairs <= 0) return 0;
-  const int32_t E = static_cast<int32_t>(tbl.host.size() / (tbl.fp8 ? 6 : 3));
-  return static_cast<int64_t>(tbl.fp8 ? fp8_grouped_layout(pairs, E, tbl.hidden, tbl.inter, tbl.q.block).total
-                                      : grouped_layout(pairs, E, tbl.hidden, tbl.inter).total);
-}
-
-// Tokens per chunk of the large path: the grouped path's scratch (allocated or still to come) is
-// taken from the budget first.
-int64_t MoeRunner::large_chunk(const MoeLayerTable& tbl, int32_t top_k, int64_t grouped) const {
-  const int32_t E = static_cast<int32_t>(tbl.host.size() / (tbl.fp8 ? 6 : 3));
-  const auto g = std::max(static_cast<int64_t>(grouped_scratch_.bytes()), grouped);
-  const auto cap = static_cast<size_t>(std::max<int64_t>(scratch_bytes_ - g, 0));
-  return tbl.fp8 ? fp8_large_chunk_tokens(cap, top_k, E, tbl.hidden, tbl.inter, tbl.q.block)
-                 : large_chunk_tokens(cap, top_k, E, tbl.hidden, tbl.inter);
 }
 
 void MoeRunner::init_counters(int32_t num_layers, int32_t num_experts) {

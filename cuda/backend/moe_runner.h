@@ -10,40 +10,25 @@
 #include "core/backend/backend.h"
 #include "core/backend/cuda_options.h"
 #include "cuda/backend/context.h"
-#include "cuda/backend/fp8_gemm.h"
 #include "cuda/backend/gemm.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/kernels/moe.h"
-#include "cuda/kernels/moe_fp8.h"
 
 namespace inferdesk::cuda {
 
-// FP8 experts (E4M3 codes and F32 scales, moe_runner_fp8.cpp): the kernels' table and, for the
-// large path's cuBLASLt GEMMs, each expert's matrices as FP8 weights.
-struct MoeFp8Layer {
-  bool block = false;
-  bool per_row[3] = {true, true, true};
-  std::vector<Fp8Weight> gate_up;  // stacked: [E] of 2I rows; else gate[E], up[E] of I rows
-  std::vector<Fp8Weight> down;     // [E]
-};
-
 // One MoE layer's experts as the kernels see them: device arrays of the experts' gate, up and down
-// pointers (FP8: codes, then scales), built on first use (outside any capture) and rebuilt only
-// when the views change.
+// pointers, built on first use (outside any capture) and rebuilt only when the views change.
 struct MoeLayerTable {
-  std::vector<const void*> host;  // gate[E], up[E], down[E] as last uploaded (FP8: then their scales)
+  std::vector<const void*> host;  // gate[E], up[E], down[E] as last uploaded
   DeviceBuffer dev;               // the same on the device
   int64_t hidden = 0, inter = 0;
   bool stacked = false;   // every expert's up directly follows its gate: one GEMM for both
   bool small_ok = false;  // sizes and alignment allow the small-batch kernels
-  bool fp8 = false;
-  MoeFp8Layer q;
-  MoeFp8Table fp8_table(int32_t num_experts) const;
 };
 
 class MoeRunner {
  public:
-  MoeRunner(CudaContext& ctx, Gemm& gemm, Fp8Gemm& fp8_gemm, const CudaBackendOptions& options);
+  MoeRunner(CudaContext& ctx, Gemm& gemm, const CudaBackendOptions& options);
 
   // out = the experts' weighted sum for each row of x (settled). row_slots: the step's KV slots
   // while x holds the step's rows (padding rows, slot -1, are not counted), else null.
@@ -66,19 +51,9 @@ class MoeRunner {
   void run_small(const MoeLayerTable& table, const MoeStepArgs& step);
   void run_grouped(const MoeLayerTable& table, int64_t max_pairs, const MoeStepArgs& step);
   void run_large(const MoeLayerTable& table, const MoeStepArgs& step);
-  // FP8 experts (moe_runner_fp8.cpp): the layer's codes, scales and schemes validated into t; the
-  // three paths with E4M3 kernels (the large one through cuBLASLt FP8).
-  static void fp8_table(int32_t layer, const std::vector<ExpertWeights>& experts, bool stacked, MoeLayerTable& t);
-  void run_small_fp8(const MoeLayerTable& table, const MoeStepArgs& step);
-  void run_grouped_fp8(const MoeLayerTable& table, int64_t max_pairs, const MoeStepArgs& step);
-  void run_large_fp8(const MoeLayerTable& table, const MoeStepArgs& step);
-  int64_t grouped_bytes(const MoeLayerTable& table, int64_t pairs) const;
-  int64_t large_chunk(const MoeLayerTable& table, int32_t top_k, int64_t grouped) const;
-  void grow_scratch(DeviceBuffer& b, size_t need, const char* what);
 
   CudaContext& ctx_;
   Gemm& gemm_;
-  Fp8Gemm& fp8_gemm_;
   const bool small_batch_;
   const int32_t grouped_max_pairs_, grouped_pairs_per_expert_;
   int64_t scratch_bytes_;  // CudaBackendOptions::moe_scratch_bytes, resolved

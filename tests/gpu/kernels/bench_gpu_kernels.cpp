@@ -34,7 +34,6 @@
 #include "cuda/kernels/rope_kv.h"
 #include "cuda/kernels/sm90a/wide_gemm.h"
 #include "tests/gpu/kernels/bench_fp8.h"
-#include "tests/gpu/kernels/bench_moe.h"
 #include "tests/gpu/kernels/bench_stream.h"
 #include "tests/gpu/kernels/bench_util.h"
 
@@ -352,7 +351,6 @@ int main(int argc, char** argv) {
   bench_rope(l, filter);
   bench_layer(l, filter);
   bench_fp8(l, filter);
-  bench_moe(l, filter);
   cudaStreamDestroy(s);
   return 0;
 }

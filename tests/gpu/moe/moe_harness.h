@@ -111,12 +111,6 @@ class MoePair {
     return n;
   }
 
-  // A backend buffer kept alive as long as this pair; its tensor.
-  Tensor keep(Buffer b) {
-    bufs_.push_back(std::move(b));
-    return bufs_.back().tensor();
-  }
-
   // E experts of gate/up [I, H] and down [H, I] with BF16 values (uniform, scaled so activations
   // stay O(1)) on both backends. stacked: on the GPU each expert's gate and up are one weight (as
   // the decoder loads them for a backend that stacks weights), else separate weights.
@@ -154,6 +148,10 @@ class MoePair {
 
  private:
   static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.rows * t.stride) * dtype_size(t.dtype); }
+  Tensor keep(Buffer b) {
+    bufs_.push_back(std::move(b));
+    return bufs_.back().tensor();
+  }
   // A BF16 host tensor of v (kept alive here: the CPU backend reads weights in place).
   HostTensor host_bf16(int64_t rows, int64_t cols, const std::vector<float>& v) {
     auto bits = std::make_shared<std::vector<uint16_t>>(v.size());
@@ -222,10 +220,9 @@ inline std::vector<float> as_float(const std::vector<int32_t>& v) { return {v.be
 // Which expert path of the CUDA backend a call must take (Any: not checked).
 enum class Path { Any, Small, Grouped, Large };
 
-// Runs one case on both backends; returns the GPU output (to compare runs bit for bit). `tol`: the
-// normalised error bound (FP8 experts: moe_fp8_harness.h); `err` receives the error when not null.
+// Runs one case on both backends; returns the GPU output (to compare runs bit for bit).
 inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, const ExpertCase& c, int layer = 0,
-                                      Path path = Path::Any, double tol = kTolMoe, double* err = nullptr) {
+                                      Path path = Path::Any) {
   SCOPED_TRACE(testing::Message() << c);
   const uint64_t seed = static_cast<uint64_t>(c.T * 1009 + c.E * 17 + c.k);
   const std::vector<int32_t> ids = make_ids(c, seed);
@@ -251,9 +248,7 @@ inline std::vector<float> run_experts(MoePair& p, const MoePair::Experts& ex, co
     EXPECT_EQ(large, path == Path::Large ? 1 : 0) << "large-batch path calls";
   }
   const std::vector<float> got = MoePair::host(p.gpu(), gout.view);
-  const double e = normalised_error(got, want);
-  EXPECT_LT(e, tol);
-  if (err) *err = std::max(*err, e);
+  EXPECT_LT(normalised_error(got, want), kTolMoe);
   EXPECT_EQ(p.damaged(gout), 0) << "wrote outside the output";
   return got;
 }
