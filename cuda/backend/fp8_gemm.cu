@@ -3,15 +3,11 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "cuda/backend/cublaslt_util.h"
 
 namespace inferdesk::cuda {
 
 namespace {
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorCode::Internal, std::string("cuBLASLt FP8 ") + what + " failed: " + cublasLtGetStatusString(s));
-}
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
@@ -20,13 +16,15 @@ int64_t padded_groups(int64_t groups) { return (groups + 3) / 4 * 4; }
 }  // namespace
 
 void Fp8Gemm::set_pointers(cublasLtMatmulDesc_t op, const Pointers& p) {
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.a_scale, sizeof(p.a_scale)),
-        "a scale pointer");
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.b_scale, sizeof(p.b_scale)),
-        "b scale pointer");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.a_scale,
+                                                sizeof(p.a_scale)),
+                 "a scale pointer");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.b_scale,
+                                                sizeof(p.b_scale)),
+                 "b scale pointer");
   if (p.bias)
-    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof(p.bias)),
-          "bias pointer");
+    check_cublaslt(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof(p.bias)),
+                   "bias pointer");
 }
 
 struct Fp8Gemm::Plan {
@@ -67,36 +65,27 @@ Fp8Gemm::Plan* Fp8Gemm::plan(const Key& key, const Pointers& ptr) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
   const auto [m, n, k, ldx, ldy, out_f32, has_bias, block] = key;
-  if (!handle_) check(cublasLtCreate(&handle_), "create");
+  if (!handle_) check_cublaslt(cublasLtCreate(&handle_), "create");
   if (!workspace_.get()) workspace_ = ctx_.memory.alloc(workspace_bytes_, MemKind::Other, "cuBLASLt FP8 workspace");
   auto p = std::make_unique<Plan>();
-  check(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+  check_cublaslt(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
   const int32_t a_mode = block ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
                                : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
   const int32_t b_mode = block ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)), "a scale");
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)), "b scale");
-  if (has_bias) {
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "epilogue");
-    const int32_t bt = CUDA_R_16BF;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)), "bias type");
-  }
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)),
+                 "a scale");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)),
+                 "b scale");
+  if (has_bias) set_bias_epilogue(p->op);
   // The heuristic wants the scale (and bias) pointers of the modes it is asked about.
   set_pointers(p->op, ptr);
-  check(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, k, n, k), "layout a");
-  check(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, k, m, ldx), "layout b");
-  check(cublasLtMatrixLayoutCreate(&p->d, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ldy), "layout d");
-  cublasLtMatmulPreference_t pref = nullptr;
-  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                       sizeof(workspace_bytes_));
-  // Deterministic results, as gemm.cu: no split-K reduction in place in the output.
-  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes));
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, k, n, k), "layout a");
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, k, m, ldx), "layout b");
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->d, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ldy), "layout d");
+  cublasLtMatmulPreference_t pref = deterministic_preference(workspace_bytes_);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, pref, 1, &result,
@@ -139,9 +128,9 @@ bool Fp8Gemm::run(const Fp8X& x, const Fp8Weight& w, const bf16* bias, Mat y) {
   if (!p->ok) return false;
   set_pointers(p->op, ptr);
   const float alpha = 1.0f, beta = 0.0f;
-  check(cublasLtMatmul(handle_, p->op, &alpha, w.data, p->a, x.q, p->b, &beta, y.data, p->d, y.data, p->d, &p->algo,
-                       workspace_.get(), workspace_bytes_, ctx_.stream),
-        "matmul");
+  check_cublaslt(cublasLtMatmul(handle_, p->op, &alpha, w.data, p->a, x.q, p->b, &beta, y.data, p->d, y.data, p->d,
+                                &p->algo, workspace_.get(), workspace_bytes_, ctx_.stream),
+                 "matmul");
   return true;
 }
 

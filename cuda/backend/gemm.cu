@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "cuda/backend/cublaslt_util.h"
 
 namespace inferdesk::cuda {
 
@@ -17,11 +18,6 @@ uint32_t alignment_of(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   const uintptr_t low = a & (~a + 1);
   return low == 0 || low > 256 ? 256u : static_cast<uint32_t>(low);
-}
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorCode::Internal, std::string("cuBLASLt ") + what + " failed: " + cublasLtGetStatusString(s));
 }
 
 }  // namespace
@@ -39,7 +35,7 @@ struct Gemm::Plan {
 };
 
 Gemm::Gemm(bool log) : log_(log) {
-  check(cublasLtCreate(&handle_), "create");
+  check_cublaslt(cublasLtCreate(&handle_), "create");
   if (cudaMalloc(&workspace_, workspace_bytes_) != cudaSuccess) {
     cudaGetLastError();
     cublasLtDestroy(handle_);
@@ -82,27 +78,15 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   if (it != plans_.end()) return *it->second;
   const auto [m, n, k, ldx, ldy, out_f32, has_bias, align, tune] = key;
   auto p = std::make_unique<Plan>();
-  check(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+  check_cublaslt(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
-  check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
-  if (has_bias) {
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "epilogue");
-    const cudaDataType_t bt = CUDA_R_16BF;
-    check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)), "bias type");
-  }
-  check(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, k, n, k), "layout a");
-  check(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, k, m, ldx), "layout b");
-  check(cublasLtMatrixLayoutCreate(&p->d, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ldy), "layout d");
-  cublasLtMatmulPreference_t pref = nullptr;
-  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                       sizeof(workspace_bytes_));
-  // Deterministic results: no split-K reduction done in place in the output (atomics), so the
-  // same step gives the same bits every time (reproducible generations).
-  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes));
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
+  check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
+  if (has_bias) set_bias_epilogue(p->op);
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, k, n, k), "layout a");
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, k, m, ldx), "layout b");
+  check_cublaslt(cublasLtMatrixLayoutCreate(&p->d, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ldy), "layout d");
+  cublasLtMatmulPreference_t pref = deterministic_preference(workspace_bytes_);
   // cuBLASLt assumes 256-byte aligned operands unless told otherwise.
   for (const auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                           CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
@@ -113,7 +97,7 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, pref, kCandidates,
                                                           results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  check(s, "heuristic");
+  check_cublaslt(s, "heuristic");
   if (found == 0)
     throw Error(ErrorCode::Internal, "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) +
                                          "x" + std::to_string(k) + " GEMM");
@@ -126,8 +110,8 @@ Gemm::Plan& Gemm::plan(const Key& key, const Mat& x, const bf16* w, const bf16* 
   if (tune && found > 1 && capture == cudaStreamCaptureStatusNone && m <= kTunedMaxRows) {
     // Time each candidate on the real operands (y is overwritten by the real run afterwards).
     if (bias)
-      check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-            "bias pointer");
+      check_cublaslt(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                     "bias pointer");
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -169,11 +153,12 @@ void Gemm::run(const Mat& x, const bf16* w, int64_t n, int64_t k, const bf16* bi
   const Key key{x.rows, n, k, x.stride, y.stride, y.dt == Dt::F32 ? 1 : 0, bias != nullptr, align, autotune};
   Plan& p = plan(key, x, w, bias, y, stream);
   if (bias)
-    check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias pointer");
+    check_cublaslt(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                   "bias pointer");
   const float alpha = 1.0f, beta = 0.0f;
-  check(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x.data, p.b, &beta, y.data, p.d, y.data, p.d, &p.algo, workspace_,
-                       workspace_bytes_, stream),
-        "matmul");
+  check_cublaslt(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x.data, p.b, &beta, y.data, p.d, y.data, p.d, &p.algo,
+                                workspace_, workspace_bytes_, stream),
+                 "matmul");
 }
 
 }  // namespace inferdesk::cuda

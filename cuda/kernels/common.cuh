@@ -101,27 +101,44 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 #endif
 }
 
-// Launches `kernel` on launch.stream through cudaLaunchKernelEx, with the attribute
+// Launches `kernel` on launch.stream through cudaLaunchKernelEx, in clusters of `cluster` blocks
+// along x when cluster > 1 (thread-block clusters, sm_90), with the attribute
 // cudaLaunchAttributeProgrammaticStreamSerialization = 1 when uses_pdl(launch) (launch.h), a plain
 // stream-ordered launch otherwise; throws Error(Internal) naming `what` on a launch error.
 // Arguments are converted to the kernel's parameter types.
 template <typename... KArgs, typename... Args>
-void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, const Launch& launch,
-                   Args... args) {
+void launch_kernel_clustered(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
+                             unsigned cluster, const Launch& launch, Args... args) {
   static_assert(sizeof...(KArgs) == sizeof...(Args), "launch_kernel: wrong number of kernel arguments");
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = launch.stream;
-  cudaLaunchAttribute attr[1];
-  if (uses_pdl(launch)) {
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned na = 0;
+  if (cluster > 1) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = cluster;
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = 1;
+    ++na;
   }
+  if (uses_pdl(launch)) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    ++na;
+  }
+  cfg.attrs = na ? attr : nullptr;
+  cfg.numAttrs = na;
   check_launch(what, cudaLaunchKernelEx(&cfg, kernel, static_cast<KArgs>(args)...));
+}
+
+// launch_kernel_clustered without clusters.
+template <typename... KArgs, typename... Args>
+void launch_kernel(const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, const Launch& launch,
+                   Args... args) {
+  launch_kernel_clustered(what, kernel, grid, block, smem, 1, launch, args...);
 }
 
 }  // namespace inferdesk::cuda

@@ -63,18 +63,6 @@ struct Step {
   float sw[kMats];
 };
 
-template <bool kXVec>
-__device__ __forceinline__ uint4 load_x8(const bf16* p) {
-  if constexpr (kXVec) {
-    return *reinterpret_cast<const uint4*>(p);
-  } else {
-    alignas(16) bf16 e[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) e[i] = p[i];
-    return *reinterpret_cast<const uint4*>(e);
-  }
-}
-
 // kLimit: the step may reach past K (the last one): chunks past K load as zeros (K % 16 == 0, so
 // a chunk is whole or absent).
 template <int kMats, bool kXVec, bool kBlock, bool kLimit = false, bool kPinned = false>
@@ -102,7 +90,7 @@ __device__ __forceinline__ void load_x(Step<kMats>& s, const bf16* xp, const Gem
   for (int h = 0; h < 2; ++h) {
     const bool in = !kLimit || col0 + k0 + 64 * h < a.k;
 #pragma unroll
-    for (int q = 0; q < 2; ++q) s.x[h][q] = in ? load_x8<kXVec>(xp + k0 + 64 * h + 8 * q) : make_uint4(0, 0, 0, 0);
+    for (int q = 0; q < 2; ++q) s.x[h][q] = in ? load_bf16x8<kXVec>(xp + k0 + 64 * h + 8 * q) : make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -161,7 +149,8 @@ __device__ void token_scales(const GemvArgs& a, float (&red)[kW][kFp8GemvMaxRows
     if (r >= a.m) break;
     const bf16* row = a.x + r * a.x_stride;
     float mx = 0.0f;
-    for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) mx = fmaxf(mx, bf16x8_amax(load_x8<kXVec>(row + 8 * c)));
+    for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x)
+      mx = fmaxf(mx, bf16x8_amax(load_bf16x8<kXVec>(row + 8 * c)));
     mx = warp_max(mx);
     if (lane == 0) red[warp][r] = mx;
   }
@@ -255,8 +244,8 @@ __global__ void __launch_bounds__(kW * 32, (kMats == 1 ? 2 : 1) * (kMaxWarps / k
   auto load_batch = [&](Batch<kMats, kU>& b, int64_t j0, auto pinned) {
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (j0 + u < n) load_w<kMats, kXVec, kBlock, false, decltype(pinned)::value>(b.s[u], wp, a, warp + (j0 + u) * kW,
-                                                                                 col0, sw_row);
+      if (j0 + u < n)
+        load_w<kMats, kXVec, kBlock, false, decltype(pinned)::value>(b.s[u], wp, a, warp + (j0 + u) * kW, col0, sw_row);
   };
   float inv = 1.0f / a.input_scale;
   auto consume_batch = [&](Batch<kMats, kU>& b, int64_t j0) {

@@ -54,18 +54,6 @@ constexpr int64_t kTallRows = 16384;  // from here on 4-warp blocks (1,024 block
 // previous kernel drains; a later-wave block only issues a few redundant prefetches).
 constexpr bool kPrefetchSecondBatch = true;
 
-template <bool kVec>
-__device__ __forceinline__ uint4 load_x(const bf16* p) {
-  if constexpr (kVec) {
-    return *reinterpret_cast<const uint4*>(p);
-  } else {
-    alignas(16) bf16 e[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) e[i] = p[i];
-    return *reinterpret_cast<const uint4*>(e);
-  }
-}
-
 // U steps of one warp (kW apart) for kMats stacked matrices: per step and matrix the chunks
 // of W rows g and g + 8, and the x chunk of the same k's.
 template <int U, int kMats>
@@ -100,7 +88,7 @@ __device__ __forceinline__ void prefetch_batch_w(const bf16* const (&wp)[kMats][
 template <int kW, bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch_x(Batch<U, kMats>& bt, const bf16* xp, int64_t s0) {
 #pragma unroll
-  for (int u = 0; u < U; ++u) bt.b[u] = load_x<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kW) * kStepK);
+  for (int u = 0; u < U; ++u) bt.b[u] = load_bf16x8<kXVec>(xp + (s0 + static_cast<int64_t>(u) * kW) * kStepK);
 }
 template <int kW, bool kXVec, int U, int kMats>
 __device__ __forceinline__ void load_batch(Batch<U, kMats>& bt, const bf16* const (&wp)[kMats][2], const bf16* xp,
@@ -224,7 +212,7 @@ __global__ void __launch_bounds__(kW * 32, 16 / kW)
       for (int m = 0; m < kMats; ++m)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) a[m][hh] = load_w_stream(wp[m][hh] + krel);
-      b = load_x<kXVec>(xp + krel);
+      b = load_bf16x8<kXVec>(xp + krel);
     }
 #pragma unroll
     for (int m = 0; m < kMats; ++m) mma_chunk(c[m], a[m][0], a[m][1], b);

@@ -27,6 +27,20 @@ __device__ __forceinline__ uint4 load_w_stream(const bf16* p) {
   return r;
 }
 
+// 8 BF16 values at p as one 16-byte word: a vector load where p is 16-byte aligned (kVec), else
+// element by element.
+template <bool kVec>
+__device__ __forceinline__ uint4 load_bf16x8(const bf16* p) {
+  if constexpr (kVec) {
+    return *reinterpret_cast<const uint4*>(p);
+  } else {
+    alignas(16) bf16 e[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) e[i] = p[i];
+    return *reinterpret_cast<const uint4*>(e);
+  }
+}
+
 // c += A(16x16, row) * B(16x8, col), BF16 inputs, F32 accumulators.
 __device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                          uint32_t b1) {

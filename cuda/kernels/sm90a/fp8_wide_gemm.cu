@@ -416,28 +416,8 @@ void launch(const Fp8X& x, const Fp8Weight& w, const bf16* bias, const Mat& y, b
   p.y = static_cast<bf16*>(y.data);
   p.ldy = y.stride;
   const int64_t tiles = swiglu ? w.n / 2 / BN : w.n / (2 * BN);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(tiles * KS));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = launch.stream;
-  cudaLaunchAttribute attr[2];
-  unsigned na = 0;
-  if (KS > 1) {
-    attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = KS;
-    attr[na].val.clusterDim.y = 1;
-    attr[na].val.clusterDim.z = 1;
-    ++na;
-  }
-  if (uses_pdl(launch)) {
-    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[na].val.programmaticStreamSerializationAllowed = 1;
-    ++na;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = na;
-  check_launch("fp8_wide_gemm", cudaLaunchKernelEx(&cfg, fp8_wide_kernel<BN, KS, kBlock>, wmap, xmap, p));
+  launch_kernel_clustered("fp8_wide_gemm", fp8_wide_kernel<BN, KS, kBlock>, dim3(static_cast<unsigned>(tiles * KS)),
+                          dim3(kThreads), smem, KS, launch, wmap, xmap, p);
 }
 
 // Calls f.template operator()<BN, KS, kBlock>() for the instantiation of (bn, ks, block); false

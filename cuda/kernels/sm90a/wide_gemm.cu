@@ -446,28 +446,8 @@ void launch_wide(const Mat& x, const bf16* w, int64_t n, int64_t k, const Mat& y
   p.y = static_cast<bf16*>(y.data);
   p.ldy = y.stride;
   if (norm) p.norm = *norm;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(kWideThreads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = launch.stream;
-  cudaLaunchAttribute attr[2];
-  unsigned na = 0;
-  if (KS > 1) {
-    attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = KS;
-    attr[na].val.clusterDim.y = 1;
-    attr[na].val.clusterDim.z = 1;
-    ++na;
-  }
-  if (uses_pdl(launch)) {
-    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[na].val.programmaticStreamSerializationAllowed = 1;
-    ++na;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = na;
-  check_launch("wide_gemm", cudaLaunchKernelEx(&cfg, wide_gemm_kernel<H, P, KS, A>, wmap, xmap, p));
+  launch_kernel_clustered("wide_gemm", wide_gemm_kernel<H, P, KS, A>, dim3(static_cast<unsigned>(blocks)),
+                          dim3(kWideThreads), smem, KS, launch, wmap, xmap, p);
 }
 
 // Clusters of the k-split form's H instantiation the device holds at once (0 when it cannot say).
