@@ -15,7 +15,9 @@ executed with stub modules standing in for their heavy imports; nothing here pac
   compressed-tensors: github.com/neuralmagic/compressed-tensors @ 52792be02ec09e59f3517104e755a02d0e003fbb
          src/compressed_tensors/compressors/quantized_compressors/pack_quantized.py
            pack_to_int32 (weight_packed), unpack_from_int32
-         src/compressed_tensors/quantization/lifecycle/forward.py  _dequantize (the formula)
+         src/compressed_tensors/quantization/lifecycle/forward.py  _quantize (int-quantized W8A8:
+           what NaiveQuantizationCompressor.compress_weight stores), _dequantize (the formula)
+         src/compressed_tensors/quantization/quant_args.py  round_to_quantized_type
 
 The weights are defined by random codes, zero points and (fp16-exact) scales: the float weight
 handed to each packer is (q - z) * s, so its rounding recovers q exactly. Each case's expected
@@ -25,7 +27,9 @@ Writes tests/golden/int/<case>.safetensors (one linear module "m", the tensors a
 names them, and "reference.dequantized", the reference's F32 [N, K] weights),
 tests/golden/int/cases.json (each case's quantization_config and shape), and
 tests/golden/int/llama-awq/ + llama-awq-ref/ (a 1-layer llama packed by AutoAWQ, and the same
-model with every projection replaced by AutoAWQ's dequantized float32 weights).
+model with every projection replaced by AutoAWQ's dequantized float32 weights), and
+tests/golden/int/llama-w8a8/ (that float model's projections quantized to int8 per channel by
+compressed-tensors' _quantize, in the int-quantized W8A8 format).
 
 Usage: tools/golden/make_int_fixtures.py AUTOAWQ_GIT AUTOGPTQ_GIT COMPRESSED_TENSORS_GIT
 (each a clone or bare git directory holding the commit above).
@@ -115,9 +119,20 @@ def load_ct(repo):
     env = {"torch": torch, "math": math, "Literal": Literal, "Optional": Optional, "Union": Union}
     p1 = "src/compressed_tensors/compressors/quantized_compressors/pack_quantized.py"
     pack, unpack = functions_from(git_show(repo, CT_COMMIT, p1), ["pack_to_int32", "unpack_from_int32"], p1, env)
+    class QuantizationType:  # the enum's two members round_to_quantized_type compares with
+        INT, FLOAT = "int", "float"
+
+    env.update({"QuantizationType": QuantizationType, "QuantizationArgs": object})
+    p3 = "src/compressed_tensors/quantization/quant_args.py"
+    functions_from(git_show(repo, CT_COMMIT, p3), ["round_to_quantized_type"], p3, env)
     p2 = "src/compressed_tensors/quantization/lifecycle/forward.py"
-    (deq,) = functions_from(git_show(repo, CT_COMMIT, p2), ["_dequantize"], p2, env)
-    return pack, unpack, deq
+    quant, deq = functions_from(git_show(repo, CT_COMMIT, p2), ["_quantize", "_dequantize"], p2, env)
+    int8_args = types.SimpleNamespace(type="int", num_bits=8)
+
+    def quantize_int8(w, scale):
+        return quant(w, scale, None, torch.tensor(-128.0), torch.tensor(127.0), int8_args, dtype=torch.int8)
+
+    return pack, unpack, deq, quantize_int8
 
 
 def fp16_scales(gen, shape):
@@ -166,8 +181,16 @@ def gptq_linear(QuantLinear, gen, n, k, bits, group, desc_act, sym):
     return tensors, expected
 
 
+def ct_int8(ct, w):
+    """compressed-tensors int-quantized (W8A8) tensors of float weight w: per-channel bf16 scales."""
+    _, _, deq, quantize_int8 = ct
+    scale = (w.abs().amax(dim=1, keepdim=True) / 127.0).to(torch.bfloat16).float()
+    q = quantize_int8(w, scale)
+    return {"weight": q, "weight_scale": scale.to(torch.bfloat16)}, deq(q, scale)
+
+
 def ct_linear(ct, gen, n, k, bits, group):
-    pack, unpack, deq = ct
+    pack, unpack, deq, _ = ct
     gs = k if group == -1 else group
     g = k // gs
     lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
@@ -237,16 +260,25 @@ def main():
              "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights, "input_activations": None,
                                            "output_activations": None}},
              "ignore": ["lm_head"], "kv_cache_scheme": None}, 32, 128, t, e)
+    w8a8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "quantization_status": "compressed",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                "num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel", "dynamic": False,
+                "group_size": None, "actorder": None, "observer": "minmax"},
+                "input_activations": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token",
+                                      "dynamic": True, "observer": None}}},
+            "ignore": ["lm_head"], "kv_cache_scheme": None}
+    t, e = ct_int8(ct, torch.randn(32, 128, generator=gen) * 0.05)
+    add("ct-w8a8-channel", w8a8, 32, 128, t, e)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump({"generated_by": "tools/golden/make_int_fixtures.py",
                    "references": {"awq": f"casper-hansen/AutoAWQ@{AWQ_COMMIT}",
                                   "gptq": f"AutoGPTQ/AutoGPTQ@{GPTQ_COMMIT}",
                                   "compressed-tensors": f"neuralmagic/compressed-tensors@{CT_COMMIT}"},
                    "cases": cases}, f, separators=(",", ":"))
-    make_llama(WQLinear, deq_awq, gen)
+    make_llama(WQLinear, deq_awq, ct, w8a8, gen)
 
 
-def make_llama(WQLinear, deq, gen):
+def make_llama(WQLinear, deq, ct, w8a8, gen):
     """A 1-layer llama, its projections packed by AutoAWQ (group 32), and the same model with
     AutoAWQ's dequantized projections in float32 (the reference the CPU test generates against)."""
     cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
@@ -263,15 +295,18 @@ def make_llama(WQLinear, deq, gen):
     plain = {k: v.half() for k, v in plain.items()}
     shapes = {"self_attn.q_proj": (H, H), "self_attn.k_proj": (KV, H), "self_attn.v_proj": (KV, H),
               "self_attn.o_proj": (H, H), "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H), "mlp.down_proj": (H, I)}
-    packed, ref = dict(plain), dict(plain)
+    packed, ref, int8 = dict(plain), dict(plain), dict(plain)
     for name, (n, k) in shapes.items():
         t, e = awq_linear(WQLinear, deq, gen, n, k, 32)
         for suffix, v in t.items():
             packed[f"model.layers.0.{name}.{suffix}"] = v
         ref[f"model.layers.0.{name}.weight"] = e.float()
+        t8, _ = ct_int8(ct, e.float())
+        for suffix, v in t8.items():
+            int8[f"model.layers.0.{name}.{suffix}"] = v
     for folder, tensors, qc in [("llama-awq", packed, {"quant_method": "awq", "version": "gemm", "bits": 4,
                                                        "group_size": 32, "zero_point": True}),
-                                ("llama-awq-ref", ref, None)]:
+                                ("llama-awq-ref", ref, None), ("llama-w8a8", int8, w8a8)]:
         d = os.path.join(OUT, folder)
         os.makedirs(d, exist_ok=True)
         c = dict(cfg)

@@ -16,6 +16,7 @@
 #include "core/io/int_weights.h"
 #include "core/io/safetensors.h"
 #include "core/util/dtype.h"
+#include "tests/support/forwarding_backend.h"
 #include "tests/unit/io/st_writer.h"
 
 namespace inferdesk::test {
@@ -305,6 +306,8 @@ TEST(IntRtn, Int4Group128ClampsToTheSignedNibble) {
 
 // ---- whole folders ----
 
+constexpr double kW8a8LogprobTol = 0.05;
+
 std::vector<GenerationResult> greedy(LoadedModel m, int tokens) {
   EngineOptions opts;
   opts.num_kv_blocks = 64;
@@ -334,6 +337,43 @@ TEST(IntFolder, AwqFolderGeneratesLikeItsReferenceDequantizedTwin) {
     for (size_t t = 0; t < std::min(a[i].tokens.size(), b[i].tokens.size()); ++t)
       EXPECT_NEAR(a[i].tokens[t].logprob, b[i].tokens[t].logprob, 1e-4) << "prompt " << i << " step " << t;
   }
+}
+
+TEST(IntFolder, W8A8FolderStaysCloseToItsWeightOnlyView) {
+  LoadedModel m = load_model_folder(int_dir() / "llama-w8a8", make_cpu_backend(1));
+  EXPECT_NE(m.quantization.find("int8 activations"), std::string::npos) << m.quantization;
+  const auto a = greedy(std::move(m), 12);
+  // The same int8 weights without activation quantization (W8A16): a copy whose config drops it.
+  TempDir tmp;
+  std::filesystem::copy_file(int_dir() / "llama-w8a8/model.safetensors", tmp.path() / "model.safetensors");
+  nlohmann::json cfg = nlohmann::json::parse(std::ifstream(int_dir() / "llama-w8a8/config.json"));
+  cfg["quantization_config"]["config_groups"]["group_0"]["input_activations"] = nullptr;
+  write_file(tmp.path() / "config.json", cfg.dump());
+  LoadedModel w8a16 = load_model_folder(tmp.path(), make_cpu_backend(1));
+  EXPECT_NE(w8a16.quantization.find("weight-only"), std::string::npos) << w8a16.quantization;
+  const auto b = greedy(std::move(w8a16), 12);
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].reason, FinishReason::Length) << a[i].error;
+    ASSERT_FALSE(b[i].tokens.empty());
+    // Per-token int8 activations move log-probabilities by about 1/127 of the activations' range.
+    EXPECT_EQ(a[i].tokens[0].id, b[i].tokens[0].id) << "prompt " << i;
+    EXPECT_NEAR(a[i].tokens[0].logprob, b[i].tokens[0].logprob, kW8a8LogprobTol) << "prompt " << i;
+  }
+}
+
+// A backend that runs no integer scheme (as the CUDA backend does today).
+class NoIntBackend : public ForwardingBackend {
+ public:
+  NoIntBackend() : ForwardingBackend(make_cpu_backend(1)) {}
+  bool supports_quant(const QuantInfo& q) const override {
+    return q.scheme != QuantScheme::Int && ForwardingBackend::supports_quant(q);
+  }
+};
+
+TEST(IntFolder, ABackendWithoutIntegerKernelsRefusesWithUnsupported) {
+  for (const char* folder : {"llama-awq", "llama-w8a8"})
+    expect_error([&] { load_model_folder(int_dir() / folder, std::make_unique<NoIntBackend>()); },
+                 ErrorCode::Unsupported, {"model.layers.0.", "does not run int"});
 }
 
 TEST(IntFolder, QuantizeOnLoadRunsAndRefusesQuantizedFolders) {
