@@ -132,14 +132,10 @@ TEST_P(CpuIntTest, LinearMatchesTheDefinition) {
     for (int64_t T : {1, 3, 40}) {
       for (auto [K, N] : {std::pair<int64_t, int64_t>{256, 72}, {128, 33}}) {
         auto w = make_int(*be, rng, N, K, q);
-        auto b = make_weight(*be, DType::BF16, 1, N, random_values(rng, N, 0.1));
-        Buffer xb = be->alloc(DType::F32, T, K), ob = be->alloc(DType::F32, T, N);
-        std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * K, 2.0));
-        poison(ob.tensor());
-        const bool with_bias = T != 3;
-        Tensor bias = b->buf.tensor();
-        be->linear(xb.tensor(), w->buf.tensor(), with_bias ? &bias : nullptr, ob.tensor());
-        EXPECT_LT(nerr(get_f32(*be, ob.tensor()), reference(xv, T, *w, with_bias ? &b->values : nullptr)), 1e-5)
+        const auto ref = [&](const std::vector<double>& x, const std::vector<double>* bias) {
+          return reference(x, T, *w, bias);
+        };
+        EXPECT_LT(linear_error(*be, rng, w->buf.tensor(), T, K, N, T != 3, 2.0, ref), 1e-5)
             << describe(q) << " T=" << T << " K=" << K << " N=" << N;
       }
     }
@@ -162,13 +158,8 @@ TEST_P(CpuIntTest, ExpertsRunIntWeights) {
   const int64_t T = 4, H = 128, I = 64, E = 2;
   const QuantInfo q = int_scheme(4, 32, true, false);
   std::vector<std::unique_ptr<IntWeight>> ws;
-  std::vector<ExpertWeights> experts;
-  for (int e = 0; e < E; ++e) {
-    ws.push_back(make_int(*be, rng, I, H, q));
-    ws.push_back(make_int(*be, rng, I, H, q));
-    ws.push_back(make_int(*be, rng, H, I, q));
-    experts.push_back({ws[3 * e]->buf.tensor(), ws[3 * e + 1]->buf.tensor(), ws[3 * e + 2]->buf.tensor()});
-  }
+  const std::vector<ExpertWeights> experts =
+      make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) { return make_int(*be, rng, rows, cols, q); });
   Buffer xb = be->alloc(DType::F32, T, H), ids = be->alloc(DType::I32, T, 1), wts = be->alloc(DType::F32, T, 1);
   Buffer out = be->alloc(DType::F32, T, H);
   std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * H));
