@@ -29,7 +29,8 @@ tests/golden/int/cases.json (each case's quantization_config and shape), and
 tests/golden/int/llama-awq/ + llama-awq-ref/ (a 1-layer llama packed by AutoAWQ, and the same
 model with every projection replaced by AutoAWQ's dequantized float32 weights), and
 tests/golden/int/llama-w8a8/ (that float model's projections quantized to int8 per channel by
-compressed-tensors' _quantize, in the int-quantized W8A8 format).
+compressed-tensors' _quantize, in the int-quantized W8A8 format) and tests/golden/int/llama-gptq/
+(llama-awq-ref's weights packed again by AutoGPTQ, so it must generate exactly like it).
 
 Usage: tools/golden/make_int_fixtures.py AUTOAWQ_GIT AUTOGPTQ_GIT COMPRESSED_TENSORS_GIT
 (each a clone or bare git directory holding the commit above).
@@ -139,11 +140,11 @@ def fp16_scales(gen, shape):
     return (torch.rand(shape, generator=gen) * 0.02 + 0.005).half().float()
 
 
-def awq_linear(WQLinear, deq, gen, n, k, group):
+def awq_linear(WQLinear, deq, gen, n, k, group, min_zero=0):
     """Returns (tensors, expected [n, k]) for one AWQ module."""
     g = k // group
     q = torch.randint(0, 16, (n, k), generator=gen)
-    z = torch.randint(0, 16, (g, n), generator=gen)  # AutoAWQ passes scales / zeros as [groups, out]
+    z = torch.randint(min_zero, 16, (g, n), generator=gen)  # AutoAWQ passes scales / zeros as [groups, out]
     s = fp16_scales(gen, (g, n))
     cols = torch.arange(k) // group
     w = (q - z[cols].t()).float() * s[cols].t()
@@ -275,38 +276,60 @@ def main():
                                   "gptq": f"AutoGPTQ/AutoGPTQ@{GPTQ_COMMIT}",
                                   "compressed-tensors": f"neuralmagic/compressed-tensors@{CT_COMMIT}"},
                    "cases": cases}, f, separators=(",", ":"))
-    make_llama(WQLinear, deq_awq, ct, w8a8, gen)
+    make_llama(WQLinear, deq_awq, QuantLinear, ct, w8a8, gen)
 
 
-def make_llama(WQLinear, deq, ct, w8a8, gen):
+def gptq_from_awq(QuantLinear, awq, w, n, k, group):
+    """The same weights packed by AutoGPTQ (v1, asymmetric, desc_act false): AWQ's [groups, out]
+    scales and zeros are GPTQ's [out, groups] ones, so its rounding recovers AWQ's codes."""
+    s = awq["scales"].float().t().contiguous()
+    shifts = torch.arange(0, 32, 4)
+    order = [0, 4, 1, 5, 2, 6, 3, 7]  # AutoAWQ's AWQ_REVERSE_ORDER, to read its qzeros back
+    z = ((awq["qzeros"][:, :, None] >> shifts) & 0xF).reshape(awq["qzeros"].shape[0], -1, 8)[:, :, order]
+    z = z.reshape(z.shape[0], -1).t().contiguous()
+    cols = torch.arange(k) // group
+    lin = torch.nn.Linear(k, n, bias=False)
+    lin.weight.data = w
+    m = QuantLinear(4, group, k, n, False, weight_dtype=torch.float32)
+    m.pack(lin, s, z, cols.to(torch.int32))
+    return {"qweight": m.qweight, "qzeros": m.qzeros, "scales": m.scales.half(), "g_idx": m.g_idx}
+
+
+def make_llama(WQLinear, deq, QuantLinear, ct, w8a8, gen):
     """A 1-layer llama, its projections packed by AutoAWQ (group 32), and the same model with
     AutoAWQ's dequantized projections in float32 (the reference the CPU test generates against)."""
     cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
            "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
-           "head_dim": 16, "vocab_size": 256, "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
+           "head_dim": 16, "vocab_size": 128, "max_position_embeddings": 256, "rms_norm_eps": 1e-5,
            "rope_theta": 10000.0, "tie_word_embeddings": False, "torch_dtype": "float16", "bos_token_id": 1,
            "eos_token_id": 2, "hidden_act": "silu"}
     H, I, KV = 64, 128, 32
-    plain = {"model.embed_tokens.weight": torch.randn(256, H, generator=gen) * 0.5,
-             "lm_head.weight": torch.randn(256, H, generator=gen) * 0.2,
+    plain = {"model.embed_tokens.weight": torch.randn(128, H, generator=gen) * 0.5,
+             "lm_head.weight": torch.randn(128, H, generator=gen) * 0.2,
              "model.norm.weight": 1 + 0.1 * torch.randn(H, generator=gen),
              "model.layers.0.input_layernorm.weight": 1 + 0.1 * torch.randn(H, generator=gen),
              "model.layers.0.post_attention_layernorm.weight": 1 + 0.1 * torch.randn(H, generator=gen)}
     plain = {k: v.half() for k, v in plain.items()}
     shapes = {"self_attn.q_proj": (H, H), "self_attn.k_proj": (KV, H), "self_attn.v_proj": (KV, H),
               "self_attn.o_proj": (H, H), "mlp.gate_proj": (I, H), "mlp.up_proj": (I, H), "mlp.down_proj": (H, I)}
-    packed, ref, int8 = dict(plain), dict(plain), dict(plain)
+    packed, ref, int8, gptq = dict(plain), dict(plain), dict(plain), dict(plain)
     for name, (n, k) in shapes.items():
-        t, e = awq_linear(WQLinear, deq, gen, n, k, 32)
+        # Zero points from 1: the GPTQ copy's zero-minus-one packing cannot hold 0.
+        t, e = awq_linear(WQLinear, deq, gen, n, k, 32, min_zero=1)
         for suffix, v in t.items():
             packed[f"model.layers.0.{name}.{suffix}"] = v
+        for suffix, v in gptq_from_awq(QuantLinear, t, e.float(), n, k, 32).items():
+            gptq[f"model.layers.0.{name}.{suffix}"] = v
         ref[f"model.layers.0.{name}.weight"] = e.float()
         t8, _ = ct_int8(ct, e.float())
         for suffix, v in t8.items():
             int8[f"model.layers.0.{name}.{suffix}"] = v
     for folder, tensors, qc in [("llama-awq", packed, {"quant_method": "awq", "version": "gemm", "bits": 4,
                                                        "group_size": 32, "zero_point": True}),
-                                ("llama-awq-ref", ref, None), ("llama-w8a8", int8, w8a8)]:
+                                ("llama-awq-ref", ref, None), ("llama-w8a8", int8, w8a8),
+                                ("llama-gptq", gptq, {"quant_method": "gptq", "bits": 4, "group_size": 32,
+                                                      "desc_act": False, "sym": False,
+                                                      "checkpoint_format": "gptq"})]:
         d = os.path.join(OUT, folder)
         os.makedirs(d, exist_ok=True)
         c = dict(cfg)
