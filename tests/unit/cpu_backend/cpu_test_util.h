@@ -162,4 +162,24 @@ std::vector<ExpertWeights> make_experts(int64_t E, int64_t H, int64_t I, std::ve
   return experts;
 }
 
+// The inputs of moe_experts for T tokens of H features: random x, and token t routed to experts
+// (t + j) % E with weight route_weights[j].
+struct MoeInputs {
+  Buffer x, ids, weights, out;
+  std::vector<double> xv;
+};
+inline MoeInputs moe_inputs(Backend& be, std::mt19937_64& rng, int64_t T, int64_t H, int64_t E,
+                            const std::vector<float>& route_weights) {
+  const auto k = static_cast<int64_t>(route_weights.size());
+  MoeInputs m{be.alloc(DType::F32, T, H), be.alloc(DType::I32, T, k), be.alloc(DType::F32, T, k),
+              be.alloc(DType::F32, T, H), {}};
+  m.xv = set_f32(m.x.tensor(), random_values(rng, T * H));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      static_cast<int32_t*>(m.ids.tensor().data)[t * k + j] = static_cast<int32_t>((t + j) % E);
+      static_cast<float*>(m.weights.tensor().data)[t * k + j] = route_weights[j];
+    }
+  return m;
+}
+
 }  // namespace inferdesk::test

@@ -165,16 +165,9 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
   std::vector<std::unique_ptr<Fp8Weight>> ws;
   const std::vector<ExpertWeights> experts =
       make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) { return make_fp8(*be, rng, rows, cols, q); });
-  Buffer xb = be->alloc(DType::F32, T, H), ids = be->alloc(DType::I32, T, 2), wts = be->alloc(DType::F32, T, 2);
-  Buffer out = be->alloc(DType::F32, T, H);
-  std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * H));
-  for (int64_t t = 0; t < T; ++t) {
-    static_cast<int32_t*>(ids.tensor().data)[t * 2] = static_cast<int32_t>(t % E);
-    static_cast<int32_t*>(ids.tensor().data)[t * 2 + 1] = static_cast<int32_t>((t + 1) % E);
-    static_cast<float*>(wts.tensor().data)[t * 2] = 0.75f;
-    static_cast<float*>(wts.tensor().data)[t * 2 + 1] = 0.25f;
-  }
-  be->moe_experts(0, xb.tensor(), experts, ids.tensor(), wts.tensor(), out.tensor());
+  MoeInputs in = moe_inputs(*be, rng, T, H, E, {0.75f, 0.25f});
+  const std::vector<double>& xv = in.xv;
+  be->moe_experts(0, in.x.tensor(), experts, in.ids.tensor(), in.weights.tensor(), in.out.tensor());
   std::vector<double> want(static_cast<size_t>(T * H), 0.0);
   for (int64_t t = 0; t < T; ++t) {
     const std::vector<double> xt(xv.begin() + t * H, xv.begin() + (t + 1) * H);
@@ -190,7 +183,7 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
   }
   // The intermediate is rounded to float before its own FP8 quantization, as the backend does; an
   // activation code can still differ at a rounding tie, hence a looser bound than one linear.
-  EXPECT_LT(nerr(get_f32(*be, out.tensor()), want), 1e-3);
+  EXPECT_LT(nerr(get_f32(*be, in.out.tensor()), want), 1e-3);
 }
 
 // An FP8 KV cache reads back each K/V value as E4M3(value / scale) * scale: attention over it

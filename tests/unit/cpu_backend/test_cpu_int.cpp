@@ -160,14 +160,9 @@ TEST_P(CpuIntTest, ExpertsRunIntWeights) {
   std::vector<std::unique_ptr<IntWeight>> ws;
   const std::vector<ExpertWeights> experts =
       make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) { return make_int(*be, rng, rows, cols, q); });
-  Buffer xb = be->alloc(DType::F32, T, H), ids = be->alloc(DType::I32, T, 1), wts = be->alloc(DType::F32, T, 1);
-  Buffer out = be->alloc(DType::F32, T, H);
-  std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * H));
-  for (int64_t t = 0; t < T; ++t) {
-    static_cast<int32_t*>(ids.tensor().data)[t] = static_cast<int32_t>(t % E);
-    static_cast<float*>(wts.tensor().data)[t] = 1.0f;
-  }
-  be->moe_experts(0, xb.tensor(), experts, ids.tensor(), wts.tensor(), out.tensor());
+  MoeInputs in = moe_inputs(*be, rng, T, H, E, {1.0f});
+  const std::vector<double>& xv = in.xv;
+  be->moe_experts(0, in.x.tensor(), experts, in.ids.tensor(), in.weights.tensor(), in.out.tensor());
   std::vector<double> want;
   for (int64_t t = 0; t < T; ++t) {
     const int e = static_cast<int>(t % E);
@@ -178,7 +173,7 @@ TEST_P(CpuIntTest, ExpertsRunIntWeights) {
     const std::vector<double> d = reference(h, 1, *ws[3 * e + 2], nullptr);
     want.insert(want.end(), d.begin(), d.end());
   }
-  EXPECT_LT(nerr(get_f32(*be, out.tensor()), want), 1e-5);
+  EXPECT_LT(nerr(get_f32(*be, in.out.tensor()), want), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuIntTest, testing::ValuesIn(all_cases()), case_name);
