@@ -110,7 +110,7 @@ class FolderWeights : public WeightSource {
     owned_.push_back(std::move(h.codes));
     const HostTensor codes{name, h.code_dtype(), {rows, h.code_cols()},
                            reinterpret_cast<const std::byte*>(owned_.back().data()), owned_.back().size()};
-    return attach_int_quant(backend, backend.load_weight(codes, rows, h.code_cols()), h, name);
+    return upload_int_weight(backend, codes, h, name);
   }
 
   // The FP8 scheme `name` loads with, or nullopt for a plain tensor.

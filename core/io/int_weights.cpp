@@ -97,12 +97,14 @@ HostIntWeight quantize_int4_group(const HostTensor& w, int64_t n, int64_t k, int
   return quantize_rtn(w, n, k, 4, group, 7.0f);
 }
 
-Buffer attach_int_quant(Backend& backend, Buffer codes, const HostIntWeight& h, const std::string& what) {
+Buffer upload_int_weight(Backend& backend, const HostTensor& host_codes, const HostIntWeight& h,
+                         const std::string& what) {
   QuantInfo q = h.scheme;
   q.scale_rows = h.scales.rows;
   q.scale_cols = h.scales.cols;
   if (!backend.supports_quant(q))
     throw Error(ErrorCode::Unsupported, what + ": the " + backend.name() + " backend does not run " + describe(q));
+  Buffer codes = backend.load_weight(host_codes, h.rows, h.code_cols());
   const Buffer scales = backend.load_scales(h.scales.values.data(), h.scales.rows, h.scales.cols);
   const Buffer zeros =
       q.has_zero_point ? backend.load_scales(h.zeros.data(), h.scales.rows, h.scales.cols) : Buffer{};

@@ -67,9 +67,9 @@ HostIntWeight read_int_weight(IntPacking packing, const QuantInfo& scheme, const
 HostIntWeight quantize_int8_per_channel(const HostTensor& w, int64_t n, int64_t k);
 HostIntWeight quantize_int4_group(const HostTensor& w, int64_t n, int64_t k, int64_t group = 128);
 
-// Uploads h's scales, zero points and g_idx and attaches them to `codes` (the backend's view of
-// h.codes, which must outlive it on backends that read host memory in place). Unsupported, naming
-// `what`, when the backend does not run the scheme.
-Buffer attach_int_quant(Backend& backend, Buffer codes, const HostIntWeight& h, const std::string& what);
+// Uploads `codes` (h's codes, which must outlive the weight on backends that read host memory in
+// place) with h's scales, zero points and g_idx as one quantized weight. Unsupported, naming `what`,
+// when the backend does not run the scheme, before anything is uploaded.
+Buffer upload_int_weight(Backend& backend, const HostTensor& codes, const HostIntWeight& h, const std::string& what);
 
 }  // namespace inferdesk
