@@ -36,8 +36,8 @@ Scheme weight_scheme(const ModelInfo& info, const std::string& on_load) {
   if (on_load == "none") {
     s.name = c.quantization.describe();
     s.cpu_bytes = info.weight_bytes;
-    s.cuda_bytes =
-        backend_weight_bytes(c, info.params_total, info.weight_bytes, c.quantization.quantized(), true, false);
+    s.cuda_bytes = backend_weight_bytes(c, info.params_total, info.weight_bytes, c.quantization.quantized(), true,
+                                        false);
     s.cuda_runs = c.quantization.int_packing == IntPacking::None;
     return s;
   }
@@ -96,9 +96,9 @@ void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimat
               static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
               static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
               static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size), static_cast<long>(info.context_length));
-  const double per_param = info.params_total > 0 ? static_cast<double>(scheme.cpu_bytes) /
-                                                      static_cast<double>(info.params_total)
-                                                : 0.0;
+  const double per_param = info.params_total > 0
+                               ? static_cast<double>(scheme.cpu_bytes) / static_cast<double>(info.params_total)
+                               : 0.0;
   std::printf("quantization: %s, %.2f bytes per parameter (%.2f bits per weight)\n", scheme.name.c_str(), per_param,
               8 * per_param);
   std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),

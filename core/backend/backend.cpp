@@ -27,7 +27,9 @@ std::string describe(const QuantInfo& q) {
   if (q.act_order) s += " act-order";
   switch (q.act) {
     case ActQuant::None: s += ", weight-only"; break;
-    case ActQuant::DynamicToken: s += integer ? ", dynamic per-token int8 activations" : ", dynamic per-token activations"; break;
+    case ActQuant::DynamicToken:
+      s += integer ? ", dynamic per-token int8 activations" : ", dynamic per-token activations";
+      break;
     case ActQuant::DynamicGroup: s += ", dynamic per-token-group activations"; break;
     case ActQuant::Static: s += ", static activation scale"; break;
   }

@@ -74,12 +74,12 @@ struct QuantInfo {
   int64_t scale_rows = 0;
   int64_t scale_cols = 0;
   // Int only (the canonical layout above).
-  int32_t bits = 0;              // 4 or 8
-  int32_t group_size = 0;        // Group: input columns per group (also with g_idx, as the checkpoint says)
-  int64_t in_features = 0;       // K (the 4-bit codes tensor has ceil(K/2) byte columns)
-  bool has_zero_point = false;   // asymmetric: zeros set
-  bool act_order = false;        // g_idx set
-  const void* zeros = nullptr;   // F32 [scale_rows, scale_cols]
+  int32_t bits = 0;                // 4 or 8
+  int32_t group_size = 0;          // Group: input columns per group (also with g_idx, as the checkpoint says)
+  int64_t in_features = 0;         // K (the 4-bit codes tensor has ceil(K/2) byte columns)
+  bool has_zero_point = false;     // asymmetric: zeros set
+  bool act_order = false;          // g_idx set
+  const void* zeros = nullptr;     // F32 [scale_rows, scale_cols]
   const int32_t* g_idx = nullptr;  // I32 [in_features]
 };
 

@@ -75,10 +75,10 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
   const bool on_load = wo.quantize_fp8 || wo.quantize_int != IntOnLoad::None;
   m.weights = make_folder_weights(*m.folder, wo);
   m.model = load_model(m.config, *m.weights, *m.backend, progress);
-  m.quantization = wo.quantize_fp8                             ? kFp8OnLoadScheme
-                   : wo.quantize_int == IntOnLoad::Int8Channel ? kInt8OnLoadScheme
+  m.quantization = wo.quantize_fp8                              ? kFp8OnLoadScheme
+                   : wo.quantize_int == IntOnLoad::Int8Channel  ? kInt8OnLoadScheme
                    : wo.quantize_int == IntOnLoad::Int4Group128 ? kInt4OnLoadScheme
-                                                                 : m.config.quantization.describe();
+                                                                : m.config.quantization.describe();
   KvScales kv = read_kv_scales(*m.folder, m.config.num_hidden_layers);
   m.kv_k_scales = std::move(kv.k);
   m.kv_v_scales = std::move(kv.v);

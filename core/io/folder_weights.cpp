@@ -87,7 +87,7 @@ class FolderWeights : public WeightSource {
   std::string packed_name(const std::string& module) const {
     return module + (quant_.int_packing == IntPacking::CtPacked ? ".weight_packed"
                      : quant_.int_packing == IntPacking::CtInt8 ? ".weight"
-                                                                 : ".qweight");
+                                                                : ".qweight");
   }
 
   // An integer weight: read and converted (or quantized) into the canonical layout, whose codes
@@ -103,13 +103,16 @@ class FolderWeights : public WeightSource {
       auto q = quant_.scheme_for(module);
       if (!q || q->scheme != QuantScheme::Int)
         throw Error(ErrorCode::Format, "tensor '" + packed_name(module) + "' holds integer weights but the " +
-                                           "quantization_config (" + quant_.describe() + ") does not quantize module '" +
-                                           module + "'");
+                                           "quantization_config (" + quant_.describe() +
+                                           ") does not quantize module '" + module + "'");
       h = read_int_weight(quant_.int_packing, *q, module, rows, cols, lookup());
     }
     owned_.push_back(std::move(h.codes));
-    const HostTensor codes{name, h.code_dtype(), {rows, h.code_cols()},
-                           reinterpret_cast<const std::byte*>(owned_.back().data()), owned_.back().size()};
+    const HostTensor codes{name,
+                           h.code_dtype(),
+                           {rows, h.code_cols()},
+                           reinterpret_cast<const std::byte*>(owned_.back().data()),
+                           owned_.back().size()};
     return upload_int_weight(backend, codes, h, name);
   }
 

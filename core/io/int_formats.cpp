@@ -98,7 +98,8 @@ void read_g_idx(const HostTensor& t, HostIntWeight& h, int64_t groups) {
 
 HostIntWeight read_awq(const QuantInfo& scheme, const std::string& m, int64_t N, int64_t K, const TensorLookup& find) {
   HostIntWeight h = start(scheme, m + ".qweight", N, K);
-  if (N % 8 != 0) bad(m + ".qweight", "AWQ packs 8 output features per int32; " + std::to_string(N) + " is not a multiple");
+  if (N % 8 != 0)
+    bad(m + ".qweight", "AWQ packs 8 output features per int32; " + std::to_string(N) + " is not a multiple");
   const int64_t G = h.scales.cols;
   const HostTensor& qw = need(find, m + ".qweight", {DType::I32}, {K, N / 8}, "[in, out/8] for 4-bit AWQ");
   const HostTensor& qz = need(find, m + ".qzeros", {DType::I32}, {G, N / 8}, "[groups, out/8]");
@@ -170,8 +171,8 @@ HostIntWeight read_ct_packed(const QuantInfo& scheme, const std::string& m, int6
     return v;
   };
   if (dim(0) != N || dim(1) != K)
-    bad(m + ".weight_shape", "says [" + std::to_string(dim(0)) + ", " + std::to_string(dim(1)) +
-                                 "] but the model expects " + dims({N, K}));
+    bad(m + ".weight_shape",
+        "says [" + std::to_string(dim(0)) + ", " + std::to_string(dim(1)) + "] but the model expects " + dims({N, K}));
   read_scales(need(find, m + ".weight_scale", kFloat, {N, G}, "[out, groups]"), h, false);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < words; ++c) {

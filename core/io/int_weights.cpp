@@ -106,10 +106,9 @@ Buffer upload_int_weight(Backend& backend, const HostTensor& host_codes, const H
     throw Error(ErrorCode::Unsupported, what + ": the " + backend.name() + " backend does not run " + describe(q));
   Buffer codes = backend.load_weight(host_codes, h.rows, h.code_cols());
   const Buffer scales = backend.load_scales(h.scales.values.data(), h.scales.rows, h.scales.cols);
-  const Buffer zeros =
-      q.has_zero_point ? backend.load_scales(h.zeros.data(), h.scales.rows, h.scales.cols) : Buffer{};
-  const Buffer g_idx =
-      q.act_order ? backend.load_indices(h.g_idx.data(), static_cast<int64_t>(h.g_idx.size())) : Buffer{};
+  const Buffer zeros = q.has_zero_point ? backend.load_scales(h.zeros.data(), h.scales.rows, h.scales.cols) : Buffer{};
+  const Buffer g_idx = q.act_order ? backend.load_indices(h.g_idx.data(), static_cast<int64_t>(h.g_idx.size()))
+                                   : Buffer{};
   codes.set_quant(q, scales, zeros, g_idx);
   return codes;
 }

@@ -44,9 +44,9 @@ struct HostIntWeight {
 
   int64_t code_cols() const;  // K (8-bit) or ceil(K/2) (4-bit)
   DType code_dtype() const { return scheme.bits == 4 ? DType::U8 : DType::I8; }
-  int32_t code(int64_t n, int64_t k) const;  // the signed value of q[n, k]
+  int32_t code(int64_t n, int64_t k) const;        // the signed value of q[n, k]
   void set_code(int64_t n, int64_t k, int32_t v);  // v in the signed range of `bits`
-  int64_t group_of(int64_t k) const;         // the scale column of input column k
+  int64_t group_of(int64_t k) const;               // the scale column of input column k
   float dequantized(int64_t n, int64_t k) const;
 };
 

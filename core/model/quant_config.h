@@ -43,8 +43,8 @@ struct QuantConfig {
   };
   QuantFormat format = QuantFormat::None;
   std::vector<Group> groups;
-  std::vector<std::string> ignore;  // module names or "re:<regex>"
-  bool kv_cache_fp8 = false;        // kv_cache_scheme: FP8 K/V with per-layer k_scale / v_scale tensors
+  std::vector<std::string> ignore;            // module names or "re:<regex>"
+  bool kv_cache_fp8 = false;                  // kv_cache_scheme: FP8 K/V with per-layer k_scale / v_scale tensors
   IntPacking int_packing = IntPacking::None;  // integer weights: how they are packed
 
   bool quantized() const { return format != QuantFormat::None; }

@@ -45,8 +45,8 @@ void check_int_weight(const Tensor& w, const QuantInfo& q, int64_t K) {
                              ? (K + q.group_size - 1) / q.group_size
                              : 1;
   const bool ok_scales = q.scales && q.scale_rows == w.rows &&
-                         (q.act_order ? q.scale_cols >= 1 : q.scale_cols == groups) &&
-                         (!q.has_zero_point || q.zeros) && (!q.act_order || q.g_idx);
+                         (q.act_order ? q.scale_cols >= 1 : q.scale_cols == groups) && (!q.has_zero_point || q.zeros) &&
+                         (!q.act_order || q.g_idx);
   const bool ok_gran = q.granularity == ScaleGranularity::Channel || q.granularity == ScaleGranularity::Group;
   if (!ok_bits || !ok_scales || !ok_gran)
     throw Error(ErrorCode::Internal, "int linear: a " + std::to_string(w.rows) + " x " + std::to_string(w.cols) + " " +
@@ -101,8 +101,8 @@ void CpuBackend::int8_linear(const Tensor& x, const Tensor& w, const float* bias
   const QuantInfo& q = *w.quant;
   const int64_t T = x.rows, K = x.cols, N = w.rows;
   if (q.bits != 8 || q.granularity != ScaleGranularity::Channel || q.has_zero_point || q.act_order)
-    throw Error(ErrorCode::Unsupported, "CPU backend: int8 activations need symmetric per-channel int8 weights, not " +
-                                            describe(q));
+    throw Error(ErrorCode::Unsupported,
+                "CPU backend: int8 activations need symmetric per-channel int8 weights, not " + describe(q));
   // Each row: s_x = max(amax / 127, floor), qx = clamp(rne(x / s_x), -128, 127), as int8.
   float* sx = work;
   auto* qx = reinterpret_cast<int8_t*>(sx + T);

@@ -136,8 +136,8 @@ inline double nerr(const std::vector<double>& a, const std::vector<double>& b) {
 // linear() of weight `w` [N, K] on random x [T, K] (values within x_scale) with, when `with_bias`,
 // a random BF16 bias; the normalised error against reference(x, bias or nullptr).
 template <typename Ref>
-double linear_error(Backend& be, std::mt19937_64& rng, const Tensor& w, int64_t T, int64_t K, int64_t N,
-                    bool with_bias, double x_scale, Ref reference) {
+double linear_error(Backend& be, std::mt19937_64& rng, const Tensor& w, int64_t T, int64_t K, int64_t N, bool with_bias,
+                    double x_scale, Ref reference) {
   auto b = make_weight(be, DType::BF16, 1, N, random_values(rng, N, 0.1));
   Buffer xb = be.alloc(DType::F32, T, K), ob = be.alloc(DType::F32, T, N);
   const std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * K, x_scale));
@@ -171,8 +171,11 @@ struct MoeInputs {
 inline MoeInputs moe_inputs(Backend& be, std::mt19937_64& rng, int64_t T, int64_t H, int64_t E,
                             const std::vector<float>& route_weights) {
   const auto k = static_cast<int64_t>(route_weights.size());
-  MoeInputs m{be.alloc(DType::F32, T, H), be.alloc(DType::I32, T, k), be.alloc(DType::F32, T, k),
-              be.alloc(DType::F32, T, H), {}};
+  MoeInputs m{be.alloc(DType::F32, T, H),
+              be.alloc(DType::I32, T, k),
+              be.alloc(DType::F32, T, k),
+              be.alloc(DType::F32, T, H),
+              {}};
   m.xv = set_f32(m.x.tensor(), random_values(rng, T * H));
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < k; ++j) {

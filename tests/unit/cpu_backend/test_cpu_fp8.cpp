@@ -163,8 +163,9 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
   const int64_t T = 5, H = 128, I = 96, E = 3;
   const QuantInfo q = scheme(ScaleGranularity::Channel, ActQuant::DynamicToken);
   std::vector<std::unique_ptr<Fp8Weight>> ws;
-  const std::vector<ExpertWeights> experts =
-      make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) { return make_fp8(*be, rng, rows, cols, q); });
+  const std::vector<ExpertWeights> experts = make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) {
+    return make_fp8(*be, rng, rows, cols, q);
+  });
   MoeInputs in = moe_inputs(*be, rng, T, H, E, {0.75f, 0.25f});
   const std::vector<double>& xv = in.xv;
   be->moe_experts(0, in.x.tensor(), experts, in.ids.tensor(), in.weights.tensor(), in.out.tensor());

@@ -77,8 +77,11 @@ std::unique_ptr<IntWeight> make_int(Backend& be, std::mt19937_64& rng, int64_t N
   q.in_features = K;
   q.scale_rows = N;
   q.scale_cols = G;
-  w->host = HostTensor{"int.weight", q.bits == 4 ? DType::U8 : DType::I8, {N, bytes},
-                       reinterpret_cast<const std::byte*>(w->codes.data()), w->codes.size()};
+  w->host = HostTensor{"int.weight",
+                       q.bits == 4 ? DType::U8 : DType::I8,
+                       {N, bytes},
+                       reinterpret_cast<const std::byte*>(w->codes.data()),
+                       w->codes.size()};
   w->buf = be.load_weight(w->host, N, bytes);
   const Buffer scales = be.load_scales(w->scales.data(), N, G);
   const Buffer zeros = q.has_zero_point ? be.load_scales(w->zeros.data(), N, G) : Buffer{};
@@ -158,8 +161,9 @@ TEST_P(CpuIntTest, ExpertsRunIntWeights) {
   const int64_t T = 4, H = 128, I = 64, E = 2;
   const QuantInfo q = int_scheme(4, 32, true, false);
   std::vector<std::unique_ptr<IntWeight>> ws;
-  const std::vector<ExpertWeights> experts =
-      make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) { return make_int(*be, rng, rows, cols, q); });
+  const std::vector<ExpertWeights> experts = make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) {
+    return make_int(*be, rng, rows, cols, q);
+  });
   MoeInputs in = moe_inputs(*be, rng, T, H, E, {1.0f});
   const std::vector<double>& xv = in.xv;
   be->moe_experts(0, in.x.tensor(), experts, in.ids.tensor(), in.weights.tensor(), in.out.tensor());

@@ -53,7 +53,10 @@ struct Case {
 };
 
 Case load_case(const nlohmann::json& c) {
-  Case out{c["name"], QuantConfig::from_json(c["quantization_config"]), c["out_features"], c["in_features"],
+  Case out{c["name"],
+           QuantConfig::from_json(c["quantization_config"]),
+           c["out_features"],
+           c["in_features"],
            SafetensorsFile::open(int_dir() / (c["name"].get<std::string>() + ".safetensors")),
            {},
            {}};
@@ -178,8 +181,8 @@ TEST(IntBadInput, AGroupSizeThatDoesNotDivideKIsAFormatError) {
   Case c = first_case("gptq-4bit-g64-nodesc-asym");
   auto q = *c.config.scheme_for("m");
   q.group_size = 48;
-  expect_error([&] { read_int_weight(c.config.int_packing, q, "m", c.n, c.k, c.tensors.lookup()); },
-               ErrorCode::Format, {"m.qweight", "group_size 48"});
+  expect_error([&] { read_int_weight(c.config.int_packing, q, "m", c.n, c.k, c.tensors.lookup()); }, ErrorCode::Format,
+               {"m.qweight", "group_size 48"});
 }
 
 // ---- quantization_config ----
@@ -191,20 +194,20 @@ QuantInfo scheme_of(const nlohmann::json& qc) {
 }
 
 TEST(IntQuantConfig, ReadsTheHubFields) {
-  const QuantInfo awq = scheme_of({{"quant_method", "awq"}, {"version", "gemm"}, {"bits", 4}, {"group_size", 128},
-                                   {"zero_point", true}});
+  const QuantInfo awq = scheme_of(
+      {{"quant_method", "awq"}, {"version", "gemm"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}});
   EXPECT_EQ(awq.scheme, QuantScheme::Int);
   EXPECT_EQ(awq.bits, 4);
   EXPECT_EQ(awq.group_size, 128);
   EXPECT_TRUE(awq.has_zero_point);
-  const QuantInfo gptq = scheme_of({{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}, {"desc_act", true},
-                                    {"sym", true}});
+  const QuantInfo gptq = scheme_of(
+      {{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}, {"desc_act", true}, {"sym", true}});
   EXPECT_EQ(gptq.bits, 8);
   EXPECT_EQ(gptq.granularity, ScaleGranularity::Channel);
   EXPECT_TRUE(gptq.act_order);
   EXPECT_FALSE(gptq.has_zero_point);
-  EXPECT_EQ(QuantConfig::from_json({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 32},
-                                    {"checkpoint_format", "gptq_v2"}})
+  EXPECT_EQ(QuantConfig::from_json(
+                {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 32}, {"checkpoint_format", "gptq_v2"}})
                 .int_packing,
             IntPacking::GptqV2);
   const nlohmann::json w8a8 = {
