@@ -12,6 +12,9 @@ executed with stub modules standing in for their heavy imports; nothing here pac
          auto_gptq/nn_modules/qlinear/qlinear_cuda.py  QuantLinear.pack (qweight / qzeros with
          the zero-minus-one convention / scales / g_idx); QuantLinear.forward's torch path (the
          reference dequantizer: run on an identity matrix in float32, it returns the weights)
+  GPTQ v2: github.com/ModelCloud/GPTQModel @ f4c327a17eb3e24524d5a97a3d682e3696ae6a28
+         gptqmodel/utils/model.py  convert_gptq_v1_to_v2_format_module (AutoGPTQ's v1 qzeros into
+         the gptq_v2 checkpoint format; the weights it defines are the v1 module's)
   compressed-tensors: github.com/neuralmagic/compressed-tensors @ 52792be02ec09e59f3517104e755a02d0e003fbb
          src/compressed_tensors/compressors/quantized_compressors/pack_quantized.py
            pack_to_int32 (weight_packed), unpack_from_int32
@@ -32,7 +35,7 @@ tests/golden/int/llama-w8a8/ (that float model's projections quantized to int8 p
 compressed-tensors' _quantize, in the int-quantized W8A8 format) and tests/golden/int/llama-gptq/
 (llama-awq-ref's weights packed again by AutoGPTQ, so it must generate exactly like it).
 
-Usage: tools/golden/make_int_fixtures.py AUTOAWQ_GIT AUTOGPTQ_GIT COMPRESSED_TENSORS_GIT
+Usage: tools/golden/make_int_fixtures.py AUTOAWQ_GIT AUTOGPTQ_GIT COMPRESSED_TENSORS_GIT GPTQMODEL_GIT
 (each a clone or bare git directory holding the commit above).
 """
 import ast
@@ -48,6 +51,7 @@ import torch
 AWQ_COMMIT = "88e4c76b20755db275574e6a03c83c84ba3bece5"
 GPTQ_COMMIT = "9f7d37072917ab3a7545835f23e808294a542153"
 CT_COMMIT = "52792be02ec09e59f3517104e755a02d0e003fbb"
+GPTQMODEL_COMMIT = "f4c327a17eb3e24524d5a97a3d682e3696ae6a28"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "golden", "int")
 
 
@@ -101,6 +105,22 @@ def load_gptq(repo):
     stub("transformers", pytorch_utils=stub("transformers.pytorch_utils", Conv1D=Conv1D))
     path = "auto_gptq/nn_modules/qlinear/qlinear_cuda.py"
     return module_from_source("qlinear_cuda", git_show(repo, GPTQ_COMMIT, path), path).QuantLinear
+
+
+def load_gptq_v2(repo):
+    """GPTQModel's v1 -> v2 qzeros conversion, applied to a holder of one packed qzeros tensor."""
+    log = types.SimpleNamespace(info=types.SimpleNamespace(once=lambda *a: None))
+    env = {"torch": torch, "nn": torch.nn, "BaseQuantLinear": object, "log": log}
+    path = "gptqmodel/utils/model.py"
+    (convert,) = functions_from(git_show(repo, GPTQMODEL_COMMIT, path), ["convert_gptq_v1_to_v2_format_module"],
+                                path, env)
+
+    def to_v2(qzeros, bits):
+        holder = types.SimpleNamespace(qzeros=qzeros.clone(), qzero_format=lambda format: None)
+        convert(holder, bits, torch.int32)
+        return holder.qzeros
+
+    return to_v2
 
 
 def functions_from(source, names, filename, env):
@@ -223,9 +243,10 @@ def save(path, tensors):
 
 
 def main():
-    awq_repo, gptq_repo, ct_repo = sys.argv[1:4]
+    awq_repo, gptq_repo, ct_repo, gptqmodel_repo = sys.argv[1:5]
     WQLinear, deq_awq = load_awq(awq_repo)
     QuantLinear = load_gptq(gptq_repo)
+    to_v2 = load_gptq_v2(gptqmodel_repo)
     ct = load_ct(ct_repo)
     os.makedirs(OUT, exist_ok=True)
     gen = torch.Generator().manual_seed(28)
@@ -247,9 +268,13 @@ def main():
         t, e = gptq_linear(QuantLinear, gen, 32, 128, bits, group, desc_act, sym)
         name = f"gptq-{bits}bit-g{group if group > 0 else 'channel'}-{'desc' if desc_act else 'nodesc'}-" \
                f"{'sym' if sym else 'asym'}"
-        add(name, {"quant_method": "gptq", "bits": bits, "group_size": group, "desc_act": desc_act, "sym": sym,
-                   "checkpoint_format": "gptq", "damp_percent": 0.01, "static_groups": False,
-                   "true_sequential": True}, 32, 128, t, e)
+        config = {"quant_method": "gptq", "bits": bits, "group_size": group, "desc_act": desc_act, "sym": sym,
+                  "checkpoint_format": "gptq", "damp_percent": 0.01, "static_groups": False,
+                  "true_sequential": True}
+        add(name, config, 32, 128, t, e)
+        if not sym and not desc_act and group != -1:
+            add(name.replace("gptq-", "gptqv2-"), dict(config, checkpoint_format="gptq_v2"), 32, 128,
+                dict(t, qzeros=to_v2(t["qzeros"], bits)), e)
     for bits, group in [(4, 128), (4, 32), (4, -1), (8, 64), (8, -1)]:
         t, e = ct_linear(ct, gen, 32, 128, bits, group)
         strategy = "channel" if group == -1 else "group"
@@ -274,6 +299,7 @@ def main():
         json.dump({"generated_by": "tools/golden/make_int_fixtures.py",
                    "references": {"awq": f"casper-hansen/AutoAWQ@{AWQ_COMMIT}",
                                   "gptq": f"AutoGPTQ/AutoGPTQ@{GPTQ_COMMIT}",
+                                  "gptq_v2": f"ModelCloud/GPTQModel@{GPTQMODEL_COMMIT}",
                                   "compressed-tensors": f"neuralmagic/compressed-tensors@{CT_COMMIT}"},
                    "cases": cases}, f, separators=(",", ":"))
     make_llama(WQLinear, deq_awq, QuantLinear, ct, w8a8, gen)

@@ -75,11 +75,12 @@ HostIntWeight read_case(const Case& c) {
 
 TEST(IntFixtures, EveryReferenceCaseIsThere) {
   const auto j = cases_json();
-  int awq = 0, gptq = 0, ct = 0, desc = 0, asym = 0, eight = 0;
+  int awq = 0, gptq = 0, v2 = 0, ct = 0, desc = 0, asym = 0, eight = 0;
   for (const auto& c : j["cases"]) {
     const std::string n = c["name"];
     awq += n.rfind("awq", 0) == 0;
-    gptq += n.rfind("gptq", 0) == 0;
+    gptq += n.rfind("gptq-", 0) == 0;
+    v2 += n.rfind("gptqv2-", 0) == 0;
     ct += n.rfind("ct", 0) == 0;
     desc += n.find("-desc-") != std::string::npos;
     asym += n.find("asym") != std::string::npos;
@@ -87,6 +88,7 @@ TEST(IntFixtures, EveryReferenceCaseIsThere) {
   }
   EXPECT_GE(awq, 2);
   EXPECT_GE(gptq, 6);
+  EXPECT_GE(v2, 2);
   EXPECT_GE(ct, 4);
   EXPECT_GE(desc, 2);
   EXPECT_GE(asym, 3);
