@@ -20,7 +20,39 @@ struct InfoArgs {
   std::string model;
   int64_t context = 0;
   bool json = false;
+  std::string quantization = "none";  // estimate as quantized on load: fp8 | int8 | int4
 };
+
+// What the weights will be: the folder's scheme, or the one --quantization would apply on load.
+struct Scheme {
+  std::string name;
+  int64_t cpu_bytes = 0, cuda_bytes = 0;
+  bool cuda_runs = true;  // the CUDA backend runs no integer scheme yet
+};
+
+Scheme weight_scheme(const ModelInfo& info, const std::string& on_load) {
+  const ModelConfig& c = info.config;
+  Scheme s;
+  if (on_load == "none") {
+    s.name = c.quantization.describe();
+    s.cpu_bytes = info.weight_bytes;
+    s.cuda_bytes = backend_weight_bytes(c, info.params_total, info.weight_bytes, c.quantization.quantized(), true,
+                                        false);
+    s.cuda_runs = c.quantization.int_packing == IntPacking::None;
+    return s;
+  }
+  if (c.quantization.quantized())
+    throw Error(ErrorCode::InvalidArgument, "the folder is already quantized (" + c.quantization.describe() +
+                                                "); --quantization applies to unquantized folders");
+  const double per_param = on_load == "int4" ? 0.5 + 4.0 / 128.0 : 1.0;
+  s.name = on_load == "fp8"    ? "fp8 e4m3 per-channel, dynamic per-token activations (on load)"
+           : on_load == "int8" ? "int8 symmetric per-channel, weight-only (on load)"
+                               : "int4 symmetric group 128, weight-only (on load)";
+  s.cpu_bytes = on_load_weight_bytes(c, info.params_total, info.weight_bytes, per_param, false);
+  s.cuda_bytes = on_load_weight_bytes(c, info.params_total, info.weight_bytes, per_param, true);
+  s.cuda_runs = on_load == "fp8";
+  return s;
+}
 
 bool has_chat_template(const std::filesystem::path& dir) {
   try {
@@ -52,8 +84,8 @@ std::string context_warning(int64_t asked, int64_t model_context) {
          " tokens is unreliable";
 }
 
-void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEstimate& gpu, int64_t context,
-                bool chat_template, int64_t ram) {
+void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimate& cpu, const MemoryEstimate& gpu,
+                int64_t context, bool chat_template, int64_t ram) {
   const ModelConfig& c = info.config;
   const std::filesystem::path dir = std::filesystem::absolute(info.dir).lexically_normal();
   const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
@@ -64,15 +96,20 @@ void print_info(const ModelInfo& info, const MemoryEstimate& cpu, const MemoryEs
               static_cast<long>(c.num_hidden_layers), static_cast<long>(c.hidden_size),
               static_cast<long>(c.num_attention_heads), static_cast<long>(c.num_key_value_heads),
               static_cast<long>(c.head_dim), static_cast<long>(c.vocab_size), static_cast<long>(info.context_length));
-  std::printf("quantization: %s, %.2f bytes per parameter\n", c.quantization.describe().c_str(),
-              info.params_total > 0 ? static_cast<double>(info.weight_bytes) / static_cast<double>(info.params_total)
-                                    : 0.0);
+  const double per_param = info.params_total > 0
+                               ? static_cast<double>(scheme.cpu_bytes) / static_cast<double>(info.params_total)
+                               : 0.0;
+  std::printf("quantization: %s, %.2f bytes per parameter (%.2f bits per weight)\n", scheme.name.c_str(), per_param,
+              8 * per_param);
   std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),
               info.num_shards, info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
               chat_template ? "yes" : "no");
-  std::printf("memory for %ld tokens of context: CPU %s (KV cache %s), CUDA %s (KV cache %s)\n",
-              static_cast<long>(context), format_bytes(cpu.total).c_str(), format_bytes(cpu.kv_cache).c_str(),
-              format_bytes(gpu.total).c_str(), format_bytes(gpu.kv_cache).c_str());
+  std::printf("memory for %ld tokens of context: CPU %s (KV cache %s), ", static_cast<long>(context),
+              format_bytes(cpu.total).c_str(), format_bytes(cpu.kv_cache).c_str());
+  if (scheme.cuda_runs)
+    std::printf("CUDA %s (KV cache %s)\n", format_bytes(gpu.total).c_str(), format_bytes(gpu.kv_cache).c_str());
+  else
+    std::printf("CUDA: not run (the CUDA backend has no integer-weight kernels yet)\n");
   if (ram > 0 && cpu.total > ram)
     std::printf("does not fit in this machine's %s of RAM at this context; use --context\n", format_bytes(ram).c_str());
 }
@@ -86,16 +123,15 @@ void run_info(const InfoArgs& a) {
   const int64_t context = a.context > 0 ? a.context : info.context_length;
   // CPU keeps the weights as stored and a float32 cache; the CUDA backend keeps BF16 weights (FP8
   // ones as stored) and a BF16 cache.
-  const MemoryEstimate cpu = estimate_memory(c, info.weight_bytes, context, DType::F32);
-  const int64_t gpu_weights = backend_weight_bytes(c, info.params_total, info.weight_bytes, c.quantization.quantized(),
-                                                   true, false);
-  const MemoryEstimate gpu = estimate_memory(c, gpu_weights, context, DType::BF16);
+  const Scheme scheme = weight_scheme(info, a.quantization);
+  const MemoryEstimate cpu = estimate_memory(c, scheme.cpu_bytes, context, DType::F32);
+  const MemoryEstimate gpu = estimate_memory(c, scheme.cuda_bytes, context, DType::BF16);
   const int64_t ram = physical_memory();
   const bool chat_template = has_chat_template(a.model);
   const std::string warning = context_warning(context, info.context_length);
   if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   if (!a.json) {
-    print_info(info, cpu, gpu, context, chat_template, ram);
+    print_info(info, scheme, cpu, gpu, context, chat_template, ram);
     return;
   }
   nlohmann::json j = {{"model_type", c.model_type},
@@ -114,10 +150,11 @@ void run_info(const InfoArgs& a) {
                       {"experts_per_token", c.num_experts_per_tok},
                       {"context_length", info.context_length},
                       {"weight_bytes", info.weight_bytes},
-                      {"quantization", c.quantization.describe()},
-                      {"bytes_per_parameter", info.params_total > 0 ? static_cast<double>(info.weight_bytes) /
+                      {"quantization", scheme.name},
+                      {"bytes_per_parameter", info.params_total > 0 ? static_cast<double>(scheme.cpu_bytes) /
                                                                           static_cast<double>(info.params_total)
                                                                     : 0.0},
+                      {"cuda_runs_weights", scheme.cuda_runs},
                       {"size_on_disk", info.size_on_disk},
                       {"shards", info.num_shards},
                       {"has_tokenizer", info.has_tokenizer},
@@ -139,6 +176,10 @@ void register_info(CLI::App& app) {
   c->add_option("--model", a->model, "Hugging Face model folder")->required();
   c->add_option("--context", a->context, "Context tokens for the memory estimate (default: the model's; more warns)");
   c->add_flag("--json", a->json, "One JSON object on stdout");
+  c->add_option("--quantization", a->quantization,
+                "estimate the folder as quantized on load: fp8, int8 (per channel) or int4 (groups of 128)")
+      ->check(CLI::IsMember({"none", "fp8", "int8", "int4"}))
+      ->default_val("none");
   c->callback([a] { run_info(*a); });
 }
 

@@ -15,15 +15,21 @@ Buffer Backend::load_weight_rows(const std::vector<HostTensor>&, int64_t) {
 
 std::string describe(const QuantInfo& q) {
   if (q.scheme == QuantScheme::None) return "none";
-  std::string s = "fp8 e4m3";
+  const bool integer = q.scheme == QuantScheme::Int;
+  std::string s = integer ? "int" + std::to_string(q.bits) + (q.has_zero_point ? " asymmetric" : " symmetric")
+                          : "fp8 e4m3";
   switch (q.granularity) {
     case ScaleGranularity::Tensor: s += " per-tensor"; break;
     case ScaleGranularity::Channel: s += " per-channel"; break;
     case ScaleGranularity::Block: s += " block " + std::to_string(q.block_n) + "x" + std::to_string(q.block_k); break;
+    case ScaleGranularity::Group: s += " group " + std::to_string(q.group_size); break;
   }
+  if (q.act_order) s += " act-order";
   switch (q.act) {
     case ActQuant::None: s += ", weight-only"; break;
-    case ActQuant::DynamicToken: s += ", dynamic per-token activations"; break;
+    case ActQuant::DynamicToken:
+      s += integer ? ", dynamic per-token int8 activations" : ", dynamic per-token activations";
+      break;
     case ActQuant::DynamicGroup: s += ", dynamic per-token-group activations"; break;
     case ActQuant::Static: s += ", static activation scale"; break;
   }
@@ -45,6 +51,10 @@ void check_kv_scales(const KvCacheShape& shape) {
 
 Buffer Backend::load_scales(const float*, int64_t, int64_t) {
   throw Error(ErrorCode::Unsupported, name() + " backend does not run quantized weights");
+}
+
+Buffer Backend::load_indices(const int32_t*, int64_t) {
+  throw Error(ErrorCode::Unsupported, name() + " backend does not run act-order (g_idx) weights");
 }
 
 void Backend::linear_swiglu(const Tensor& x, const Tensor& w_gate_up, Tensor scratch, Tensor out) {

@@ -39,6 +39,8 @@ struct Tensor {
   const QuantInfo* quant = nullptr;
 
   bool empty() const { return data == nullptr; }
+  // Input features of a weight: cols, or K of a packed 4-bit weight (quant.h).
+  int64_t in_features() const { return quant && quant->in_features > 0 ? quant->in_features : cols; }
   size_t element_size() const { return dtype_size(dtype); }
   // Rows [r0, r0+n).
   Tensor row_slice(int64_t r0, int64_t n) const {
@@ -73,13 +75,16 @@ class Buffer {
   const Tensor& tensor() const { return tensor_; }
   Tensor& tensor() { return tensor_; }
   bool empty() const { return tensor_.empty(); }
-  // Makes this a quantized weight: `q` says how it decodes; `scales` owns the memory q.scales
-  // points to and lives as long as this buffer.
-  void set_quant(const QuantInfo& q, const Buffer& scales) {
+  // Makes this a quantized weight: `q` says how it decodes; `scales` (and for Int weights the
+  // optional `zeros` and `g_idx`) own the memory q.scales (q.zeros, q.g_idx) point to and live as
+  // long as this buffer.
+  void set_quant(const QuantInfo& q, const Buffer& scales, const Buffer& zeros = {}, const Buffer& g_idx = {}) {
     auto info = std::make_shared<QuantInfo>(q);
     info->scales = scales.tensor().data;
+    info->zeros = zeros.empty() ? nullptr : zeros.tensor().data;
+    info->g_idx = g_idx.empty() ? nullptr : static_cast<const int32_t*>(g_idx.tensor().data);
     quant_ = std::move(info);
-    scales_owner_ = scales.owner_;
+    scales_owner_ = {scales.owner_, zeros.owner_, g_idx.owner_};
     tensor_.quant = quant_.get();
   }
 
@@ -87,7 +92,7 @@ class Buffer {
   Tensor tensor_;
   std::shared_ptr<void> owner_;
   std::shared_ptr<const QuantInfo> quant_;
-  std::shared_ptr<void> scales_owner_;
+  std::vector<std::shared_ptr<void>> scales_owner_;
 };
 
 // Geometry of the paged KV cache: per layer, K and V of num_blocks blocks, each holding
@@ -216,6 +221,8 @@ class Backend {
   // F32 scales of a quantized weight ([rows, cols] row-major floats on the host) in backend
   // memory. The default throws Unsupported.
   virtual Buffer load_scales(const float* values, int64_t rows, int64_t cols);
+  // I32 [1, n] indices in backend memory (an Int weight's g_idx). The default throws Unsupported.
+  virtual Buffer load_indices(const int32_t* values, int64_t n);
   // Whether linear() and the fused ops run weights quantized this way, and the KV cache dtype.
   // Loading checks both first, so an unsupported scheme fails before any memory is used.
   virtual bool supports_quant(const QuantInfo& q) const { return q.scheme == QuantScheme::None; }

@@ -37,10 +37,16 @@ ModelInfo inspect_model_folder(const std::filesystem::path& dir) {
 int64_t backend_weight_bytes(const ModelConfig& c, int64_t params, int64_t stored_bytes, bool fp8_stored, bool cuda,
                              bool fp8_on_load) {
   if (!fp8_on_load) return fp8_stored || !cuda ? stored_bytes : params * 2;
+  return on_load_weight_bytes(c, params, stored_bytes, 1.0, cuda);
+}
+
+int64_t on_load_weight_bytes(const ModelConfig& c, int64_t params, int64_t stored_bytes, double projection_bytes,
+                             bool cuda) {
   const int64_t embed = c.vocab_size * c.hidden_size * (c.tie_word_embeddings ? 1 : 2);
   const int64_t projections = std::max<int64_t>(0, params - embed);
   const double stored = params > 0 ? static_cast<double>(stored_bytes) / static_cast<double>(params) : 2.0;
-  return projections + static_cast<int64_t>(static_cast<double>(params - projections) * (cuda ? 2.0 : stored));
+  return static_cast<int64_t>(static_cast<double>(projections) * projection_bytes) +
+         static_cast<int64_t>(static_cast<double>(params - projections) * (cuda ? 2.0 : stored));
 }
 
 MemoryEstimate estimate_memory(const ModelConfig& c, int64_t weight_bytes, int64_t context_tokens, DType kv_dtype,

@@ -44,6 +44,10 @@ struct MemoryEstimate {
 // keep their width: BF16 on CUDA, as stored on the CPU.
 int64_t backend_weight_bytes(const ModelConfig& config, int64_t params, int64_t stored_bytes, bool fp8_stored,
                              bool cuda, bool fp8_on_load);
+// The same for any quantize-on-load scheme whose projections take `projection_bytes` per parameter
+// (codes and scales: fp8 1, int8 per channel 1, int4 in groups of 128 0.5 + 4/128).
+int64_t on_load_weight_bytes(const ModelConfig& config, int64_t params, int64_t stored_bytes, double projection_bytes,
+                             bool cuda);
 
 // Memory to run `config` with `context_tokens` of KV cache in `kv_dtype` (CPU: F32, CUDA: BF16)
 // and steps of up to `max_batched_tokens` tokens; weights counted at `weight_bytes` (what the

@@ -17,6 +17,8 @@ namespace inferdesk {
 namespace {
 
 constexpr const char* kFp8OnLoadScheme = "fp8 e4m3 per-channel, dynamic per-token activations (quantized on load)";
+constexpr const char* kInt8OnLoadScheme = "int8 symmetric per-channel, weight-only (quantized on load)";
+constexpr const char* kInt4OnLoadScheme = "int4 symmetric group 128, weight-only (quantized on load)";
 
 void add_unique(std::vector<int32_t>& out, int64_t id) {
   if (id < 0) return;
@@ -67,9 +69,16 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
   m.backend = std::move(backend);
   FolderWeightsOptions wo;
   wo.quantize_fp8 = options.quantization == LoadQuantization::Fp8;
+  wo.quantize_int = options.quantization == LoadQuantization::Int8   ? IntOnLoad::Int8Channel
+                    : options.quantization == LoadQuantization::Int4 ? IntOnLoad::Int4Group128
+                                                                     : IntOnLoad::None;
+  const bool on_load = wo.quantize_fp8 || wo.quantize_int != IntOnLoad::None;
   m.weights = make_folder_weights(*m.folder, wo);
   m.model = load_model(m.config, *m.weights, *m.backend, progress);
-  m.quantization = wo.quantize_fp8 ? kFp8OnLoadScheme : m.config.quantization.describe();
+  m.quantization = wo.quantize_fp8                              ? kFp8OnLoadScheme
+                   : wo.quantize_int == IntOnLoad::Int8Channel  ? kInt8OnLoadScheme
+                   : wo.quantize_int == IntOnLoad::Int4Group128 ? kInt4OnLoadScheme
+                                                                : m.config.quantization.describe();
   KvScales kv = read_kv_scales(*m.folder, m.config.num_hidden_layers);
   m.kv_k_scales = std::move(kv.k);
   m.kv_v_scales = std::move(kv.v);
@@ -78,7 +87,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
   m.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (m.name.empty()) m.name = std::filesystem::absolute(dir).parent_path().filename().string();
   // Quantized on load, the weights take what the backend holds, not what the folder stores.
-  m.weight_bytes = wo.quantize_fp8 ? m.backend->memory_info().weights : m.folder->weight_bytes();
+  m.weight_bytes = on_load ? m.backend->memory_info().weights : m.folder->weight_bytes();
   return m;
 }
 
@@ -100,6 +109,8 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
   m.backend = std::move(backend);
   m.weight_bytes = count_parameters(m.config).total * 2;
   const bool fp8 = options.quantization == LoadQuantization::Fp8;
+  if (options.quantization == LoadQuantization::Int8 || options.quantization == LoadQuantization::Int4)
+    throw Error(ErrorCode::Unsupported, "dummy weights run unquantized or fp8; int8 and int4 quantize a model folder");
   m.weights = make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings, fp8);
   // FP8 projections take a byte per parameter: the bytes loaded say what the weights take.
   int64_t loaded = 0;

@@ -14,10 +14,12 @@
 namespace inferdesk {
 
 // How to load: the quantization the user asked for (none: the folder's own, BF16 or as published).
-enum class LoadQuantization : uint8_t { None, Fp8 };
+enum class LoadQuantization : uint8_t { None, Fp8, Int8, Int4 };
 struct LoadOptions {
   // Fp8: a BF16/F16/F32 folder's projections are quantized to E4M3 per channel as they load (see
   // FolderWeightsOptions); for dummy weights, the projections are random FP8.
+  // Int8 / Int4: round-to-nearest, weight-only, int8 per channel or int4 in groups of 128 (folders
+  // only: dummy weights refuse them).
   LoadQuantization quantization = LoadQuantization::None;
 };
 

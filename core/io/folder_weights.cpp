@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/io/fp8_weights.h"
+#include "core/io/int_weights.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -14,13 +15,16 @@ class FolderWeights : public WeightSource {
  public:
   FolderWeights(const ModelFolder& folder, const FolderWeightsOptions& options)
       : folder_(folder), quant_(folder.config().quantization), options_(options) {
-    if (options_.quantize_fp8 && quant_.quantized())
+    if ((options_.quantize_fp8 || options_.quantize_int != IntOnLoad::None) && quant_.quantized())
       throw Error(ErrorCode::InvalidArgument, "the folder is already quantized (" + quant_.describe() +
                                                   "); load it as it is instead of quantizing it again");
+    if (options_.quantize_fp8 && options_.quantize_int != IntOnLoad::None)
+      throw Error(ErrorCode::InvalidArgument, "quantize on load to FP8 or to integers, not both");
   }
-  bool has(const std::string& name) const override { return folder_.find(name) != nullptr; }
+  bool has(const std::string& name) const override { return folder_.find(name) != nullptr || int_module(name); }
   Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) override {
     auto [rows, cols] = weight_rows_cols(shape);
+    if (shape.size() == 2 && (int_module(name) || int_on_load(name))) return load_int(backend, name, rows, cols);
     if (auto q = scheme_of(name, shape)) {
       Part p = fp8_part(name, rows, cols, *q);
       return attach_scales(backend, backend.load_weight(p.codes, rows, cols), p.scheme, p.scales, name);
@@ -31,10 +35,14 @@ class FolderWeights : public WeightSource {
   }
   int64_t nbytes(const std::string& name, const std::vector<int64_t>&) const override {
     const HostTensor* t = folder_.find(name);
+    if (!t && int_module(name)) t = folder_.find(packed_name(weight_module(name)));
     return t ? static_cast<int64_t>(t->nbytes) : 0;
   }
   int64_t total_bytes() const override { return folder_.weight_bytes(); }
   bool can_stack(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) const override {
+    // Integer weights load one matrix each: their scales and groups do not stack.
+    for (const std::string& n : names)
+      if (cols > 0 && (int_module(n) || int_on_load(n))) return false;
     const auto q = cols > 0 ? scheme_of(names[0], {rows[0], cols}) : std::nullopt;
     if (!q || q->granularity != ScaleGranularity::Block || q->block_n <= 0) return true;
     for (int64_t r : rows)
@@ -62,6 +70,51 @@ class FolderWeights : public WeightSource {
     HostScales scales;
     QuantInfo scheme;
   };
+
+  TensorLookup lookup() const {
+    return [this](const std::string& n) { return folder_.find(n); };
+  }
+  // Whether `name` ("<module>.weight") is an integer weight of the folder's quantization_config.
+  bool int_module(const std::string& name) const {
+    const std::string module = weight_module(name);
+    return !module.empty() && quant_.int_packing != IntPacking::None &&
+           has_int_weight(quant_.int_packing, module, lookup());
+  }
+  bool int_on_load(const std::string& name) const {
+    const std::string module = weight_module(name);
+    return options_.quantize_int != IntOnLoad::None && !module.empty() && is_projection_module(module);
+  }
+  std::string packed_name(const std::string& module) const {
+    return module + (quant_.int_packing == IntPacking::CtPacked ? ".weight_packed"
+                     : quant_.int_packing == IntPacking::CtInt8 ? ".weight"
+                                                                : ".qweight");
+  }
+
+  // An integer weight: read and converted (or quantized) into the canonical layout, whose codes
+  // this source keeps (the CPU backend reads them in place).
+  Buffer load_int(Backend& backend, const std::string& name, int64_t rows, int64_t cols) {
+    HostIntWeight h;
+    if (options_.quantize_int != IntOnLoad::None) {
+      const HostTensor& src = folder_.get(name, {rows, cols});
+      h = options_.quantize_int == IntOnLoad::Int8Channel ? quantize_int8_per_channel(src, rows, cols)
+                                                          : quantize_int4_group(src, rows, cols, 128);
+    } else {
+      const std::string module = weight_module(name);
+      auto q = quant_.scheme_for(module);
+      if (!q || q->scheme != QuantScheme::Int)
+        throw Error(ErrorCode::Format, "tensor '" + packed_name(module) + "' holds integer weights but the " +
+                                           "quantization_config (" + quant_.describe() +
+                                           ") does not quantize module '" + module + "'");
+      h = read_int_weight(quant_.int_packing, *q, module, rows, cols, lookup());
+    }
+    owned_.push_back(std::move(h.codes));
+    const HostTensor codes{name,
+                           h.code_dtype(),
+                           {rows, h.code_cols()},
+                           reinterpret_cast<const std::byte*>(owned_.back().data()),
+                           owned_.back().size()};
+    return upload_int_weight(backend, codes, h, name);
+  }
 
   // The FP8 scheme `name` loads with, or nullopt for a plain tensor.
   std::optional<QuantInfo> scheme_of(const std::string& name, const std::vector<int64_t>& shape) const {

@@ -1,7 +1,8 @@
 // The weights of a model folder as a WeightSource (core/model/weights.h): tensors of the folder's
 // mmapped safetensors handed to the backend as they are (F32, F16 or BF16), FP8 linear weights
-// with their scales as the folder's quantization_config says (core/io/fp8_weights.h), or BF16
-// projections quantized to FP8 as they load.
+// with their scales as the folder's quantization_config says (core/io/fp8_weights.h), integer
+// (AWQ, GPTQ, compressed-tensors) weights converted to the canonical layout (core/io/int_weights.h),
+// or BF16 projections quantized to FP8 or integers as they load.
 #pragma once
 
 #include <memory>
@@ -13,10 +14,15 @@
 
 namespace inferdesk {
 
+// Round-to-nearest integer quantization of the projections as they load (int_weights.h).
+enum class IntOnLoad : uint8_t { None, Int8Channel, Int4Group128 };
+
 struct FolderWeightsOptions {
   // Quantize the projections (is_projection_module, quant_config.h) of an unquantized folder to E4M3 per output
   // channel, with dynamic per-token activations, as they load. Refused for a quantized folder.
   bool quantize_fp8 = false;
+  // Or to integers, weight-only: int8 per output channel or int4 in groups of 128 input columns.
+  IntOnLoad quantize_int = IntOnLoad::None;
 };
 
 // The folder must outlive every model loaded from it (and the source, which may own quantized

@@ -15,23 +15,6 @@ namespace {
   throw Error(ErrorCode::Format, "tensor '" + name + "': " + reason);
 }
 
-float element(const HostTensor& t, int64_t i) {
-  switch (t.dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, t.data + i * 4, 4);
-      return f;
-    }
-    case DType::BF16:
-    case DType::F16: {
-      uint16_t h;
-      std::memcpy(&h, t.data + i * 2, 2);
-      return t.dtype == DType::BF16 ? bf16_to_f32(h) : f16_to_f32(h);
-    }
-    default: return 0.0f;
-  }
-}
-
 void check_float_dtype(const HostTensor& t) {
   if (t.dtype != DType::F32 && t.dtype != DType::BF16 && t.dtype != DType::F16)
     bad(t.name, std::string("scales must be F32, BF16 or F16, not ") + dtype_name(t.dtype));
@@ -72,12 +55,13 @@ HostScales read_weight_scales(const HostTensor& t, const QuantInfo& q, int64_t n
       s.cols = bc;
       break;
     }
+    case ScaleGranularity::Group: bad(t.name, "group scales belong to integer weights, not FP8");
   }
   if (t.numel() != s.rows * s.cols || static_cast<int64_t>(t.nbytes) != t.numel() * int64_t(dtype_size(t.dtype)))
     bad(t.name, "holds the wrong number of bytes for its shape");
   s.values.resize(static_cast<size_t>(s.rows * s.cols));
   for (int64_t i = 0; i < s.rows * s.cols; ++i) {
-    const float v = element(t, i);
+    const float v = float_at(t, i);
     if (!std::isfinite(v) || v < 0.0f)
       bad(t.name, "scale " + std::to_string(i) + " is " + std::to_string(v) + " (scales must be finite and >= 0)");
     s.values[static_cast<size_t>(i)] = v;
@@ -89,7 +73,7 @@ float read_input_scale(const HostTensor& t) {
   check_float_dtype(t);
   if (!shape_is(t.shape, {{}, {1}, {1, 1}}))
     bad(t.name, "an input scale must have shape [] or [1], not " + shape_to_string(t.shape));
-  const float v = element(t, 0);
+  const float v = float_at(t, 0);
   if (!std::isfinite(v) || v <= 0.0f) bad(t.name, "input scale " + std::to_string(v) + " must be finite and > 0");
   return v;
 }
@@ -107,7 +91,7 @@ QuantizedHost quantize_fp8_per_channel(const HostTensor& w, int64_t n, int64_t k
   for (int64_t r = 0; r < n; ++r) {
     float amax = 0.0f;
     for (int64_t c = 0; c < k; ++c) {
-      row[c] = element(w, r * k + c);
+      row[c] = float_at(w, r * k + c);
       if (!std::isfinite(row[c])) bad(w.name, "holds a non-finite value in row " + std::to_string(r));
       amax = std::max(amax, std::fabs(row[c]));
     }

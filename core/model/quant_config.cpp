@@ -5,58 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/quant_config_fields.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void bad(const std::string& field, const std::string& reason) {
-  throw Error(ErrorCode::Format, "quantization_config \"" + field + "\": " + reason);
-}
-
-[[noreturn]] void unsupported(const std::string& what) {
-  throw Error(ErrorCode::Unsupported, "quantization_config: " + what);
-}
-
-const json* field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return (it == j.end() || it->is_null()) ? nullptr : &*it;
-}
-
-std::string opt_string(const json& j, const char* key, const std::string& path) {
-  const json* v = field(j, key);
-  if (!v) return "";
-  if (!v->is_string()) bad(path + "." + key, "must be a string, got " + v->dump());
-  return v->get<std::string>();
-}
-
-std::vector<std::string> string_list(const json& j, const char* key, const std::string& path) {
-  std::vector<std::string> out;
-  const json* v = field(j, key);
-  if (!v) return out;
-  if (!v->is_array()) bad(path + "." + key, "must be a list of strings");
-  for (const json& s : *v) {
-    if (!s.is_string()) bad(path + "." + key, "must be a list of strings");
-    out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
-int64_t opt_int(const json& j, const char* key, const std::string& path, int64_t def) {
-  const json* v = field(j, key);
-  if (!v) return def;
-  if (!v->is_number_integer()) bad(path + "." + key, "must be an integer, got " + v->dump());
-  return v->get<int64_t>();
-}
-
-bool opt_bool(const json& j, const char* key, const std::string& path, bool def) {
-  const json* v = field(j, key);
-  if (!v) return def;
-  if (!v->is_boolean()) bad(path + "." + key, "must be true or false, got " + v->dump());
-  return v->get<bool>();
-}
+using namespace quant_fields;
 
 // A [bn, bk] block structure: positive, at most 4096 (every published checkpoint uses 128).
 void parse_block(const json& v, const std::string& path, QuantInfo& q) {
@@ -123,8 +79,11 @@ void parse_ct_activations(const json* a, const std::string& path, QuantInfo& q) 
 
 void parse_compressed_tensors(const json& qc, QuantConfig& c) {
   const std::string format = opt_string(qc, "format", "quantization_config");
-  if (format != "float-quantized" && format != "naive-quantized")
-    unsupported("compressed-tensors format \"" + format + "\" (InferDesk runs \"float-quantized\" FP8 checkpoints)");
+  if (format != "float-quantized" && format != "naive-quantized" && format != "pack-quantized" &&
+      format != "int-quantized")
+    unsupported("compressed-tensors format \"" + format +
+                "\" (InferDesk runs \"float-quantized\", \"naive-quantized\", \"pack-quantized\" and "
+                "\"int-quantized\" checkpoints)");
   const json* groups = field(qc, "config_groups");
   if (!groups || !groups->is_object() || groups->empty()) bad("config_groups", "missing or empty");
   for (auto it = groups->begin(); it != groups->end(); ++it) {
@@ -133,8 +92,17 @@ void parse_compressed_tensors(const json& qc, QuantConfig& c) {
     QuantConfig::Group g;
     const json* w = field(*it, "weights");
     if (!w) bad(path + ".weights", "missing");
-    parse_ct_weights(*w, path + ".weights", g.scheme);
-    parse_ct_activations(field(*it, "input_activations"), path + ".input_activations", g.scheme);
+    if (w->is_object() && opt_string(*w, "type", path + ".weights") == "int") {
+      quant_int::parse_ct_int_group(*w, field(*it, "input_activations"), path, format, g.scheme);
+      const IntPacking p = format == "pack-quantized" ? IntPacking::CtPacked : IntPacking::CtInt8;
+      if (c.int_packing != IntPacking::None && c.int_packing != p) unsupported(path + ": mixed integer packings");
+      c.int_packing = p;
+    } else {
+      if (format == "pack-quantized" || format == "int-quantized")
+        unsupported(path + ".weights: format \"" + format + "\" holds integer weights, not " + w->dump());
+      parse_ct_weights(*w, path + ".weights", g.scheme);
+      parse_ct_activations(field(*it, "input_activations"), path + ".input_activations", g.scheme);
+    }
     g.targets = string_list(*it, "targets", path);
     if (g.targets.empty()) bad(path + ".targets", "missing or empty");
     c.groups.push_back(std::move(g));
@@ -217,7 +185,10 @@ std::string QuantConfig::input_scale_name(const std::string& module) const { ret
 
 std::string QuantConfig::describe() const {
   if (!quantized()) return "none";
-  std::string s = format == QuantFormat::CompressedTensors ? "compressed-tensors: " : "fp8 checkpoint: ";
+  std::string s = format == QuantFormat::CompressedTensors ? "compressed-tensors: "
+                  : format == QuantFormat::Awq             ? "awq: "
+                  : format == QuantFormat::Gptq            ? "gptq: "
+                                                           : "fp8 checkpoint: ";
   for (size_t i = 0; i < groups.size(); ++i) s += (i ? "; " : "") + inferdesk::describe(groups[i].scheme);
   if (kv_cache_fp8) s += "; fp8 kv cache";
   return s;
@@ -233,10 +204,16 @@ QuantConfig QuantConfig::from_json(const json& qc) {
   } else if (method == "fp8") {
     c.format = QuantFormat::Fp8Block;
     parse_fp8_block(qc, c);
+  } else if (method == "awq") {
+    c.format = QuantFormat::Awq;
+    quant_int::parse_awq(qc, c);
+  } else if (method == "gptq") {
+    c.format = QuantFormat::Gptq;
+    quant_int::parse_gptq(qc, c);
   } else {
     unsupported("quant_method \"" + method +
-                "\" is not supported (InferDesk runs \"compressed-tensors\" FP8 and "
-                "block-wise \"fp8\" checkpoints)");
+                "\" is not supported (InferDesk runs \"compressed-tensors\", block-wise \"fp8\", \"awq\" and "
+                "\"gptq\" checkpoints)");
   }
   return c;
 }

@@ -5,7 +5,12 @@
 //     token or group, or static tensor), targets ("Linear", names, "re:" regexes), an ignore list,
 //     and an optional kv_cache_scheme; scales in `<module>.weight_scale` / `.input_scale`;
 //   - block-wise FP8 (quant_method "fp8", weight_block_size [bn, bk], activation_scheme dynamic):
-//     Qwen3-*-FP8 and DeepSeek checkpoints, scales in `<module>.weight_scale_inv`.
+//     Qwen3-*-FP8 and DeepSeek checkpoints, scales in `<module>.weight_scale_inv`;
+//   - integer weights (quant_config_int.cpp): AWQ (quant_method "awq", version "gemm", 4-bit,
+//     group_size, zero_point), GPTQ (quant_method "gptq", bits 4/8, group_size or -1 for
+//     per-channel, desc_act, sym, checkpoint_format "gptq" / "gptq_v2"), compressed-tensors
+//     "pack-quantized" (W4A16 / W8A16, group or channel) and "int-quantized" (W8A8: int8 channel
+//     weights, dynamic per-token int8 activations). How each packs its tensors: core/io/int_weights.h.
 // A method we do not run, or a field out of range, is a typed error naming it.
 #pragma once
 
@@ -19,7 +24,17 @@
 
 namespace inferdesk {
 
-enum class QuantFormat : uint8_t { None, CompressedTensors, Fp8Block };
+enum class QuantFormat : uint8_t { None, CompressedTensors, Fp8Block, Awq, Gptq };
+
+// How a checkpoint's integer weights are packed on disk (core/io/int_weights.h reads each).
+enum class IntPacking : uint8_t {
+  None,
+  Awq,       // qweight [K, N/8] int32 in AWQ's interleaved order, qzeros, scales [G, N]
+  Gptq,      // qweight [K*bits/32, N], qzeros [G, N*bits/32] holding zero - 1, scales [G, N], g_idx [K]
+  GptqV2,    // GPTQModel's gptq_v2: the same with the zero points as they are
+  CtPacked,  // compressed-tensors pack-quantized: weight_packed [N, K*bits/32], weight_scale [N, G]
+  CtInt8,    // compressed-tensors int-quantized: weight I8 [N, K], weight_scale [N, 1]
+};
 
 struct QuantConfig {
   struct Group {
@@ -28,8 +43,9 @@ struct QuantConfig {
   };
   QuantFormat format = QuantFormat::None;
   std::vector<Group> groups;
-  std::vector<std::string> ignore;  // module names or "re:<regex>"
-  bool kv_cache_fp8 = false;        // kv_cache_scheme: FP8 K/V with per-layer k_scale / v_scale tensors
+  std::vector<std::string> ignore;            // module names or "re:<regex>"
+  bool kv_cache_fp8 = false;                  // kv_cache_scheme: FP8 K/V with per-layer k_scale / v_scale tensors
+  IntPacking int_packing = IntPacking::None;  // integer weights: how they are packed
 
   bool quantized() const { return format != QuantFormat::None; }
   // The scheme of linear module `module` (e.g. "model.layers.0.self_attn.q_proj"), or nullopt

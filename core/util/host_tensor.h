@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,18 @@ struct HostTensor {
     return n;
   }
 };
+
+// Element i of an F32, F16 or BF16 tensor as float (0 for other dtypes; callers check the dtype).
+inline float float_at(const HostTensor& t, int64_t i) {
+  if (t.dtype == DType::F32) {
+    float f;
+    std::memcpy(&f, t.data + i * 4, 4);
+    return f;
+  }
+  if (t.dtype != DType::BF16 && t.dtype != DType::F16) return 0.0f;
+  uint16_t h;
+  std::memcpy(&h, t.data + i * 2, 2);
+  return t.dtype == DType::BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
 
 }  // namespace inferdesk

@@ -62,6 +62,7 @@ Fp8Weight KernelPolicy::fp8_weight(const Tensor& w) {
       want_rows = (w.rows + kFp8Block - 1) / kFp8Block;
       want_cols = f.scale_cols = (w.cols + kFp8Block - 1) / kFp8Block;
       break;
+    case ScaleGranularity::Group: unsupported(q, "group scales"); break;
   }
   if (!f.scales || q.scale_rows != want_rows || q.scale_cols != want_cols)
     throw Error(ErrorCode::Internal, "FP8 weight scales of " + std::to_string(q.scale_rows) + " x " +

@@ -25,6 +25,7 @@ class ForwardingBackend : public Backend {
   }
   void fill_random(Tensor t, uint64_t seed, float scale) override { b_->fill_random(t, seed, scale); }
   Buffer load_scales(const float* v, int64_t rows, int64_t cols) override { return b_->load_scales(v, rows, cols); }
+  Buffer load_indices(const int32_t* v, int64_t n) override { return b_->load_indices(v, n); }
   bool supports_quant(const QuantInfo& q) const override { return b_->supports_quant(q); }
   void init_kv_cache(const KvCacheShape& s) override { b_->init_kv_cache(s); }
   int64_t kv_block_bytes(const KvCacheShape& s) const override { return b_->kv_block_bytes(s); }

@@ -125,9 +125,11 @@ Buffer CpuBackend::alloc(DType dtype, int64_t rows, int64_t cols) {
 
 Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t cols) {
   const std::string what = "weight '" + host.name + "'";
-  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16 && host.dtype != DType::F8E4M3)
+  // I8 and U8: the codes of integer weights (quant.h), which only ever come with their QuantInfo.
+  if (host.dtype != DType::F32 && host.dtype != DType::F16 && host.dtype != DType::BF16 &&
+      host.dtype != DType::F8E4M3 && host.dtype != DType::I8 && host.dtype != DType::U8)
     throw Error(ErrorCode::Unsupported, what + ": dtype " + dtype_name(host.dtype) +
-                                            " is not supported by the CPU backend (F32, F16, BF16, F8_E4M3)");
+                                            " is not supported by the CPU backend (F32, F16, BF16, F8_E4M3, I8, U8)");
   if (rows < 0 || cols < 0 || (cols > 0 && rows > kMaxElements / cols) || rows * cols != host.numel())
     throw Error(ErrorCode::Format,
                 what + ": shape does not match a " + std::to_string(rows) + " x " + std::to_string(cols) + " view");
@@ -146,6 +148,12 @@ Buffer CpuBackend::load_weight(const HostTensor& host, int64_t rows, int64_t col
 Buffer CpuBackend::load_scales(const float* values, int64_t rows, int64_t cols) {
   Buffer b = alloc(DType::F32, rows, cols);
   std::memcpy(b.tensor().data, values, static_cast<size_t>(rows * cols) * 4);
+  return b;
+}
+
+Buffer CpuBackend::load_indices(const int32_t* values, int64_t n) {
+  Buffer b = alloc(DType::I32, 1, n);
+  std::memcpy(b.tensor().data, values, static_cast<size_t>(n) * 4);
   return b;
 }
 

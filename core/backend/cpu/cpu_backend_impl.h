@@ -54,6 +54,7 @@ class CpuBackend final : public Backend {
   Buffer load_weight(const HostTensor& host, int64_t rows, int64_t cols) override;
   void fill_random(Tensor t, uint64_t seed, float scale) override;
   Buffer load_scales(const float* values, int64_t rows, int64_t cols) override;
+  Buffer load_indices(const int32_t* values, int64_t n) override;
   bool supports_quant(const QuantInfo& q) const override;
   // Fp8: K/V are rounded through E4M3 with the layer's scale as they are written (the reference
   // numerics of an FP8 cache); the cache itself stays float32.
@@ -93,6 +94,10 @@ class CpuBackend final : public Backend {
   void run_linear(const LinearArgs& a);
   // linear() of a quantized weight (w.quant set): cpu_quant_linear.cpp.
   void quant_linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out);
+  // quant_linear() of QuantScheme::Int weights: cpu_int_linear.cpp. int8_linear is its W8A8 part
+  // (bias [N] floats, work T + ceil(T*K/4) floats).
+  void int_linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out);
+  void int8_linear(const Tensor& x, const Tensor& w, const float* bias, float* work, Tensor out);
   // out [n, w.rows] = x [n, w.cols] @ w^T for one expert's gathered rows, quantized or not.
   void expert_linear(const float* x, int64_t x_stride, int64_t n, const Tensor& w, float* out);
   const std::vector<float>& rope_table(const RopeConfig& rope, int32_t half);

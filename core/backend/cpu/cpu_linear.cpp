@@ -11,7 +11,7 @@ namespace inferdesk::cpu {
 void CpuBackend::linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
   if (x.dtype != DType::F32 || out.dtype != DType::F32)
     throw Error(ErrorCode::Internal, "linear: activations must be F32");
-  if (w.cols != x.cols || out.cols != w.rows || out.rows != x.rows)
+  if (w.in_features() != x.cols || out.cols != w.rows || out.rows != x.rows)
     throw Error(ErrorCode::Internal, "linear: shapes do not match (x " + std::to_string(x.rows) + "x" +
                                          std::to_string(x.cols) + ", w " + std::to_string(w.rows) + "x" +
                                          std::to_string(w.cols) + ", out " + std::to_string(out.rows) + "x" +

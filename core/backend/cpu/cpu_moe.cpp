@@ -38,7 +38,7 @@ void CpuBackend::expert_linear(const float* x, int64_t x_stride, int64_t n, cons
     run_linear(make_args(x, x_stride, n, w, out));
     return;
   }
-  const Tensor xt{const_cast<float*>(x), DType::F32, n, w.cols, x_stride};
+  const Tensor xt{const_cast<float*>(x), DType::F32, n, w.in_features(), x_stride};
   quant_linear(xt, w, nullptr, Tensor{out, DType::F32, n, w.rows, w.rows});
 }
 
@@ -133,7 +133,8 @@ void CpuBackend::moe_experts(int32_t layer, const Tensor& x, const std::vector<E
     if (n == 0) continue;
     const ExpertWeights& ew = experts[e];
     const int64_t I = ew.gate.rows;
-    if (ew.gate.cols != H || ew.up.rows != I || ew.up.cols != H || ew.down.rows != H || ew.down.cols != I)
+    if (ew.gate.in_features() != H || ew.up.rows != I || ew.up.in_features() != H || ew.down.rows != H ||
+        ew.down.in_features() != I)
       throw Error(ErrorCode::Internal, "moe_experts: expert " + std::to_string(e) + " has inconsistent weight shapes");
     for (int64_t i = 0; i < n; ++i) std::memcpy(xs + i * H, frow(x, tok[start[e] + i]), static_cast<size_t>(H) * 4);
     expert_linear(xs, H, n, ew.gate, gate);

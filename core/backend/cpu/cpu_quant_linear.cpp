@@ -53,11 +53,19 @@ void quantize_rows(const Tensor& x, const QuantInfo& q, int64_t group, float* xq
 }  // namespace
 
 bool CpuBackend::supports_quant(const QuantInfo& q) const {
+  if (q.scheme == QuantScheme::Int)
+    return (q.bits == 4 || q.bits == 8) &&
+           (q.act == ActQuant::None || (q.act == ActQuant::DynamicToken && q.bits == 8 &&
+                                        q.granularity == ScaleGranularity::Channel && !q.has_zero_point));
   return q.scheme == QuantScheme::None || q.scheme == QuantScheme::Fp8;
 }
 
 void CpuBackend::quant_linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out) {
   const QuantInfo& q = *w.quant;
+  if (q.scheme == QuantScheme::Int) {
+    int_linear(x, w, bias, out);
+    return;
+  }
   if (q.scheme != QuantScheme::Fp8 || w.dtype != DType::F8E4M3)
     throw Error(ErrorCode::Unsupported, "CPU backend: weights quantized as " + describe(q) + " are not supported");
   const int64_t T = x.rows, K = x.cols, N = w.rows;

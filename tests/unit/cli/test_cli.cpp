@@ -1,6 +1,7 @@
 // The CLI's stable interface: generate (--prompt-ids, --requests), bench, and error exits.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -217,6 +218,45 @@ TEST(CliInfo, ShowsTheQuantizationOfAnFp8Folder) {
   EXPECT_LT(j["bytes_per_parameter"].get<double>(), 2.0);
   // The CUDA estimate counts the weights as stored, not as BF16.
   EXPECT_EQ(j["cuda_estimate"]["weights_bytes"], j["weight_bytes"]);
+}
+
+TEST(CliInfo, ShowsIntegerSchemesAndEstimatesQuantizeOnLoad) {
+  const auto awq = test::golden_models_dir().parent_path() / "int" / "llama-awq";
+  CliRun r = run_cli("info --model " + awq.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["quantization"].get<std::string>().find("awq: int4 asymmetric group 32"), std::string::npos)
+      << j["quantization"];
+  EXPECT_FALSE(j["cuda_runs_weights"].get<bool>());
+  EXPECT_NE(run_cli("info --model " + awq.string() + " --quantization int4").status, 0);  // already quantized
+  const auto llama = test::golden_models_dir() / "llama";
+  double bytes[3];
+  const char* schemes[] = {"none", "int8", "int4"};
+  for (int i = 0; i < 3; ++i) {
+    r = run_cli("info --model " + llama.string() + " --json --quantization " + schemes[i]);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = nlohmann::json::parse(r.out);
+    bytes[i] = j["bytes_per_parameter"].get<double>();
+    EXPECT_EQ(j["cpu_estimate"]["weights_bytes"].get<double>(), std::floor(bytes[i] * j["parameters"].get<double>()))
+        << schemes[i];
+  }
+  EXPECT_DOUBLE_EQ(bytes[0], 2.0);
+  EXPECT_LT(bytes[1], bytes[0]);
+  EXPECT_LT(bytes[2], bytes[1]);
+  const CliRun text = run_cli("info --model " + llama.string() + " --quantization int4");
+  EXPECT_NE(text.out.find("int4 symmetric group 128"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("bits per weight"), std::string::npos) << text.out;
+}
+
+TEST(CliGenerate, RunsIntegerFoldersAndQuantizesOnLoad) {
+  const auto awq = test::golden_models_dir().parent_path() / "int" / "llama-awq";
+  CliRun r = run_cli("generate --model " + awq.string() + " --prompt-ids 1,17,99 --max-tokens 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 tokens"), std::string::npos) << r.out;
+  r = run_cli("generate --model " + (test::golden_models_dir() / "llama").string() +
+              " --quantization int4 --prompt-ids 1,17,99 --max-tokens 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 tokens"), std::string::npos) << r.out;
 }
 
 TEST(CliQuantize, ReportsWhatFp8Changes) {

@@ -133,4 +133,56 @@ inline double nerr(const std::vector<double>& a, const std::vector<double>& b) {
   return std::sqrt(num / (den > 0 ? den : 1.0));
 }
 
+// linear() of weight `w` [N, K] on random x [T, K] (values within x_scale) with, when `with_bias`,
+// a random BF16 bias; the normalised error against reference(x, bias or nullptr).
+template <typename Ref>
+double linear_error(Backend& be, std::mt19937_64& rng, const Tensor& w, int64_t T, int64_t K, int64_t N, bool with_bias,
+                    double x_scale, Ref reference) {
+  auto b = make_weight(be, DType::BF16, 1, N, random_values(rng, N, 0.1));
+  Buffer xb = be.alloc(DType::F32, T, K), ob = be.alloc(DType::F32, T, N);
+  const std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * K, x_scale));
+  poison(ob.tensor());
+  Tensor bias = b->buf.tensor();
+  be.linear(xb.tensor(), w, with_bias ? &bias : nullptr, ob.tensor());
+  return nerr(get_f32(be, ob.tensor()), reference(xv, with_bias ? &b->values : nullptr));
+}
+
+// E experts of [I, H] gate and up and [H, I] down weights made by make(rows, cols) (each with a
+// Buffer `buf`), kept alive in `keep`: gate, up, down of expert e at keep[3e .. 3e+2].
+template <typename W, typename Make>
+std::vector<ExpertWeights> make_experts(int64_t E, int64_t H, int64_t I, std::vector<std::unique_ptr<W>>& keep,
+                                        Make make) {
+  std::vector<ExpertWeights> experts;
+  for (int64_t e = 0; e < E; ++e) {
+    keep.push_back(make(I, H));
+    keep.push_back(make(I, H));
+    keep.push_back(make(H, I));
+    experts.push_back({keep[3 * e]->buf.tensor(), keep[3 * e + 1]->buf.tensor(), keep[3 * e + 2]->buf.tensor()});
+  }
+  return experts;
+}
+
+// The inputs of moe_experts for T tokens of H features: random x, and token t routed to experts
+// (t + j) % E with weight route_weights[j].
+struct MoeInputs {
+  Buffer x, ids, weights, out;
+  std::vector<double> xv;
+};
+inline MoeInputs moe_inputs(Backend& be, std::mt19937_64& rng, int64_t T, int64_t H, int64_t E,
+                            const std::vector<float>& route_weights) {
+  const auto k = static_cast<int64_t>(route_weights.size());
+  MoeInputs m{be.alloc(DType::F32, T, H),
+              be.alloc(DType::I32, T, k),
+              be.alloc(DType::F32, T, k),
+              be.alloc(DType::F32, T, H),
+              {}};
+  m.xv = set_f32(m.x.tensor(), random_values(rng, T * H));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      static_cast<int32_t*>(m.ids.tensor().data)[t * k + j] = static_cast<int32_t>((t + j) % E);
+      static_cast<float*>(m.weights.tensor().data)[t * k + j] = route_weights[j];
+    }
+  return m;
+}
+
 }  // namespace inferdesk::test

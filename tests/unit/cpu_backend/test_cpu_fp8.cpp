@@ -147,16 +147,12 @@ TEST_P(CpuFp8Test, LinearMatchesTheDefinition) {
     for (int64_t T : {1, 3, 70}) {
       for (auto [K, N] : {std::pair<int64_t, int64_t>{256, 136}, {300, 200}, {64, 7}}) {
         auto w = make_fp8(*be, rng, N, K, q);
-        auto b = make_weight(*be, DType::BF16, 1, N, random_values(rng, N, 0.1));
-        Buffer xb = be->alloc(DType::F32, T, K), ob = be->alloc(DType::F32, T, N);
-        // Static activations saturate beyond 448 * input_scale: values stay inside it.
-        std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * K, 3.0));
-        poison(ob.tensor());
-        const bool with_bias = T != 3;
-        Tensor bias = b->buf.tensor();
-        be->linear(xb.tensor(), w->buf.tensor(), with_bias ? &bias : nullptr, ob.tensor());
+        const auto ref = [&](const std::vector<double>& x, const std::vector<double>* bias) {
+          return reference(x, T, K, *w, bias);
+        };
+        // Static activations saturate beyond 448 * input_scale: values stay inside it (3.0).
         // Float32 sums of K terms against double ones.
-        EXPECT_LT(nerr(get_f32(*be, ob.tensor()), reference(xv, T, K, *w, with_bias ? &b->values : nullptr)), 1e-5)
+        EXPECT_LT(linear_error(*be, rng, w->buf.tensor(), T, K, N, T != 3, 3.0, ref), 1e-5)
             << describe(q) << " T=" << T << " K=" << K << " N=" << N;
       }
     }
@@ -167,23 +163,12 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
   const int64_t T = 5, H = 128, I = 96, E = 3;
   const QuantInfo q = scheme(ScaleGranularity::Channel, ActQuant::DynamicToken);
   std::vector<std::unique_ptr<Fp8Weight>> ws;
-  std::vector<ExpertWeights> experts;
-  for (int e = 0; e < E; ++e) {
-    ws.push_back(make_fp8(*be, rng, I, H, q));
-    ws.push_back(make_fp8(*be, rng, I, H, q));
-    ws.push_back(make_fp8(*be, rng, H, I, q));
-    experts.push_back({ws[3 * e]->buf.tensor(), ws[3 * e + 1]->buf.tensor(), ws[3 * e + 2]->buf.tensor()});
-  }
-  Buffer xb = be->alloc(DType::F32, T, H), ids = be->alloc(DType::I32, T, 2), wts = be->alloc(DType::F32, T, 2);
-  Buffer out = be->alloc(DType::F32, T, H);
-  std::vector<double> xv = set_f32(xb.tensor(), random_values(rng, T * H));
-  for (int64_t t = 0; t < T; ++t) {
-    static_cast<int32_t*>(ids.tensor().data)[t * 2] = static_cast<int32_t>(t % E);
-    static_cast<int32_t*>(ids.tensor().data)[t * 2 + 1] = static_cast<int32_t>((t + 1) % E);
-    static_cast<float*>(wts.tensor().data)[t * 2] = 0.75f;
-    static_cast<float*>(wts.tensor().data)[t * 2 + 1] = 0.25f;
-  }
-  be->moe_experts(0, xb.tensor(), experts, ids.tensor(), wts.tensor(), out.tensor());
+  const std::vector<ExpertWeights> experts = make_experts(E, H, I, ws, [&](int64_t rows, int64_t cols) {
+    return make_fp8(*be, rng, rows, cols, q);
+  });
+  MoeInputs in = moe_inputs(*be, rng, T, H, E, {0.75f, 0.25f});
+  const std::vector<double>& xv = in.xv;
+  be->moe_experts(0, in.x.tensor(), experts, in.ids.tensor(), in.weights.tensor(), in.out.tensor());
   std::vector<double> want(static_cast<size_t>(T * H), 0.0);
   for (int64_t t = 0; t < T; ++t) {
     const std::vector<double> xt(xv.begin() + t * H, xv.begin() + (t + 1) * H);
@@ -199,7 +184,7 @@ TEST_P(CpuFp8Test, ExpertsRunFp8Weights) {
   }
   // The intermediate is rounded to float before its own FP8 quantization, as the backend does; an
   // activation code can still differ at a rounding tie, hence a looser bound than one linear.
-  EXPECT_LT(nerr(get_f32(*be, out.tensor()), want), 1e-3);
+  EXPECT_LT(nerr(get_f32(*be, in.out.tensor()), want), 1e-3);
 }
 
 // An FP8 KV cache reads back each K/V value as E4M3(value / scale) * scale: attention over it
