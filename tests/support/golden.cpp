@@ -96,4 +96,26 @@ std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& g
   return err.str();
 }
 
+std::string run_golden_cases(const GoldenModel& g, LoadedModel m, double logprob_tol, int* compared_steps,
+                             double near_tie_margin, int32_t num_kv_blocks) {
+  EngineOptions opts;
+  opts.num_kv_blocks = num_kv_blocks;
+  Engine engine(std::move(m), opts);
+  std::ostringstream err;
+  int total = 0;
+  for (size_t i = 0; i < g.cases.size(); ++i) {
+    auto results = generate_all(engine, {golden_request(g.cases[i], g.max_new_tokens)});
+    if (results.at(0).reason != FinishReason::Length) {
+      err << "case " << i << ": did not finish by length: " << results[0].error << "\n";
+      continue;
+    }
+    int steps = 0;
+    const std::string diff = compare_with_golden(g.cases[i], results[0], logprob_tol, &steps, near_tie_margin);
+    if (!diff.empty()) err << "case " << i << ": " << diff << "\n";
+    total += steps;
+  }
+  if (compared_steps) *compared_steps = total;
+  return err.str();
+}
+
 }  // namespace inferdesk::test

@@ -56,4 +56,11 @@ Request golden_request(const GoldenCase& c, int32_t max_new_tokens);
 std::string compare_with_golden(const GoldenCase& ref, const GenerationResult& got, double logprob_tol,
                                 int* compared_steps = nullptr, double near_tie_margin = 0, int* near_ties = nullptr);
 
+// Every case of `g` run greedy on `m` alone (num_kv_blocks KV blocks), each compared by
+// compare_with_golden(logprob_tol, near_tie_margin). Returns the failures, one line per case that
+// did not finish by length or did not match ("" when all hold), and in *compared_steps the steps
+// compared over all cases.
+std::string run_golden_cases(const GoldenModel& g, LoadedModel m, double logprob_tol, int* compared_steps,
+                             double near_tie_margin = 0, int32_t num_kv_blocks = 128);
+
 }  // namespace inferdesk::test

@@ -16,23 +16,14 @@ namespace {
 
 // Greedy cases of `g` on `m`; returns the compared steps.
 int run_cases(const test::GoldenModel& g, LoadedModel m, const std::string& what) {
-  EngineOptions opts;
-  opts.num_kv_blocks = 128;
-  Engine engine(std::move(m), opts);
+  // Both sides quantize activations by the same float32 arithmetic, but a sum accumulated in a
+  // different order can land an activation on the other side of an E4M3 rounding boundary (an
+  // eighth of its magnitude). The fixture measures how far that moves its own log-probabilities
+  // (float64 against float32); each float32 side is within about that of the exact definition,
+  // so the two are within twice it, and within 0.02 where the fixture is insensitive.
+  const double tol = std::max(2e-2, 2 * g.float64_logprob_spread);
   int total = 0;
-  for (size_t i = 0; i < g.cases.size(); ++i) {
-    auto results = generate_all(engine, {test::golden_request(g.cases[i], g.max_new_tokens)});
-    EXPECT_EQ(results.at(0).reason, FinishReason::Length) << results[0].error;
-    int steps = 0;
-    // Both sides quantize activations by the same float32 arithmetic, but a sum accumulated in a
-    // different order can land an activation on the other side of an E4M3 rounding boundary (an
-    // eighth of its magnitude). The fixture measures how far that moves its own log-probabilities
-    // (float64 against float32); each float32 side is within about that of the exact definition,
-    // so the two are within twice it, and within 0.02 where the fixture is insensitive.
-    const double tol = std::max(2e-2, 2 * g.float64_logprob_spread);
-    EXPECT_EQ(test::compare_with_golden(g.cases[i], results[0], tol, &steps), "") << what << " case " << i;
-    total += steps;
-  }
+  EXPECT_EQ(test::run_golden_cases(g, std::move(m), tol, &total), "") << what;
   return total;
 }
 

@@ -25,20 +25,10 @@ TEST_P(GoldenInt8OnLoadCpu, FollowsTheReferenceByVllmsRule) {
   lo.quantization = LoadQuantization::Int8;
   LoadedModel m = load_model_folder(g.dir, make_cpu_backend(), {}, lo);
   EXPECT_NE(m.quantization.find("int8"), std::string::npos) << m.quantization;
-  EngineOptions opts;
-  opts.num_kv_blocks = 128;
-  Engine engine(std::move(m), opts);
   int total = 0;
-  for (size_t i = 0; i < g.cases.size(); ++i) {
-    auto results = generate_all(engine, {test::golden_request(g.cases[i], g.max_new_tokens)});
-    ASSERT_EQ(results.at(0).reason, FinishReason::Length) << results[0].error;
-    int steps = 0;
-    // Int8 weights move MoE router logits as BF16 rounding does: near-tie routing steps
-    // (kRouterNearTie) compare tokens only, as for the BF16 backends.
-    EXPECT_EQ(test::compare_with_golden(g.cases[i], results[0], kInt8LogprobTol, &steps, test::kRouterNearTie), "")
-        << GetParam() << " case " << i;
-    total += steps;
-  }
+  // Int8 weights move MoE router logits as BF16 rounding does: near-tie routing steps
+  // (kRouterNearTie) compare tokens only, as for the BF16 backends.
+  EXPECT_EQ(test::run_golden_cases(g, std::move(m), kInt8LogprobTol, &total, test::kRouterNearTie), "") << GetParam();
   // Most steps are compared (the rule stops at the first differing token).
   EXPECT_GE(total, static_cast<int>(g.cases.size()) * g.max_new_tokens / 2);
 }
