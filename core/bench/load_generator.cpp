@@ -32,6 +32,7 @@ struct Transfer {
   bool stream = false;
   bool saw_done = false;
   bool aborting = false;
+  bool cancelling = false;
   ~Transfer() {
     if (headers) curl_slist_free_all(headers);
     if (easy) curl_easy_cleanup(easy);
@@ -78,6 +79,7 @@ void on_json(Transfer& t, const nlohmann::json& j, Clock::time_point now) {
     else
       r.itl_s.push_back(seconds_between(t.last_chunk, now));
     t.last_chunk = now;
+    r.chunk_s.push_back(seconds_between(t.run_start, now));
     ++r.chunks;
   }
 }
@@ -186,9 +188,15 @@ void finish_transfer(Transfer& t, CURLcode code) {
   if (!t.stream && !t.pending.empty()) {
     const nlohmann::json j = nlohmann::json::parse(t.pending, nullptr, false);
     if (!j.is_discarded()) on_json(t, j, now);
-    if (r.chunks > 0) r.ttft_s = r.latency_s;  // a whole response: its first token came with it
+    if (r.chunks > 0) {  // a whole response: its first token came with it
+      r.ttft_s = r.latency_s;
+      r.chunk_s.assign(1, seconds_between(t.run_start, now));
+    }
   }
-  if (t.aborting) {
+  if (t.cancelling) {
+    r.cancelled = true;
+    r.error = "cancelled";
+  } else if (t.aborting) {
     r.aborted = true;
     r.error = "the client hung up on purpose";
   } else if (code != CURLE_OK) {
@@ -230,7 +238,28 @@ LoadResult run_load(const LoadOptions& o, const std::vector<BenchRequest>& reque
   const auto start = Clock::now();
   size_t next = 0, done = 0;
   int32_t active = 0;
+  auto cancelled = [&o] { return o.cancel && o.cancel->load(std::memory_order_relaxed); };
   while (done < requests.size()) {
+    if (cancelled()) {
+      for (; next < requests.size(); ++next, ++done) {  // never sent
+        RequestResult& r = out.requests[next];
+        r.cancelled = true;
+        r.error = "cancelled";
+        if (o.on_request_done) o.on_request_done(next, r);
+      }
+      for (auto& t : live)
+        if (t && !t->cancelling) {
+          t->cancelling = true;
+          curl_multi_remove_handle(multi, t->easy);
+          finish_transfer(*t, CURLE_ABORTED_BY_CALLBACK);
+          const size_t i = static_cast<size_t>(t->result - out.requests.data());
+          if (o.on_request_done) o.on_request_done(i, *t->result);
+          t.reset();
+          --active;
+          ++done;
+        }
+      break;
+    }
     const double now_s = seconds_between(start, Clock::now());
     while (next < requests.size() && at[next] <= now_s && (o.max_concurrency <= 0 || active < o.max_concurrency)) {
       live[next] = make_transfer(o, requests[next], out.requests[next], start);
@@ -249,7 +278,9 @@ LoadResult run_load(const LoadOptions& o, const std::vector<BenchRequest>& reque
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
       finish_transfer(*t, msg->data.result);
       curl_multi_remove_handle(multi, msg->easy_handle);
-      live[static_cast<size_t>(t->result - out.requests.data())].reset();
+      const size_t i = static_cast<size_t>(t->result - out.requests.data());
+      if (o.on_request_done) o.on_request_done(i, *t->result);
+      live[i].reset();
       --active;
       ++done;
     }

@@ -6,7 +6,9 @@
 // from the server's usage object. libcurl multi on one thread: thousands of concurrent streams.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -23,6 +25,8 @@ struct BenchRequest {
   double abort_after_s = -1;
 };
 
+struct RequestResult;
+
 struct LoadOptions {
   std::string base_url = "http://127.0.0.1:8000";
   std::string endpoint = "/v1/completions";                       // or /v1/chat/completions
@@ -32,17 +36,25 @@ struct LoadOptions {
   int32_t max_concurrency = 0;                                    // 0: no cap
   uint64_t seed = 0;                                              // arrival times
   double timeout_s = 600;                                         // per request
+  // Called on run_load's thread as each request ends (its index in the list and its result), so
+  // a caller can show progress and live plots while the run goes on.
+  std::function<void(size_t, const RequestResult&)> on_request_done;
+  // Set from any thread to stop the run: requests not yet sent end as failed ("cancelled"), those
+  // in flight are hung up. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RequestResult {
   bool success = false;
-  bool aborted = false;  // hung up on purpose (BenchRequest::abort_after_*)
+  bool aborted = false;    // hung up on purpose (BenchRequest::abort_after_*)
+  bool cancelled = false;  // LoadOptions::cancel stopped it (sent or not)
   int http_status = 0;
   std::string error;
   double start_s = 0;                            // sent, since the run started
   double ttft_s = 0;                             // first content chunk (non-streamed: the whole response)
   double latency_s = 0;                          // last byte
   std::vector<double> itl_s;                     // gaps between content chunks
+  std::vector<double> chunk_s;                   // each content chunk's arrival, since the run started
   int64_t prompt_tokens = 0, output_tokens = 0;  // the server's usage (0 when not given)
   int32_t chunks = 0;                            // content chunks received
   std::string text;                              // choice 0's text (streamed deltas joined, or the whole text)
