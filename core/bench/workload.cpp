@@ -1,11 +1,25 @@
 #include "core/bench/workload.h"
 
-#include <random>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "core/tokenizer/tokenizer.h"
+#include "core/util/error.h"
+
 namespace inferdesk::bench {
+
+namespace {
+
+void put_common(nlohmann::ordered_json& j, const BodyOptions& o, int32_t max_tokens) {
+  j["max_tokens"] = max_tokens;
+  j["temperature"] = o.temperature;
+  if (o.ignore_eos) j["ignore_eos"] = true;
+  j["stream"] = o.stream;
+  if (o.stream) j["stream_options"] = {{"include_usage", true}};
+}
+
+}  // namespace
 
 std::vector<BenchRequest> random_completions(const RandomWorkload& w) {
   if (w.num_requests < 0 || w.input_len < 1 || w.output_len < 1 || w.token_id_min < 0 ||
@@ -32,6 +46,79 @@ std::vector<BenchRequest> random_completions(const RandomWorkload& w) {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+const char* endpoint_path(Api api) { return api == Api::Chat ? "/v1/chat/completions" : "/v1/completions"; }
+
+std::vector<BenchRequest> make_requests(const std::vector<Sample>& samples, const BodyOptions& o) {
+  std::vector<BenchRequest> out;
+  out.reserve(samples.size());
+  for (const Sample& s : samples) {
+    nlohmann::ordered_json j;
+    if (!o.model.empty()) j["model"] = o.model;
+    const bool ids = !s.ids.empty() && (s.text.empty() || (o.prefer_ids && o.api == Api::Completions));
+    if (o.api == Api::Chat) {
+      if (s.text.empty())
+        throw Error(ErrorCode::InvalidArgument, "a chat request needs a text prompt: give the workload a tokenizer");
+      j["messages"] = nlohmann::ordered_json::array({{{"role", "user"}, {"content", s.text}}});
+    } else if (ids) {
+      j["prompt"] = s.ids;
+    } else {
+      j["prompt"] = s.text;
+    }
+    put_common(j, o, s.output_len);
+    BenchRequest r;
+    r.body = j.dump();
+    r.endpoint = endpoint_path(o.api);
+    r.prompt_tokens = s.prompt_len;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+uint64_t draw_below(std::mt19937_64& rng, uint64_t n) {
+  // Rejection keeps it exactly uniform; the bound is the largest multiple of n.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = rng();
+  while (x >= limit);
+  return x % n;
+}
+
+int64_t draw_between(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(draw_below(rng, static_cast<uint64_t>(hi - lo) + 1));
+}
+
+std::vector<int32_t> allowed_ids(const Tokenizer& tok) {
+  std::vector<int32_t> out;
+  for (int32_t id = 0; id <= tok.max_token_id(); ++id)
+    if (!tok.is_special(id) && tok.id_to_token(id)) out.push_back(id);
+  return out;
+}
+
+std::string exact_length_text(const Tokenizer& tok, const std::vector<int32_t>& allowed, int64_t len,
+                              std::mt19937_64& rng, std::vector<int32_t>* ids) {
+  if (len < 0 || allowed.empty()) throw Error(ErrorCode::InvalidArgument, "exact_length_text: nothing to draw from");
+  std::vector<int32_t> seq(static_cast<size_t>(len));
+  for (auto& t : seq) t = allowed[draw_below(rng, allowed.size())];
+  // A decoded sequence may re-encode to more or fewer tokens (merges across the seams): trim or
+  // extend the re-encoded ids and go round again; it settles within a few rounds in practice.
+  for (int round = 0; round < 64; ++round) {
+    std::string text = tok.decode(seq, false);
+    std::vector<int32_t> again = tok.encode(text, false);
+    if (static_cast<int64_t>(again.size()) == len) {
+      if (ids) *ids = std::move(again);
+      return text;
+    }
+    if (static_cast<int64_t>(again.size()) > len) {
+      again.resize(static_cast<size_t>(len));
+    } else {
+      while (static_cast<int64_t>(again.size()) < len) again.push_back(allowed[draw_below(rng, allowed.size())]);
+    }
+    seq = std::move(again);
+  }
+  throw Error(ErrorCode::InvalidArgument,
+              "could not make a prompt of exactly " + std::to_string(len) + " tokens with this tokenizer");
 }
 
 }  // namespace inferdesk::bench
