@@ -97,28 +97,31 @@ std::vector<int32_t> allowed_ids(const Tokenizer& tok) {
 }
 
 std::string exact_length_text(const Tokenizer& tok, const std::vector<int32_t>& allowed, int64_t len,
-                              std::mt19937_64& rng, std::vector<int32_t>* ids) {
+                              std::mt19937_64& rng, std::vector<int32_t>* ids, const std::vector<int32_t>& lead) {
   if (len < 0 || allowed.empty()) throw Error(ErrorCode::InvalidArgument, "exact_length_text: nothing to draw from");
-  std::vector<int32_t> seq(static_cast<size_t>(len));
-  for (auto& t : seq) t = allowed[draw_below(rng, allowed.size())];
+  const size_t total = lead.size() + static_cast<size_t>(len);
+  auto draw_tail = [&](std::vector<int32_t>& seq) {
+    while (seq.size() < total) seq.push_back(allowed[draw_below(rng, allowed.size())]);
+  };
+  std::vector<int32_t> seq = lead;
+  draw_tail(seq);
   // A decoded sequence may re-encode to more or fewer tokens (merges across the seams): trim or
-  // extend the re-encoded ids and go round again; it settles within a few rounds in practice.
+  // extend the re-encoded tail and go round again; a tail that broke the lead is drawn anew.
   for (int round = 0; round < 64; ++round) {
     std::string text = tok.decode(seq, false);
     std::vector<int32_t> again = tok.encode(text, false);
-    if (static_cast<int64_t>(again.size()) == len) {
+    const bool lead_kept = again.size() >= lead.size() && std::equal(lead.begin(), lead.end(), again.begin());
+    if (lead_kept && again.size() == total) {
       if (ids) *ids = std::move(again);
       return text;
     }
-    if (static_cast<int64_t>(again.size()) > len) {
-      again.resize(static_cast<size_t>(len));
-    } else {
-      while (static_cast<int64_t>(again.size()) < len) again.push_back(allowed[draw_below(rng, allowed.size())]);
-    }
+    if (!lead_kept) again = lead;
+    if (again.size() > total) again.resize(total);
+    draw_tail(again);
     seq = std::move(again);
   }
   throw Error(ErrorCode::InvalidArgument,
-              "could not make a prompt of exactly " + std::to_string(len) + " tokens with this tokenizer");
+              "could not make a prompt of exactly " + std::to_string(total) + " tokens with this tokenizer");
 }
 
 }  // namespace inferdesk::bench

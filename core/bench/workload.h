@@ -5,6 +5,7 @@
 // target, so every engine is measured on the same requests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -71,11 +72,12 @@ void shuffle_in_place(std::vector<T>& v, std::mt19937_64& rng) {
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[draw_below(rng, i)]);
 }
 
-// A text whose encoding (without special tokens) is exactly `len` ids drawn from `allowed`:
-// sample ids, decode, re-encode, and resample until the round trip holds. *ids gets the encoding.
-// Throws Error(InvalidArgument) when no such text is found in a bounded number of tries.
+// A text whose encoding (without special tokens) is exactly `lead` followed by `len` ids drawn
+// from `allowed`: sample ids, decode, re-encode, and resample the tail until the round trip holds
+// (the lead: a shared prefix that must survive intact). *ids gets the whole encoding. Throws
+// Error(InvalidArgument) when no such text is found in a bounded number of tries.
 std::string exact_length_text(const Tokenizer& tok, const std::vector<int32_t>& allowed, int64_t len,
-                              std::mt19937_64& rng, std::vector<int32_t>* ids);
+                              std::mt19937_64& rng, std::vector<int32_t>* ids, const std::vector<int32_t>& lead = {});
 // The ids a random prompt may use: every id of the tokenizer that is not a special token.
 std::vector<int32_t> allowed_ids(const Tokenizer& tok);
 

@@ -13,22 +13,6 @@ std::vector<int32_t> draw_ids(std::mt19937_64& rng, const std::vector<int32_t>& 
   return ids;
 }
 
-// A suffix whose text, after the prefix's, encodes to exactly prefix ids + suffix ids.
-Sample text_prompt(const Tokenizer& tok, const std::vector<int32_t>& allowed, const std::string& prefix_text,
-                   const std::vector<int32_t>& prefix_ids, int32_t suffix_len, std::mt19937_64& rng) {
-  for (int tries = 0; tries < 32; ++tries) {
-    std::vector<int32_t> suffix_ids;
-    const std::string suffix = exact_length_text(tok, allowed, suffix_len, rng, &suffix_ids);
-    Sample s;
-    s.text = prefix_text + suffix;
-    s.ids = tok.encode(s.text, false);
-    std::vector<int32_t> want = prefix_ids;
-    want.insert(want.end(), suffix_ids.begin(), suffix_ids.end());
-    if (s.ids == want) return s;
-  }
-  throw Error(ErrorCode::InvalidArgument, "shared-prefix dataset: no suffix keeps the prefix's tokens intact");
-}
-
 }  // namespace
 
 std::vector<Sample> sample_prefix(const PrefixDataset& d, const Tokenizer* tok) {
@@ -48,15 +32,14 @@ std::vector<Sample> sample_prefix(const PrefixDataset& d, const Tokenizer* tok) 
   std::vector<Sample> out;
   for (int32_t p = 0; p < d.num_prefixes; ++p) {
     std::vector<int32_t> prefix_ids;
-    std::string prefix_text;
     if (tok)
-      prefix_text = exact_length_text(*tok, allowed, d.prefix_len, rng, &prefix_ids);
+      exact_length_text(*tok, allowed, d.prefix_len, rng, &prefix_ids);
     else
       prefix_ids = draw_ids(rng, allowed, d.prefix_len);
     for (int32_t k = 0; k < per_prefix; ++k) {
       Sample s;
       if (tok) {
-        s = text_prompt(*tok, allowed, prefix_text, prefix_ids, d.suffix_len, rng);
+        s.text = exact_length_text(*tok, allowed, d.suffix_len, rng, &s.ids, prefix_ids);
       } else {
         s.ids = prefix_ids;
         const auto suffix = draw_ids(rng, allowed, d.suffix_len);

@@ -40,10 +40,9 @@ std::vector<Sample> sample_random(const RandomDataset& d, const Tokenizer* tok) 
     for (int32_t id = d.token_id_min; id < d.token_id_max; ++id) allowed.push_back(id);
   }
   std::vector<int32_t> prefix_ids;
-  std::string prefix_text;
   if (d.prefix_len > 0) {
     if (tok)
-      prefix_text = exact_length_text(*tok, allowed, d.prefix_len, rng, &prefix_ids);
+      exact_length_text(*tok, allowed, d.prefix_len, rng, &prefix_ids);
     else
       for (int32_t i = 0; i < d.prefix_len; ++i) prefix_ids.push_back(allowed[draw_below(rng, allowed.size())]);
   }
@@ -54,18 +53,7 @@ std::vector<Sample> sample_random(const RandomDataset& d, const Tokenizer* tok) 
     const int64_t len = draw_between(rng, in_lo, in_hi);
     s.output_len = static_cast<int32_t>(draw_between(rng, out_lo, out_hi));
     if (tok) {
-      // The prefix and the rest are drawn apart; the whole must still re-encode to their sum.
-      for (int tries = 0;; ++tries) {
-        std::vector<int32_t> rest;
-        std::string text = prefix_text + exact_length_text(*tok, allowed, len, rng, &rest);
-        s.ids = tok->encode(text, false);
-        if (static_cast<int64_t>(s.ids.size()) == d.prefix_len + len) {
-          s.text = std::move(text);
-          break;
-        }
-        if (tries == 16)
-          throw Error(ErrorCode::InvalidArgument, "random dataset: prefix and prompt do not re-encode apart");
-      }
+      s.text = exact_length_text(*tok, allowed, len, rng, &s.ids, prefix_ids);
     } else {
       s.ids = prefix_ids;
       for (int64_t k = 0; k < len; ++k) s.ids.push_back(allowed[draw_below(rng, allowed.size())]);
