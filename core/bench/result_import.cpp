@@ -269,6 +269,11 @@ std::vector<ImportedResult> parse_guidellm(const Json& j) {
 }
 
 std::vector<ImportedResult> parse_result(const Json& j) {
+  if (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("inferdesk_raw")) {  // our sweep: a run a point
+    std::vector<ImportedResult> out;
+    for (const auto& point : j) out.push_back(parse_vllm_result(point));
+    return out;
+  }
   if (j.is_object() && j.contains("benchmarks")) return parse_guidellm(j);
   if (j.is_object() && j.contains("completed") && j.contains("duration")) return {parse_vllm_result(j)};
   if (j.is_object() && (j.contains("time_to_first_token") || j.contains("request_latency"))) return {parse_genai_perf(j)};

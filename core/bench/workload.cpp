@@ -120,6 +120,23 @@ std::string exact_length_text(const Tokenizer& tok, const std::vector<int32_t>& 
     draw_tail(again);
     seq = std::move(again);
   }
+  // Small vocabularies merge so often that the rounds above can oscillate: grow the tail one
+  // token at a time instead, keeping a token only when the whole still round-trips (slower, sure).
+  seq = lead;
+  while (seq.size() < total) {
+    bool grown = false;
+    for (int attempt = 0; attempt < 256 && !grown; ++attempt) {
+      seq.push_back(allowed[draw_below(rng, allowed.size())]);
+      grown = tok.encode(tok.decode(seq, false), false) == seq;
+      if (!grown) seq.pop_back();
+    }
+    if (!grown) break;
+  }
+  if (seq.size() == total) {
+    std::string text = tok.decode(seq, false);
+    if (ids) *ids = std::move(seq);
+    return text;
+  }
   throw Error(ErrorCode::InvalidArgument,
               "could not make a prompt of exactly " + std::to_string(total) + " tokens with this tokenizer");
 }

@@ -37,20 +37,15 @@ TEST(MultiTurn, EachTurnFollowsItsPreviousReplyAndCarriesTheConversation) {
     for (int32_t t = 0; t < d.turns; ++t) {
       const size_t i = bench::turn_index(d, c, t);
       const bench::RequestResult& r = run.requests[i];
-      // Find what the server received for this request: the body whose last user turn is ours.
+      // What the server received for this request: its body, as make_body built it from the replies.
+      const std::string body = t == 0 ? reqs[i].body : reqs[i].make_body(run.requests);
       const Served* got = nullptr;
-      for (const auto& s : served) {
-        const auto m = nlohmann::json::parse(s.request.body)["messages"];
-        if (m.size() == static_cast<size_t>(2 * t + 1) && (users.empty() || m[0]["content"] == users[0])) {
-          if (t == 0 && std::find(users.begin(), users.end(), m[0]["content"]) != users.end()) continue;
-          got = &s;
-          bool same = true;
-          for (size_t k = 0; k < users.size(); ++k) same = same && m[2 * k]["content"] == users[k];
-          if (same) break;
-        }
-      }
+      for (const auto& s : served)
+        if (s.request.body == body) got = &s;
       ASSERT_NE(got, nullptr) << c << "/" << t;
       const auto m = nlohmann::json::parse(got->request.body)["messages"];
+      ASSERT_EQ(m.size(), static_cast<size_t>(2 * t + 1));
+      for (size_t k = 0; k < users.size(); ++k) EXPECT_EQ(m[2 * k]["content"], users[k]);
       for (int32_t k = 0; k < t; ++k) {
         EXPECT_EQ(m[static_cast<size_t>(2 * k)]["role"], "user");
         EXPECT_EQ(m[static_cast<size_t>(2 * k + 1)]["role"], "assistant");
