@@ -1,20 +1,33 @@
-// inferdesk-cli bench-serve: load on an OpenAI-compatible server (ours or any other) with vLLM
-// `bench serve`'s random token-id workload, arrival process and metrics (core/bench). Prints
-// vLLM's table, or one JSON object with vLLM's keys (--json). Never a timed test: run it and
-// record the figures in docs/PERF.md.
+// inferdesk-cli bench-serve: load on an OpenAI-compatible server (ours or any other), or on the
+// engine in process (--in-process --model-dir), with vLLM `bench serve`'s workloads (random,
+// ShareGPT, shared prefix, multi-turn), arrival process, sweeps and metrics (core/bench). Prints
+// vLLM's table per point, or JSON with vLLM's keys (--json); --result-file / --save-result keep
+// the result (one object per point, with raw timestamps). Never a timed test: run it and record
+// the figures in docs/PERF.md.
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include <curl/curl.h>
 
 #include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
+#include "core/backend/backend.h"
 #include "core/bench/bench_metrics.h"
-#include "core/bench/workload.h"
+#include "core/bench/benchmark.h"
+#include "core/bench/engine_target.h"
+#include "core/bench/result_io.h"
+#include "core/bench/workload_multiturn.h"
+#include "core/bench/workload_prefix.h"
+#include "core/bench/workload_random.h"
+#include "core/bench/workload_sharegpt.h"
+#include "core/engine/engine.h"
+#include "core/tokenizer/tokenizer.h"
 #include "core/util/error.h"
 
 namespace inferdesk::cli {
@@ -28,6 +41,12 @@ struct BenchServeArgs {
   std::string result_file;
   double wait_ready_s = 0;
   bool json = false, no_stream = false;
+  std::string dataset = "random", dataset_path, tokenizer_dir, sweep, goodput, model_dir;
+  double range_ratio = 0;
+  int32_t random_prefix_len = 0, num_prefixes = 10, prefix_len = 256, suffix_len = 256, turns = 3;
+  std::optional<int32_t> sharegpt_output_len;
+  int32_t warmup = 0;
+  bool save_result = false, in_process = false, no_ignore_eos = false, prefer_ids = false;
 };
 
 // GET base/health until it answers 200 or `seconds` pass (a server that is still loading).
@@ -74,41 +93,114 @@ std::vector<double> parse_percents(const std::string& text) {
   return out;
 }
 
-void run_bench_serve(BenchServeArgs a) {
-  const std::vector<double> percents = parse_percents(a.percentiles);
-  if (!(a.load.request_rate > 0) || !(a.load.burstiness > 0))
-    throw Error(ErrorCode::InvalidArgument, "--request-rate and --burstiness must be > 0 (inf: all at once)");
-  a.work.stream = !a.no_stream;
-  std::vector<bench::BenchRequest> requests;
-  try {
-    requests = bench::random_completions(a.work);
-  } catch (const std::invalid_argument& e) {
-    throw Error(ErrorCode::InvalidArgument, e.what());
+// --endpoint: "chat", "completions" or a path (chat when it names chat/completions).
+bench::Api resolve_endpoint(std::string& endpoint) {
+  if (endpoint == "chat") endpoint = bench::endpoint_path(bench::Api::Chat);
+  if (endpoint == "completions") endpoint = bench::endpoint_path(bench::Api::Completions);
+  return endpoint.find("chat/completions") != std::string::npos ? bench::Api::Chat : bench::Api::Completions;
+}
+
+std::vector<bench::BenchRequest> build_requests(BenchServeArgs& a, const Tokenizer* tok) {
+  bench::BodyOptions bo;
+  bo.api = resolve_endpoint(a.load.endpoint);
+  bo.model = a.work.model;
+  bo.stream = !a.no_stream;
+  bo.ignore_eos = !a.no_ignore_eos;
+  bo.prefer_ids = a.prefer_ids;
+  auto need_tok = [&](const char* what) {
+    if (!tok) throw Error(ErrorCode::InvalidArgument, std::string("--dataset ") + what + " needs --tokenizer DIR");
+    return tok;
+  };
+  if (a.dataset == "random") {
+    if (!tok && bo.api == bench::Api::Completions && a.range_ratio == 0 && a.random_prefix_len == 0) {
+      a.work.stream = bo.stream;  // the token-id form the server tests use, unchanged
+      a.work.ignore_eos = bo.ignore_eos;
+      try {
+        return bench::random_completions(a.work);
+      } catch (const std::invalid_argument& e) {
+        throw Error(ErrorCode::InvalidArgument, e.what());
+      }
+    }
+    bench::RandomDataset d{a.work.num_requests, a.work.input_len, a.work.output_len, a.range_ratio,
+                           a.random_prefix_len, a.work.seed, a.work.token_id_min, a.work.token_id_max};
+    return bench::make_requests(bench::sample_random(d, tok), bo);
   }
-  if (a.wait_ready_s > 0 && !wait_ready(a.load.base_url, a.wait_ready_s))
-    throw Error(ErrorCode::Io,
-                a.load.base_url + "/health did not answer 200 within " + std::to_string(a.wait_ready_s) + " s");
-  const bench::LoadResult run = bench::run_load(a.load, requests);
-  const bench::BenchSummary s = bench::summarize(run, requests, percents);
-  nlohmann::ordered_json j = bench::to_json(s);
-  j["url"] = a.load.base_url + a.load.endpoint;
-  j["num_prompts"] = a.work.num_requests;
+  if (a.dataset == "sharegpt") {
+    bench::ShareGptOptions o{a.work.num_requests, a.sharegpt_output_len, a.work.seed};
+    return bench::make_requests(bench::load_sharegpt(a.dataset_path, *need_tok("sharegpt"), o), bo);
+  }
+  if (a.dataset == "prefix") {
+    bench::PrefixDataset d{a.work.num_requests, a.num_prefixes, a.prefix_len, a.suffix_len, a.work.output_len,
+                           a.work.seed, a.work.token_id_min, a.work.token_id_max};
+    return bench::make_requests(bench::sample_prefix(d, tok), bo);
+  }
+  if (a.dataset == "multiturn") {
+    bench::MultiTurnDataset d{a.work.num_requests, a.turns, a.work.input_len, a.work.output_len, a.work.seed};
+    a.load.endpoint = bench::endpoint_path(bench::Api::Chat);
+    return bench::multiturn_requests(d, *need_tok("multiturn"), bo);
+  }
+  throw Error(ErrorCode::InvalidArgument, "--dataset: '" + a.dataset + "' is not random, sharegpt, prefix or multiturn");
+}
+
+nlohmann::ordered_json point_json(const BenchServeArgs& a, const bench::PointResult& p,
+                                  const std::vector<bench::BenchRequest>& requests, const Tokenizer* tok) {
+  bench::RunInfo info;
+  info.date = bench::now_date();
+  info.backend = a.in_process ? "inferdesk-in-process" : "openai";
+  info.label = p.label;
+  info.model_id = a.work.model;
+  info.tokenizer_id = a.tokenizer_dir;
+  info.base_url = a.in_process ? "" : a.load.base_url;
+  info.endpoint = a.load.endpoint;
+  info.num_prompts = static_cast<int64_t>(requests.size());
+  info.request_rate = p.request_rate;
+  info.burstiness = p.burstiness;
+  info.max_concurrency = p.max_concurrency;
+  nlohmann::ordered_json j = bench::result_json(info, p.run, requests, p.summary, bench::output_lengths(p.run, tok, nullptr));
+  j["url"] = a.load.base_url + a.load.endpoint;  // kept from the first edition's JSON
   j["input_len"] = a.work.input_len;
   j["output_len"] = a.work.output_len;
-  j["request_rate"] = std::isinf(a.load.request_rate) ? nlohmann::ordered_json("inf")
-                                                      : nlohmann::ordered_json(a.load.request_rate);
-  j["burstiness"] = a.load.burstiness;
-  j["max_concurrency"] = a.load.max_concurrency;
-  if (!a.result_file.empty()) {
-    std::ofstream f(a.result_file);
-    if (!f) throw Error(ErrorCode::Io, "cannot write " + a.result_file);
-    f << j.dump(2) << "\n";
+  return j;
+}
+
+void run_bench_serve(BenchServeArgs a) {
+  bench::BenchmarkSpec spec;
+  spec.summary.percents = parse_percents(a.percentiles);
+  spec.summary.slo = bench::parse_goodput(a.goodput);
+  if (!a.sweep.empty()) spec.sweep = bench::parse_sweep(a.sweep);
+  spec.warmup = a.warmup;
+  if (!(a.load.request_rate > 0) || !(a.load.burstiness > 0))
+    throw Error(ErrorCode::InvalidArgument, "--request-rate and --burstiness must be > 0 (inf: all at once)");
+  std::optional<Tokenizer> tok;
+  if (!a.tokenizer_dir.empty()) tok = Tokenizer::from_dir(a.tokenizer_dir);
+  if (a.in_process && a.model_dir.empty()) throw Error(ErrorCode::InvalidArgument, "--in-process needs --model-dir");
+  if (a.in_process && !tok) tok = Tokenizer::from_dir(a.model_dir);
+  const Tokenizer* t = tok ? &*tok : nullptr;
+  const std::vector<bench::BenchRequest> requests = build_requests(a, t);
+  spec.summary.tokenizer = t;
+  spec.load = a.load;
+  std::unique_ptr<Engine> engine;
+  bench::Driver driver = bench::http_driver();
+  if (a.in_process) {
+    engine = std::make_unique<Engine>(load_model_folder(a.model_dir, make_cpu_backend()), EngineOptions{});
+    driver = bench::engine_driver(*engine, t);
+  } else if (a.wait_ready_s > 0 && !wait_ready(a.load.base_url, a.wait_ready_s)) {
+    throw Error(ErrorCode::Io,
+                a.load.base_url + "/health did not answer 200 within " + std::to_string(a.wait_ready_s) + " s");
   }
-  if (a.json)
-    std::cout << j.dump() << std::endl;
-  else
-    std::cout << bench::to_text(s);
-  if (s.failed > 0) exit_status() = 1;
+  const std::vector<bench::PointResult> points = bench::run_benchmark(driver, requests, spec);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& p : points) all.push_back(point_json(a, p, requests, t));
+  const nlohmann::ordered_json out = all.size() == 1 ? all[0] : all;
+  if (a.save_result && a.result_file.empty()) a.result_file = "inferdesk-bench-" + bench::now_date() + ".json";
+  if (!a.result_file.empty()) bench::write_json_file(a.result_file, out);
+  if (a.json) {
+    std::cout << out.dump() << std::endl;
+  } else {
+    for (const auto& p : points) std::cout << (points.size() > 1 ? "[" + p.label + "]\n" : "") << bench::to_text(p.summary);
+  }
+  for (const auto& p : points)
+    if (p.summary.failed > 0) exit_status() = 1;
 }
 
 }  // namespace
@@ -118,7 +210,7 @@ void register_bench_serve(CLI::App& app) {
   a->load.request_rate = std::numeric_limits<double>::infinity();
   CLI::App* c = app.add_subcommand("bench-serve", "Load an OpenAI-compatible server (vLLM bench serve metrics)");
   c->add_option("--url", a->load.base_url, "Server base URL")->default_val("http://127.0.0.1:8000");
-  c->add_option("--endpoint", a->load.endpoint, "Completions endpoint")->default_val("/v1/completions");
+  c->add_option("--endpoint", a->load.endpoint, "chat, completions, or a path")->default_val("/v1/completions");
   c->add_option("--model", a->work.model, "The request's model field (default: left out)");
   c->add_option("--api-key", a->load.api_key, "Bearer token");
   c->add_option("--num-requests,--num-prompts", a->work.num_requests, "Requests to send")->default_val(100);
@@ -135,7 +227,26 @@ void register_bench_serve(CLI::App& app) {
   c->add_option("--wait-ready", a->wait_ready_s, "Wait up to this many seconds for /health first");
   c->add_option("--result-file", a->result_file, "Also write the JSON result here");
   c->add_flag("--no-stream", a->no_stream, "Whole responses instead of SSE streams");
-  c->add_flag("--json", a->json, "One JSON object on stdout");
+  c->add_flag("--json", a->json, "One JSON object on stdout (an array for a sweep)");
+  c->add_option("--dataset", a->dataset, "random | sharegpt | prefix | multiturn")->default_val("random");
+  c->add_option("--dataset-path", a->dataset_path, "The ShareGPT JSON file");
+  c->add_option("--tokenizer", a->tokenizer_dir, "The target model's tokenizer folder: text prompts of exact length");
+  c->add_option("--random-range-ratio", a->range_ratio, "Lengths drawn from [len*(1-r), len*(1+r)]")->default_val(0);
+  c->add_option("--random-prefix-len", a->random_prefix_len, "Random dataset: a prefix every prompt shares");
+  c->add_option("--prefix-num", a->num_prefixes, "Shared-prefix dataset: prefixes")->default_val(10);
+  c->add_option("--prefix-len", a->prefix_len, "Shared-prefix dataset: prefix tokens")->default_val(256);
+  c->add_option("--suffix-len", a->suffix_len, "Shared-prefix dataset: suffix tokens")->default_val(256);
+  c->add_option("--turns", a->turns, "Multi-turn dataset: user turns per conversation (--num-prompts conversations)")
+      ->default_val(3);
+  c->add_option("--sharegpt-output-len", a->sharegpt_output_len, "ShareGPT: a fixed output length");
+  c->add_option("--sweep", a->sweep, "concurrency:1,4,16 | rate:1,2,4 | guidellm[:N]");
+  c->add_option("--goodput", a->goodput, "SLOs in ms, e.g. \"ttft:500 tpot:50 e2el:2000\"");
+  c->add_option("--warmup", a->warmup, "Requests sent first, one at a time, not measured")->default_val(0);
+  c->add_flag("--save-result", a->save_result, "Write the result JSON (to --result-file, or a dated name)");
+  c->add_flag("--in-process", a->in_process, "Drive the engine directly (no HTTP), on the CPU");
+  c->add_option("--model-dir", a->model_dir, "--in-process: the model folder");
+  c->add_flag("--no-ignore-eos", a->no_ignore_eos, "Leave ignore_eos out (servers that reject it)");
+  c->add_flag("--prompt-ids", a->prefer_ids, "Completions: send token ids even when a text prompt exists");
   c->callback([a] {
     a->load.seed = a->work.seed;
     run_bench_serve(*a);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <list>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -29,6 +30,7 @@ struct Transfer {
   curl_slist* headers = nullptr;
   Clock::time_point run_start, sent, last_chunk;
   std::string pending;  // SSE bytes not yet split into lines, or the whole JSON body
+  std::string body;     // a body built at send time (BenchRequest::make_body)
   bool stream = false;
   bool saw_done = false;
   bool aborting = false;
@@ -214,6 +216,10 @@ void finish_transfer(Transfer& t, CURLcode code) {
 std::vector<double> arrival_times(size_t n, double rate, double burstiness, uint64_t seed) {
   std::vector<double> t(n, 0.0);
   if (!(rate > 0) || std::isinf(rate) || n == 0) return t;
+  if (std::isinf(burstiness)) {  // the gamma's limit: every gap is 1 / rate
+    for (size_t i = 0; i < n; ++i) t[i] = static_cast<double>(i) / rate;
+    return t;
+  }
   std::mt19937_64 rng(seed);
   // Mean gap 1 / rate whatever the shape: scale = 1 / (rate * burstiness), as vLLM's bench.
   std::gamma_distribution<double> gap(burstiness, 1.0 / (rate * burstiness));
@@ -225,73 +231,155 @@ std::vector<double> arrival_times(size_t n, double rate, double burstiness, uint
   return t;
 }
 
-LoadResult run_load(const LoadOptions& o, const std::vector<BenchRequest>& requests) {
-  static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);  // once per process
-  if (global != CURLE_OK) throw std::runtime_error("curl_global_init failed");
-  LoadResult out;
-  out.requests.resize(requests.size());
-  CURLM* multi = curl_multi_init();
-  if (!multi) throw std::runtime_error("curl_multi_init failed");
-  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<size_t>(requests.size(), 16)));
-  const std::vector<double> at = arrival_times(requests.size(), o.request_rate, o.burstiness, o.seed);
-  std::vector<std::unique_ptr<Transfer>> live(requests.size());
-  const auto start = Clock::now();
-  size_t next = 0, done = 0;
-  int32_t active = 0;
-  auto cancelled = [&o] { return o.cancel && o.cancel->load(std::memory_order_relaxed); };
-  while (done < requests.size()) {
-    if (cancelled()) {
-      for (; next < requests.size(); ++next, ++done) {  // never sent
-        RequestResult& r = out.requests[next];
-        r.cancelled = true;
-        r.error = "cancelled";
-        if (o.on_request_done) o.on_request_done(next, r);
+namespace {
+
+// The state of one run_load call: which requests are sent, in flight, waiting for a previous turn.
+class Run {
+ public:
+  Run(const LoadOptions& o, const std::vector<BenchRequest>& requests) : o_(o), requests_(requests) {
+    out_.requests.resize(requests.size());
+    ended_.assign(requests.size(), false);
+    live_.resize(requests.size());
+    // Follow-up turns leave when their previous turn ends: only first turns take arrival times.
+    size_t independent = 0;
+    for (const auto& r : requests) independent += r.after < 0 ? 1 : 0;
+    const std::vector<double> at = arrival_times(independent, o.request_rate, o.burstiness, o.seed);
+    at_.assign(requests.size(), 0.0);
+    for (size_t i = 0, k = 0; i < requests.size(); ++i)
+      if (requests[i].after < 0) at_[i] = at[k++];
+    multi_ = curl_multi_init();
+    if (!multi_) throw std::runtime_error("curl_multi_init failed");
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<size_t>(requests.size(), 16)));
+  }
+  ~Run() { curl_multi_cleanup(multi_); }
+
+  LoadResult go() {
+    start_ = Clock::now();
+    out_.started = start_;
+    while (done_ < requests_.size()) {
+      if (o_.cancel && o_.cancel->load(std::memory_order_relaxed)) {
+        cancel_all();
+        break;
       }
-      for (auto& t : live)
-        if (t && !t->cancelling) {
-          t->cancelling = true;
-          curl_multi_remove_handle(multi, t->easy);
-          finish_transfer(*t, CURLE_ABORTED_BY_CALLBACK);
-          const size_t i = static_cast<size_t>(t->result - out.requests.data());
-          if (o.on_request_done) o.on_request_done(i, *t->result);
-          t.reset();
-          --active;
-          ++done;
-        }
-      break;
+      send_due();
+      int running = 0;
+      curl_multi_perform(multi_, &running);
+      collect();
+      if (done_ < requests_.size()) curl_multi_poll(multi_, nullptr, 0, wait_ms(), nullptr);
     }
-    const double now_s = seconds_between(start, Clock::now());
-    while (next < requests.size() && at[next] <= now_s && (o.max_concurrency <= 0 || active < o.max_concurrency)) {
-      live[next] = make_transfer(o, requests[next], out.requests[next], start);
-      live[next]->sent = Clock::now();
-      out.requests[next].start_s = seconds_between(start, live[next]->sent);
-      curl_multi_add_handle(multi, live[next]->easy);
-      ++next;
-      out.max_concurrent = std::max(out.max_concurrent, ++active);
+    out_.duration_s = seconds_between(start_, Clock::now());
+    return std::move(out_);
+  }
+
+ private:
+  bool room() const { return o_.max_concurrency <= 0 || active_ < o_.max_concurrency; }
+  bool ready(size_t i) const {
+    const int64_t a = requests_[i].after;
+    return a < 0 || (static_cast<size_t>(a) < ended_.size() && ended_[static_cast<size_t>(a)]);
+  }
+
+  void send(size_t i) {
+    const BenchRequest& req = requests_[i];
+    auto t = make_transfer(o_, req, out_.requests[i], start_);
+    if (req.make_body) {  // built now, from the replies so far; the transfer owns the bytes
+      t->body = req.make_body(out_.requests);
+      curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body.c_str());
+      curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t->body.size()));
     }
-    int running = 0;
-    curl_multi_perform(multi, &running);
+    t->sent = Clock::now();
+    out_.requests[i].start_s = seconds_between(start_, t->sent);
+    curl_multi_add_handle(multi_, t->easy);
+    live_[i] = std::move(t);
+    out_.max_concurrent = std::max(out_.max_concurrent, ++active_);
+  }
+
+  // Sends the waiting follow-ups whose turn came, then new requests whose arrival time passed.
+  void send_due() {
+    for (auto it = blocked_.begin(); it != blocked_.end() && room();)
+      if (ready(*it)) {
+        send(*it);
+        it = blocked_.erase(it);
+      } else {
+        ++it;
+      }
+    const double now_s = seconds_between(start_, Clock::now());
+    while (next_ < requests_.size() && at_[next_] <= now_s && room()) {
+      if (ready(next_))
+        send(next_);
+      else
+        blocked_.push_back(next_);
+      ++next_;
+    }
+  }
+
+  void ended(size_t i) {
+    ended_[i] = true;
+    if (o_.on_request_done) o_.on_request_done(i, out_.requests[i]);
+    ++done_;
+  }
+
+  void collect() {
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
       finish_transfer(*t, msg->data.result);
-      curl_multi_remove_handle(multi, msg->easy_handle);
-      const size_t i = static_cast<size_t>(t->result - out.requests.data());
-      if (o.on_request_done) o.on_request_done(i, *t->result);
-      live[i].reset();
-      --active;
-      ++done;
+      curl_multi_remove_handle(multi_, msg->easy_handle);
+      const size_t i = static_cast<size_t>(t->result - out_.requests.data());
+      live_[i].reset();
+      --active_;
+      ended(i);
     }
-    int wait_ms = 50;
-    if (next < requests.size() && (o.max_concurrency <= 0 || active < o.max_concurrency))
-      wait_ms = std::clamp(static_cast<int>((at[next] - seconds_between(start, Clock::now())) * 1000), 0, 50);
-    if (done < requests.size()) curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
   }
-  out.duration_s = seconds_between(start, Clock::now());
-  curl_multi_cleanup(multi);
-  return out;
+
+  // Requests never sent end as cancelled; those in flight are hung up.
+  void cancel_all() {
+    auto unsent = [&](size_t i) {
+      out_.requests[i].cancelled = true;
+      out_.requests[i].error = "cancelled";
+      ended(i);
+    };
+    for (size_t i : blocked_) unsent(i);
+    blocked_.clear();
+    for (; next_ < requests_.size(); ++next_) unsent(next_);
+    for (size_t i = 0; i < live_.size(); ++i) {
+      if (!live_[i]) continue;
+      live_[i]->cancelling = true;
+      curl_multi_remove_handle(multi_, live_[i]->easy);
+      finish_transfer(*live_[i], CURLE_ABORTED_BY_CALLBACK);
+      live_[i].reset();
+      --active_;
+      ended(i);
+    }
+  }
+
+  int wait_ms() const {
+    if (next_ < requests_.size() && room())
+      return std::clamp(static_cast<int>((at_[next_] - seconds_between(start_, Clock::now())) * 1000), 0, 50);
+    return 50;
+  }
+
+  const LoadOptions& o_;
+  const std::vector<BenchRequest>& requests_;
+  LoadResult out_;
+  CURLM* multi_ = nullptr;
+  std::vector<double> at_;
+  std::vector<bool> ended_;
+  std::vector<std::unique_ptr<Transfer>> live_;
+  std::list<size_t> blocked_;  // follow-up turns whose previous turn is still running
+  Clock::time_point start_;
+  size_t next_ = 0, done_ = 0;
+  int32_t active_ = 0;
+};
+
+}  // namespace
+
+LoadResult run_load(const LoadOptions& o, const std::vector<BenchRequest>& requests) {
+  static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);  // once per process
+  if (global != CURLE_OK) throw std::runtime_error("curl_global_init failed");
+  Run run(o, requests);
+  return run.go();
 }
 
 }  // namespace inferdesk::bench

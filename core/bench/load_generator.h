@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -14,6 +15,8 @@
 #include <vector>
 
 namespace inferdesk::bench {
+
+struct RequestResult;
 
 struct BenchRequest {
   std::string body;               // the JSON body, sent as is
@@ -23,9 +26,11 @@ struct BenchRequest {
   // Fault injection: the client hangs up after this many content chunks (>= 0) or seconds.
   int32_t abort_after_chunks = -1;
   double abort_after_s = -1;
+  // Multi-turn chats: sent only once request `after` (an index in the same list) has ended, with
+  // the body make_body builds then from the results so far (the replies the next turn carries).
+  int64_t after = -1;
+  std::function<std::string(const std::vector<RequestResult>& results)> make_body;
 };
-
-struct RequestResult;
 
 struct LoadOptions {
   std::string base_url = "http://127.0.0.1:8000";
@@ -66,13 +71,17 @@ struct LoadResult {
   std::vector<RequestResult> requests;  // in the order given
   double duration_s = 0;                // first send to last response
   int32_t max_concurrent = 0;
+  // The run's time zero on the steady clock: lets a test in the same process compare the client's
+  // times with a server's own timestamps.
+  std::chrono::steady_clock::time_point started{};
 };
 
 // Throws std::runtime_error when libcurl cannot be set up. Failed requests are results, not
 // exceptions.
 LoadResult run_load(const LoadOptions& options, const std::vector<BenchRequest>& requests);
 
-// Request send times (seconds from the start) for n requests: vLLM's gamma arrivals.
+// Request send times (seconds from the start) for n requests: vLLM's gamma arrivals (burstiness
+// infinite: evenly spaced, guidellm's "constant" strategy).
 std::vector<double> arrival_times(size_t n, double rate, double burstiness, uint64_t seed);
 
 }  // namespace inferdesk::bench
