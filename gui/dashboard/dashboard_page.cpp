@@ -43,11 +43,13 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
     progress_->setValue(done);
   });
   connect(runner_, &DashboardRunner::requestDone, this, [this](const QVector<double>& times, qint64 tokens) {
+    // Quarter-second buckets: a short run still draws a curve while it goes.
+    constexpr double kWidth = 0.25;
     const double per_chunk = times.isEmpty() ? 0 : double(tokens) / times.size();
-    for (double t : times) live_buckets_[static_cast<int>(t)] += per_chunk;
+    for (double t : times) live_buckets_[static_cast<int>(t / kWidth)] += per_chunk;
     live_->clearAll();
-    QLineSeries* s = live_->chart()->series().isEmpty() ? nullptr : qobject_cast<QLineSeries*>(live_->chart()->series()[0]);
-    for (const auto& [b, n] : live_buckets_) live_->append(s, b + 0.5, n);
+    auto* s = qobject_cast<QLineSeries*>(live_->chart()->series().value(0));
+    for (const auto& [b, n] : live_buckets_) live_->append(s, (b + 0.5) * kWidth, n / kWidth);
     live_->commit();
   });
   connect(runner_, &DashboardRunner::pointFinished, this, [this](int i, int c, double tput) {

@@ -7,6 +7,7 @@
 #include "core/bench/bench_metrics.h"
 #include "core/bench/workload.h"
 #include "core/remote/machine_info.h"
+#include "core/remote/probe.h"
 
 namespace inferdesk::gui {
 namespace {
@@ -55,6 +56,15 @@ bool DashboardRunner::start(const RunTarget& target, const WorkloadSpec& workloa
     run.workload = to_json(workload);
     run.machine = remote::to_json(remote::machine_info());
     run.started_at = QDateTime::currentMSecsSinceEpoch();
+    if (run.engine.empty()) {  // not tested before the run: ask the server what it is
+      try {
+        const auto probe = remote::probe_endpoint({target.name, target.base_url, target.api_key});
+        run.engine = remote::display_name(probe.detection.engine);
+        run.engine_version = probe.detection.version;
+      } catch (const std::exception&) {
+        // The run itself reports an unreachable server.
+      }
+    }
     int total = 0, done = 0;
     for (int c : workload.concurrencies) total += std::max(workload.requests_per_point, c);
     double offset = 0;

@@ -19,6 +19,7 @@ namespace {
 
 QString run_name(const DashboardRun& r) {
   QString name = QString::fromStdString(r.label.empty() ? r.endpoint_name : r.label);
+  if (r.id > 0) name += QString(" #%1").arg(r.id);  // runs of one endpoint share a label
   if (!r.engine.empty() && name.indexOf(QString::fromStdString(r.engine)) < 0)
     name += " (" + QString::fromStdString(r.engine) + ")";
   return name;
@@ -92,7 +93,7 @@ void fill_percentiles(QChart* chart, const std::vector<DashboardRun>& runs, cons
 
 void fill_cdf(QChart* chart, const std::vector<DashboardRun>& runs) {
   auto* x = value_axis(QObject::tr("E2E latency (ms)"));
-  auto* y = value_axis(QObject::tr("fraction of requests"));
+  auto* y = value_axis(QObject::tr("fraction"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   double xmax = 1;
@@ -121,14 +122,16 @@ void fill_over_time(QChart* chart, const std::vector<DashboardRun>& runs) {
   auto* y = value_axis(QObject::tr("output tok/s"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
-  double xmax = 1, ymax = 1;
+  double xmax = 0.01, ymax = 1;
   for (size_t i = 0; i < runs.size(); ++i) {
     auto* s = new QLineSeries();
     s->setName(run_name(runs[i]));
     s->setColor(series_color(static_cast<int>(i)));
-    for (const auto& [t, v] : tokens_per_second(runs[i])) {
-      s->append(t + 0.5, v);
-      xmax = std::max(xmax, t + 1);
+    const auto buckets = tokens_per_second(runs[i]);
+    const double width = buckets.size() > 1 ? buckets[1].first - buckets[0].first : 1.0;
+    for (const auto& [t, v] : buckets) {
+      s->append(t + width / 2, v);
+      xmax = std::max(xmax, t + width);
       ymax = std::max(ymax, v);
     }
     attach(chart, s, x, y);
@@ -219,20 +222,31 @@ void style_chart(QChart* chart, const QPalette& pal) {
   }
 }
 
+double bucket_width(double duration_s) {
+  // 1-second buckets as vLLM's peak figure uses; a short run gets ~20 finer ones, so it still
+  // draws a curve.
+  return duration_s >= 20 ? 1.0 : std::max(0.01, duration_s / 20);
+}
+
 std::vector<std::pair<double, double>> tokens_per_second(const DashboardRun& run) {
+  double end = 0;
+  for (const auto& p : run.points)
+    for (const auto& r : p.requests)
+      if (!r.chunk_s.empty()) end = std::max(end, p.offset_s + r.chunk_s.back());
+  const double width = bucket_width(end);
   std::map<int, double> buckets;
   for (const auto& p : run.points)
     for (const auto& r : p.requests) {
       if (r.chunk_s.empty()) continue;
       // Each chunk carries its share of the request's tokens (servers may send several per chunk).
       const double per_chunk = r.output_tokens > 0 ? double(r.output_tokens) / r.chunk_s.size() : 1.0;
-      for (double t : r.chunk_s) buckets[static_cast<int>(p.offset_s + t)] += per_chunk;
+      for (double t : r.chunk_s) buckets[static_cast<int>((p.offset_s + t) / width)] += per_chunk;
     }
   std::vector<std::pair<double, double>> out;
   if (buckets.empty()) return out;
   for (int b = 0; b <= buckets.rbegin()->first; ++b) {
     const auto it = buckets.find(b);
-    out.emplace_back(b, it == buckets.end() ? 0.0 : it->second);
+    out.emplace_back(b * width, (it == buckets.end() ? 0.0 : it->second) / width);
   }
   return out;
 }

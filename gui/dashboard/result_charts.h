@@ -26,7 +26,9 @@ void style_chart(QChart* chart, const QPalette& palette);
 // The n-th series colour: distinct on light and dark backgrounds.
 QColor series_color(int n);
 
-// Output tokens per 1-second bucket (x = bucket start, seconds since the run began).
+// Output tokens/s per bucket (x = bucket start, seconds since the run began): 1-second buckets,
+// finer ones (1/20 of the run) for runs shorter than 20 s.
+double bucket_width(double duration_s);
 std::vector<std::pair<double, double>> tokens_per_second(const DashboardRun& run);
 
 // False with *error set when the file cannot be written.

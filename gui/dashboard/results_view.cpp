@@ -91,9 +91,11 @@ void ResultsView::reload() {
   try {
     for (const auto& r : store::BenchStore(ctx_.db).list()) {
       const QString when = QDateTime::fromMSecsSinceEpoch(r.started_at).toString("yyyy-MM-dd hh:mm");
-      auto* item = new QListWidgetItem(QString("%1 · %2 · %3 (%4)")
-                                           .arg(QString::fromStdString(r.label), QString::fromStdString(r.engine),
-                                                when, QString::fromStdString(r.status)),
+      const QString engine = r.engine.empty() ? tr("engine unknown") : QString::fromStdString(r.engine);
+      auto* item = new QListWidgetItem(QString("#%5 %1 · %2 · %3 (%4)")
+                                           .arg(QString::fromStdString(r.label), engine,
+                                                when, QString::fromStdString(r.status))
+                                           .arg(r.id),
                                        list_);
       item->setData(Qt::UserRole, QVariant::fromValue<qint64>(r.id));
       item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
