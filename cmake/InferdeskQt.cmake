@@ -1,11 +1,11 @@
 # Finds the Qt 6 parts the desktop app needs. A missing one stops the configure step with the
 # Debian package that brings it: the GUI is never dropped silently (Qt6Charts, for one, needs
 # Qt6OpenGL's CMake package, which only libqt6opengl6-dev installs). Qt6Keychain (QtKeychain) keeps
-# the Hub token in the desktop's secret service.
+# the Hub token in the desktop's secret service. Qt6Svg writes the dashboard's plots as SVG.
 set(_qt_parts
   "Core=qt6-base-dev" "Gui=qt6-base-dev libgl-dev" "Widgets=qt6-base-dev"
   "Concurrent=qt6-base-dev" "Test=qt6-base-dev" "OpenGL=libqt6opengl6-dev"
-  "Charts=qt6-charts-dev")
+  "Charts=qt6-charts-dev" "Svg=qt6-svg-dev")
 set(_missing "")
 set(_packages "")
 foreach(part ${_qt_parts})

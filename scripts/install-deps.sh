@@ -11,8 +11,9 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       libssl-dev
       # the Qt 6 desktop app: Widgets/Test/Concurrent, Charts and the OpenGL module its CMake
       # package needs, the OpenGL headers Qt's CMake files require, the xcb platform plugins, a
-      # font, and a virtual X server for running it without a screen
-      qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core
+      # font, and a virtual X server for running it without a screen; Svg for the dashboard's
+      # plot export
+      qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core
       # the Hub token in the desktop's secret service (QtKeychain)
       qtkeychain-qt6-dev
       xvfb xauth

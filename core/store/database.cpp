@@ -170,11 +170,14 @@ void Database::open(Options options) {
 void Database::check_tables() {
   // A file that says it is at our version but lacks our tables was damaged by something else;
   // better to say so now than to fail later on the first query.
+  // Version 2 added the dashboard's tables; a version-1 file (opened read-only) has only the first five.
+  const bool v2 = schema_version_ >= 2;
   const auto found = query_int(*this,
                                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name "
-                               "IN ('models', 'chats', 'messages', 'settings', 'sampling_presets')",
+                               "IN ('models', 'chats', 'messages', 'settings', 'sampling_presets', "
+                               "'endpoints', 'bench_runs', 'bench_points')",
                                "reading the database");
-  if (found != 5)
+  if (found != (v2 ? 8 : 5))
     throw Error(ErrorCode::Format, "opening the database: " + quoted(path_) +
                                        " is missing some of InferDesk's tables; it was damaged "
                                        "outside InferDesk. Move it aside to start a new one.");

@@ -53,12 +53,53 @@ CREATE TABLE sampling_presets(
   updated_at INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
+// Version 2: the engine comparison dashboard — saved endpoints (their API keys are kept outside
+// the database, see core/remote/key_file.h) and benchmark runs with their points and the raw
+// per-request records (JSON, so other tools' metric definitions can be computed later).
+const char* const kV2 = R"sql(
+CREATE TABLE endpoints(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  base_url TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('chat', 'completions')),
+  model TEXT NOT NULL DEFAULT '',
+  engine TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL);
+
+CREATE TABLE bench_runs(
+  id INTEGER PRIMARY KEY,
+  label TEXT NOT NULL,
+  endpoint_name TEXT NOT NULL,
+  base_url TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  engine TEXT NOT NULL DEFAULT '',
+  engine_version TEXT NOT NULL DEFAULT '',
+  engine_flags TEXT NOT NULL DEFAULT '',
+  workload_json TEXT NOT NULL DEFAULT '{}',
+  machine_json TEXT NOT NULL DEFAULT '{}',
+  status TEXT NOT NULL CHECK (status IN ('complete', 'stopped', 'failed')),
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL);
+CREATE INDEX bench_runs_by_start ON bench_runs(started_at, id);
+
+CREATE TABLE bench_points(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES bench_runs(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  concurrency INTEGER NOT NULL,
+  request_rate REAL,
+  summary_json TEXT NOT NULL,
+  requests_json TEXT NOT NULL DEFAULT '[]',
+  UNIQUE(run_id, position));
+)sql";
+
 }  // namespace
 
 const char* migration_sql(int version) {
-  static_assert(kSchemaVersion == 1, "add the new version's script here");
+  static_assert(kSchemaVersion == 2, "add the new version's script here");
   switch (version) {
     case 1: return kV1;
+    case 2: return kV2;
     default: return nullptr;
   }
 }

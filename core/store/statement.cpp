@@ -45,6 +45,13 @@ Statement& Statement::bind_null(int index) {
   return *this;
 }
 
+Statement& Statement::bind_double(int index, std::optional<double> value) {
+  if (!value) return bind_null(index);
+  const int rc = sqlite3_bind_double(stmt_, index, *value);
+  if (rc != SQLITE_OK) db_.fail(rc, what_);
+  return *this;
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -79,6 +86,11 @@ std::string Statement::text(int column) const {
   if (p == nullptr) db_.fail(SQLITE_NOMEM, what_);  // converting the value to text failed
   const int n = sqlite3_column_bytes(stmt_, column);
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+}
+
+std::optional<double> Statement::optional_double(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return sqlite3_column_double(stmt_, column);
 }
 
 std::int64_t query_int(const Database& db, const char* sql, std::string_view what) {

@@ -26,6 +26,7 @@ class Statement {
   Statement& bind(int index, std::string_view text);
   Statement& bind(int index, std::optional<std::int64_t> value);  // nullopt binds NULL
   Statement& bind_null(int index);
+  Statement& bind_double(int index, std::optional<double> value);  // nullopt binds NULL
 
   // Advances: true when a row is available, false when done. Throws on any error.
   bool step();
@@ -38,6 +39,7 @@ class Statement {
   std::int64_t int64(int column) const;
   std::optional<std::int64_t> optional_int64(int column) const;
   std::string text(int column) const;
+  std::optional<double> optional_double(int column) const;
 
  private:
   const Database& db_;

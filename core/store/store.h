@@ -11,6 +11,12 @@
 //            (NULL = a root of the chat), role, content, status, stats_json, created_at)
 //   settings(key PRIMARY KEY, value)
 //   sampling_presets(name PRIMARY KEY, json, updated_at)
+//   (version 2) endpoints(id, name UNIQUE, base_url, kind chat|completions, model, engine,
+//         created_at) — API keys are not here (core/remote/key_file.h)
+//   bench_runs(id, label, endpoint_name, base_url, model, engine, engine_version, engine_flags,
+//         workload_json, machine_json, status complete|stopped|failed, started_at, finished_at)
+//   bench_points(id, run_id -> bench_runs ON DELETE CASCADE, position, concurrency,
+//         request_rate (NULL = unlimited), summary_json (vLLM's keys), requests_json (raw records))
 //
 // A chat is a tree of messages. Editing a user message adds a new user message with the same
 // parent (a sibling: a new branch); regenerating a reply adds a new assistant message with the
@@ -57,7 +63,7 @@ struct sqlite3;
 namespace inferdesk::store {
 
 // The schema version this build writes and reads.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 // PRAGMA application_id of InferDesk databases ("IDsk").
 inline constexpr std::int32_t kApplicationId = 0x4944736b;
 
@@ -286,6 +292,70 @@ class Settings {
   std::optional<SamplingPreset> get_preset(std::string_view name) const;
   void save_preset(std::string_view name, std::string_view json);  // creates or replaces
   void delete_preset(std::string_view name);
+
+ private:
+  Database& db_;
+};
+
+struct EndpointRow {
+  std::int64_t id = 0;
+  std::string name;  // unique
+  std::string base_url;
+  std::string kind = "chat";  // "chat" / "completions"
+  std::string model;
+  std::string engine;  // as last detected ("" = never probed)
+  std::int64_t created_at = 0;
+};
+
+// Saved OpenAI-compatible endpoints (the dashboard's and the chat page's remote providers).
+class EndpointStore {
+ public:
+  explicit EndpointStore(Database& db) : db_(db) {}
+  // Adds, or updates the row of that name (keeping its id). Returns the id. An empty name or
+  // URL, or a kind other than chat/completions, is Error(InvalidArgument).
+  std::int64_t save(const EndpointRow& row);
+  // Renames too: the row with row.id gets all of row's fields. Error(InvalidArgument) for an
+  // unknown id or a name another row has.
+  void update(const EndpointRow& row);
+  void remove(std::int64_t id);
+  std::vector<EndpointRow> list() const;  // by name
+  std::optional<EndpointRow> find(std::string_view name) const;
+
+ private:
+  Database& db_;
+};
+
+struct BenchPointRow {
+  std::int64_t id = 0;
+  int position = 0;  // order within the run (a sweep's points)
+  int concurrency = 0;
+  std::optional<double> request_rate;  // nullopt: as fast as allowed
+  std::string summary_json;            // bench::to_json(summary): vLLM's --save-result keys
+  std::string requests_json = "[]";    // raw per-request records
+};
+
+struct BenchRunRow {
+  std::int64_t id = 0;
+  std::string label;
+  std::string endpoint_name, base_url, model;
+  std::string engine, engine_version, engine_flags;  // flags: free text the user typed
+  std::string workload_json = "{}";
+  std::string machine_json = "{}";
+  std::string status = "complete";  // "complete" / "stopped" / "failed"
+  std::int64_t started_at = 0, finished_at = 0;
+  std::vector<BenchPointRow> points;  // filled by get(); list() leaves it empty
+};
+
+// Benchmark results of the dashboard. Every *_json column is untrusted text to its readers.
+class BenchStore {
+ public:
+  explicit BenchStore(Database& db) : db_(db) {}
+  // Saves a run with its points in one transaction; returns the run's id (points get theirs).
+  std::int64_t save_run(const BenchRunRow& run);
+  BenchRunRow get(std::int64_t run_id) const;  // Error(NotFound) for an unknown id
+  std::vector<BenchRunRow> list() const;       // newest first, without points
+  void remove(std::int64_t run_id);
+  void rename(std::int64_t run_id, std::string_view label);
 
  private:
   Database& db_;

@@ -24,7 +24,7 @@ namespace inferdesk::gui {
 class EngineController;
 
 // The pages of the main window, in sidebar order.
-enum class Page { Chat = 0, Models = 1, Performance = 2 };
+enum class Page { Chat = 0, Models = 1, Performance = 2, Dashboard = 3 };
 
 struct AppContext {
   store::Database& db;

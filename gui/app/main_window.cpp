@@ -22,6 +22,7 @@
 #include "gui/app/settings_dialog.h"
 #include "gui/app/theme.h"
 #include "gui/app/window_geometry.h"
+#include "gui/dashboard/dashboard_page.h"
 #include "gui/engine/engine_controller.h"
 #include "gui/hub/hub_feature.h"
 #include "gui/models/model_facts.h"
@@ -96,7 +97,7 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   sidebar_->setItemDelegate(new SidebarDelegate(sidebar_));
   QFont item_font = sidebar_->font();
   item_font.setPointSizeF(item_font.pointSizeF() * 1.15);
-  for (const QString& name : {tr("Chat"), tr("Models"), tr("Performance")})
+  for (const QString& name : {tr("Chat"), tr("Models"), tr("Performance"), tr("Dashboard")})
     (new QListWidgetItem(name, sidebar_))->setFont(item_font);
   stack_ = new QStackedWidget();
   chat_ = make_chat_page(ctx_);
@@ -105,6 +106,10 @@ MainWindow::MainWindow(AppContext& ctx, QWidget* parent) : QMainWindow(parent), 
   stack_->addWidget(chat_);
   stack_->addWidget(models_);
   stack_->addWidget(perf_);
+  dashboard_ = new DashboardPage(ctx_);
+  stack_->addWidget(dashboard_);
+  connect(dashboard_, &DashboardPage::errorMessage, this,
+          [this](const QString& m) { statusBar()->showMessage(m, kMessageMs); });
   row->addWidget(sidebar_);
   row->addWidget(stack_, 1);
   setCentralWidget(central);
@@ -169,7 +174,7 @@ void MainWindow::buildCommands() {
   commands_.settings->setMenuRole(QAction::PreferencesRole);
   commands_.quit = make(tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q));
   commands_.quit->setMenuRole(QAction::QuitRole);
-  const QStringList names{tr("&Chat"), tr("&Models"), tr("&Performance")};
+  const QStringList names{tr("&Chat"), tr("&Models"), tr("&Performance"), tr("&Dashboard")};
   for (int i = 0; i < names.size(); ++i) {
     QAction* a = make(names[i], QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
     connect(a, &QAction::triggered, this, [this, i] { showPage(static_cast<Page>(i)); });

@@ -1,4 +1,4 @@
-// The main window: a sidebar with the pages (Chat, Models, Performance) over a stacked widget, a
+// The main window: a sidebar with the pages (Chat, Models, Performance, Dashboard) over a stacked widget, a
 // menu bar listing every command with its shortcut (app_menu.h), and a status bar with the loaded
 // model and the latest engine message. The chat page comes from gui/chat (ChatPage) when that
 // library is built; otherwise a note stands in for it. At start it applies the saved theme, fits
@@ -16,6 +16,7 @@ class QStackedWidget;
 
 namespace inferdesk::gui {
 
+class DashboardPage;
 class ElidedLabel;
 class ModelsPage;
 class PerfPage;
@@ -31,6 +32,7 @@ class MainWindow : public QMainWindow {
   QWidget* chatPage() const { return chat_; }
   ModelsPage* modelsPage() const { return models_; }
   PerfPage* perfPage() const { return perf_; }
+  DashboardPage* dashboardPage() const { return dashboard_; }
   Page currentPage() const;
   QListWidget* sidebar() const { return sidebar_; }
   ElidedLabel* modelStatus() const { return model_status_; }
@@ -57,6 +59,7 @@ class MainWindow : public QMainWindow {
   QWidget* chat_ = nullptr;
   ModelsPage* models_ = nullptr;
   PerfPage* perf_ = nullptr;
+  DashboardPage* dashboard_ = nullptr;
   ElidedLabel* model_status_ = nullptr;
   MenuCommands commands_;
 };

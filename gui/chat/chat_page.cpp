@@ -28,6 +28,7 @@
 #include "gui/app/theme.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_session.h"
+#include "gui/chat/provider_picker.h"
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/conversation_view.h"
 #include "gui/chat/pending_view.h"
@@ -153,6 +154,9 @@ QWidget* ChatPage::buildConversationPanel() {
   model_label_ = new ElidedLabel(panel);
   model_label_->setObjectName("chatModelLabel");
   header->addWidget(model_label_, 2);
+  provider_ = new ProviderPicker(ctx_, *session_, panel);
+  connect(provider_, &ProviderPicker::errorMessage, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  header->addWidget(provider_);
   load_link_ = new QLabel("<a href=\"models\">Load a model</a>", panel);
   load_link_->setObjectName("chatLoadModelLink");
   load_link_->setTextInteractionFlags(Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);

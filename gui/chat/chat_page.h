@@ -36,6 +36,7 @@ namespace inferdesk::gui {
 
 class ChatListModel;
 class ChatSession;
+class ProviderPicker;
 class ConversationModel;
 class ConversationView;
 class ElidedLabel;
@@ -85,6 +86,7 @@ class ChatPage : public QWidget {
   ChatListModel* chatList() const { return list_model_; }
   ConversationModel* conversation() const { return conversation_; }
   ChatSession* session() const { return session_; }
+  ProviderPicker* providerPicker() const { return provider_; }
   ConversationView* conversationView() const { return view_; }
   SamplingPanel* samplingPanel() const { return sampling_; }
   PendingView* pendingView() const { return pending_; }
@@ -147,6 +149,7 @@ class ChatPage : public QWidget {
   ChatListModel* list_model_ = nullptr;
   ConversationModel* conversation_ = nullptr;
   ChatSession* session_ = nullptr;
+  ProviderPicker* provider_ = nullptr;
   ChatTransfer* transfer_ = nullptr;
   Actions actions_;
 

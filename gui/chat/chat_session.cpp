@@ -1,11 +1,13 @@
 #include "gui/chat/chat_session.h"
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
 #include "core/store/store.h"
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/markdown_view.h"
+#include "gui/chat/reply_provider.h"
 #include "gui/chat/reply_writer.h"
 #include "gui/chat/sampling_json.h"
 
@@ -30,16 +32,26 @@ ChatSession::ChatSession(AppContext& ctx, ConversationModel& conversation, QObje
   writer_ = new ReplyWriter(ctx_.db.path(), this);
   connect(writer_, &ReplyWriter::finished, this, &ChatSession::onSaved);
   connect(writer_, &ReplyWriter::failed, this, &ChatSession::onSaveFailed);
-  if (ctx_.engine) {
-    connect(ctx_.engine, &EngineController::tokensArrived, this, &ChatSession::onTokens);
-    connect(ctx_.engine, &EngineController::finished, this, &ChatSession::onFinished);
-  }
+  engine_provider_ = new EngineProvider(ctx_.engine, this);
+  setProvider(nullptr);
+}
+
+void ChatSession::setProvider(ReplyProvider* provider) {
+  ReplyProvider* next = provider ? provider : engine_provider_;
+  if (next == provider_) return;
+  // A stream keeps hearing the provider it was sent to; only a provider no stream uses is let go.
+  const bool in_use = std::any_of(streams_.begin(), streams_.end(),
+                                  [this](const auto& kv) { return kv.second.provider == provider_; });
+  if (provider_ && provider_ != engine_provider_ && !in_use) disconnect(provider_, nullptr, this, nullptr);
+  provider_ = next;
+  connect(provider_, &ReplyProvider::tokensArrived, this, &ChatSession::onTokens, Qt::UniqueConnection);
+  connect(provider_, &ReplyProvider::finished, this, &ChatSession::onFinished, Qt::UniqueConnection);
 }
 
 ChatSession::~ChatSession() {
   for (const auto& [key, s] : streams_) {
     if (s.engine_done) continue;  // its end is queued already
-    if (ctx_.engine) ctx_.engine->stop(key);
+    s.provider->stop(key);
     writer_->finish(s.message_id, store::MessageStatus::Stopped, R"({"finish_reason":"cancelled"})");
   }
   // The writer (a child) commits what is queued when it is destroyed; a failure there is
@@ -66,7 +78,7 @@ void ChatSession::fail(const QString& what, const std::exception& e) {
 }
 
 bool ChatSession::modelReady() {
-  if (ctx_.engine && ctx_.engine->isLoaded()) return true;
+  if (provider_->ready()) return true;
   emit modelNeeded();
   return false;
 }
@@ -88,16 +100,12 @@ ChatSession::Conversation ChatSession::conversationTo(std::int64_t chatId, std::
 }
 
 ContextFit ChatSession::fit(const Conversation& conv, const SamplingParams& params) const {
-  const auto model = ctx_.engine ? ctx_.engine->loadedModel() : std::nullopt;
-  const int context = model ? model->context_length : 0;
-  EngineController* engine = ctx_.engine;
-  return fitToContext(conv.messages, context, params.max_tokens,
-                      [engine](const std::vector<PromptMessage>& msgs) { return engine->renderPrompt(msgs); });
+  return provider_->fit(conv.messages, params);
 }
 
 ContextFit ChatSession::currentPrompt() const {
   ContextFit f;
-  if (!ctx_.engine || !ctx_.engine->isLoaded()) {
+  if (!provider_->ready()) {
     f.error = "No model is loaded: load one on the Models page to see the prompt it would get.";
     return f;
   }
@@ -275,13 +283,11 @@ bool ChatSession::startReply(std::int64_t chatId, std::int64_t parentId, const C
   Stream stream;
   stream.chat_id = chatId;
   stream.message_id = reply_id;
+  stream.provider = provider_;
   streams_[key] = stream;
   conversation_.beginLive(reply_id);
-  const std::vector<int32_t> ids = f.prompt.ids;
   last_fit_ = std::move(f);
-  EngineController* engine = ctx_.engine;
-  QMetaObject::invokeMethod(
-      engine, [engine, key, ids, params] { engine->submit(key, ids, params); }, Qt::QueuedConnection);
+  provider_->submit(key, last_fit_, params);
   emit generatingChanged(chatId, true);
   emit chatChanged(chatId);
   if (!last_fit_.notice.isEmpty()) emit notice(last_fit_.notice);
@@ -303,7 +309,7 @@ void ChatSession::forgetChat(std::int64_t chatId) {
       ++it;
       continue;
     }
-    if (ctx_.engine) ctx_.engine->stop(it->first);
+    it->second.provider->stop(it->first);
     conversation_.endLive(it->second.message_id, /*refresh=*/false);
     it = streams_.erase(it);
     stopped = true;
@@ -318,7 +324,7 @@ void ChatSession::stop() {
     emit queueChanged(chat_id_);
   }
   for (const auto& [key, s] : streams_)
-    if (s.chat_id == chat_id_ && ctx_.engine) ctx_.engine->stop(key);
+    if (s.chat_id == chat_id_) s.provider->stop(key);
 }
 
 bool ChatSession::showSibling(std::int64_t messageId, int delta) {
@@ -382,7 +388,7 @@ void ChatSession::onSaveFailed(std::int64_t messageId, const QString& message) {
     return;  // onSaved follows
   }
   it->second.save_failed = true;
-  if (ctx_.engine) ctx_.engine->stop(it->first);
+  it->second.provider->stop(it->first);
   emit errorMessage("could not save the reply, so it was stopped: " + message);
 }
 

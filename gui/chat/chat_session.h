@@ -22,6 +22,10 @@
 // Stop pauses the queue (nothing more is sent until the user sends again or resumes it); a queued
 // message can be removed before it is sent; one that is refused when its turn comes (no model,
 // too long) stays first in the paused queue.
+//
+// Who writes the replies is a ReplyProvider (reply_provider.h): the embedded engine by default,
+// or a remote endpoint set with setProvider(). Each reply remembers the provider it was sent to,
+// so switching provider never strands a stream.
 #pragma once
 
 #include <QObject>
@@ -41,6 +45,7 @@
 namespace inferdesk::gui {
 
 class ConversationModel;
+class ReplyProvider;
 class ReplyWriter;
 
 class ChatSession : public QObject {
@@ -90,6 +95,12 @@ class ChatSession : public QObject {
   // The fit of the last request (what was sent, what was left out).
   const ContextFit& lastFit() const { return last_fit_; }
 
+  // The provider of replies sent from now on; null: the embedded engine. Not owned (the caller
+  // keeps it alive while replies it serves stream, and calls setProvider(nullptr) before
+  // deleting it).
+  void setProvider(ReplyProvider* provider);
+  ReplyProvider* provider() const { return provider_; }
+
   // Waits until the streamed text queued so far is in the store (before reading it there).
   void flushWrites();
 
@@ -112,6 +123,7 @@ class ChatSession : public QObject {
     bool save_failed = false;
     bool engine_done = false;  // finished arrived; its save is queued
     GenerationStats stats;
+    ReplyProvider* provider = nullptr;
   };
   using Streams = std::map<QString, Stream>;  // by request key
   struct Conversation {
@@ -151,6 +163,8 @@ class ChatSession : public QObject {
   ConversationModel& conversation_;
   std::int64_t chat_id_ = 0;
   ReplyWriter* writer_ = nullptr;  // child
+  ReplyProvider* engine_provider_ = nullptr;  // child: the embedded engine
+  ReplyProvider* provider_ = nullptr;         // engine_provider_ or the caller's
   Streams streams_;
   std::map<std::int64_t, Queue> queues_;  // by chat
   ContextFit last_fit_;

@@ -126,7 +126,7 @@ class TestMainWindow : public QObject {
     QVERIFY(w.chatPage());
     QVERIFY(w.modelsPage());
     QVERIFY(w.perfPage());
-    QCOMPARE(w.sidebar()->count(), 3);
+    QCOMPARE(w.sidebar()->count(), 4);
     QCOMPARE(w.currentPage(), Page::Models);  // nothing registered yet: start where to add one
     QVERIFY(session.context().show_page);
     session.context().show_page(Page::Performance);
