@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/cli/cli_common.h"
+#include "apps/cli/cmd_quantize_awq.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/load_progress.h"
 #include "apps/cli/units.h"
@@ -23,7 +24,8 @@ namespace inferdesk::cli {
 namespace {
 
 struct QuantizeArgs {
-  std::string model, out, scheme = "fp8", text;
+  std::string model, out, scheme = "fp8", text, calibration;
+  int32_t calibration_tokens = 512;
   bool report = false, json = false;
   int32_t tokens = 256;
   BackendChoice backend;
@@ -91,6 +93,15 @@ nlohmann::json report(const QuantizeArgs& a) {
 void run_quantize(const QuantizeArgs& a) {
   if (a.out.empty() && !a.report) throw Error(ErrorCode::InvalidArgument, "give --out NEW_DIR, --report or both");
   if (a.tokens < 2) throw Error(ErrorCode::InvalidArgument, "--tokens must be at least 2");
+  if (a.scheme == "awq") {
+    const AwqCliArgs w{a.model, a.out, a.calibration, a.text, a.tokens, a.calibration_tokens, a.json, a.backend};
+    nlohmann::json j = {{"scheme", "awq (int4 group 128, zero points, gemm)"}};
+    if (!a.out.empty()) j["saved"] = save_awq(w);
+    if (a.report) j["report"] = report_schemes(w);
+    if (a.json) std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  if (!a.calibration.empty()) throw Error(ErrorCode::InvalidArgument, "--calibration is for --method awq");
   const ModelFolder folder = ModelFolder::open(a.model);
   nlohmann::json j = {{"scheme", "fp8-dynamic (compressed-tensors, per-channel)"}};
   if (!a.out.empty()) j["saved"] = save(a, folder);
@@ -103,11 +114,20 @@ void run_quantize(const QuantizeArgs& a) {
 void register_quantize(CLI::App& app) {
   auto a = std::make_shared<QuantizeArgs>();
   CLI::App* c = app.add_subcommand("quantize",
-                                   "Save a model folder quantized to FP8 as a compressed-tensors folder, and/or report "
-                                   "what FP8 changes (perplexity, KL divergence, size, speed)");
+                                   "Save a model folder quantized to FP8 (compressed-tensors) or AWQ int4, and/or report "
+                                   "what quantization changes (perplexity, KL divergence, top-1, size, speed)");
   c->add_option("--model", a->model, "Hugging Face model folder (BF16, F16 or F32)")->required();
   c->add_option("--out", a->out, "Folder to create (must not exist)");
-  c->add_option("--scheme", a->scheme, "Quantization scheme")->check(CLI::IsMember({"fp8"}))->default_val("fp8");
+  c->add_option("--method,--scheme", a->scheme,
+                "fp8: per-channel FP8, no calibration; awq: int4 group 128 calibrated on a text (CPU); its "
+                "--report compares INT8 RTN, INT4 RTN and AWQ")
+      ->check(CLI::IsMember({"fp8", "awq"}))
+      ->default_val("fp8");
+  c->add_option("--calibration", a->calibration,
+                "Calibration text for --method awq (default: the shipped public-domain text)");
+  c->add_option("--calibration-tokens", a->calibration_tokens, "Tokens of the calibration text AWQ uses")
+      ->default_val(512)
+      ->check(CLI::Range(2, 1 << 20));
   c->add_flag("--report", a->report,
               "Compare the model as published with FP8 on load on a text: perplexity, KL divergence, top-1 "
               "agreement, weight bytes and, on CUDA, batch-1 decode tok/s");

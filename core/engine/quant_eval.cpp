@@ -103,8 +103,8 @@ QuantEvalReport evaluate_quantization(const std::filesystem::path& dir, const st
     if (options.measure_speed) r.decode_tps_base = decode_rate(std::move(m), ids);
   }
   LoadOptions lo;
-  lo.quantization = options.quantization;
-  LoadedModel q = load_model_folder(dir, make_backend(), {}, lo);
+  lo.quantization = options.quantized_dir.empty() ? options.quantization : LoadQuantization::None;
+  LoadedModel q = load_model_folder(options.quantized_dir.empty() ? dir : options.quantized_dir, make_backend(), {}, lo);
   r.weight_bytes_quant = q.weight_bytes;
   int32_t agree = 0;
   double kl_sum = 0;

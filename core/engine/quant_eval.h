@@ -17,6 +17,9 @@ namespace inferdesk {
 
 struct QuantEvalOptions {
   LoadQuantization quantization = LoadQuantization::Fp8;
+  // When set, the quantized side is this folder as published (e.g. the AWQ folder written from the
+  // model) and `quantization` is not used.
+  std::filesystem::path quantized_dir;
   int32_t max_tokens = 256;    // of the text, cut at this many (the reference keeps tokens x vocab floats)
   int32_t chunk = 128;         // tokens per forward step
   bool measure_speed = false;  // also time a short batch-1 decode of each (GPU backends)
