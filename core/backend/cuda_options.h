@@ -28,8 +28,8 @@ struct CudaTuning {
   // 2-block cluster. Open: the winner moves with the cuBLASLt release and the batch size
   // (docs/PERF.md#wide-gemm-swiglu, #wide-gemm-ksplit, #wide-gemm-min-rows).
   bool wide_swiglu = true;
-  // FP8 GEMVs (<= 8 rows) stream weights through a shared-memory ring filled by cp.async where it
-  // measured faster (q|k|v, gate|up at few rows; off: always through registers).
+  // FP8 GEMVs (<= 8 rows) stream weights through a shared-memory ring filled by cp.async (off:
+  // through registers, fewer bytes in flight).
   bool fp8_gemv_ring = true;
   bool wide_ksplit = true;
   int32_t wide_min_rows = 33;  // fewest rows the wide kernels serve

@@ -479,16 +479,13 @@ void launch_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, const Mat& 
 
 }  // namespace
 
-Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, int64_t rows, bool swiglu, int sms, bool ring) {
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms, bool ring) {
   const int64_t blocks = (w.n + kRows - 1) / kRows;
-  const bool many_blocks = blocks > 2 * int64_t{std::max(sms, 1)};
-  // The ring wins where 4-warp blocks fill the GPU in one wave (q|k|v at any M, gate|up at small
-  // M); grids of one 8-warp wave (o, down) stream faster through registers.
-  if (ring && swiglu && rows <= 4) return {4, 0, 4};
-  if (ring && !swiglu && many_blocks) return {rows <= 4 ? 4 : 8, 0, 4};
+  const int warps = swiglu || blocks > 2 * int64_t{std::max(sms, 1)} ? 4 : 8;
+  if (ring) return {warps, 0, 4};
   if (swiglu) return {4, 1};
   // Two steps a batch put twice the weight bytes in flight; block weights keep one (two spill).
-  return {many_blocks ? 4 : 8, w.gran == Fp8Gran::Block ? 1 : 2};
+  return {warps, w.gran == Fp8Gran::Block ? 1 : 2};
 }
 
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu) {

@@ -69,10 +69,10 @@ struct Fp8GemvConfig {
   int unroll = 0;
   int stages = 0;  // 0: the register form
 };
-// The shape measured fastest for `w` at `rows` rows on a GPU of `sms` SMs (bench_gpu_kernels
-// fp8_gemv_cfg): SwiGLU 4 warps; otherwise 4 warps where 8-warp blocks (two an SM) take more than
-// one wave; the ring form where it measured faster, if `ring` (else always the register form).
-Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, int64_t rows, bool swiglu, int sms, bool ring = true);
+// The shape measured fastest for `w` on a GPU of `sms` SMs (bench_gpu_kernels fp8_gemv_cfg):
+// SwiGLU 4 warps; otherwise 4 warps where 8-warp blocks (two an SM) take more than one wave. ring:
+// the shared-memory ring form (else the register form).
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms, bool ring = true);
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu);
 void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch,
               Fp8GemvConfig cfg = {});

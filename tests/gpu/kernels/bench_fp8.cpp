@@ -232,7 +232,7 @@ void bench_layer(const Launch& l, const char* filter) {
     for (int variant : {0, 1, 2}) {
       const int sms = device_sms();
       const auto cfg = [&](const Fp8Weight& w, bool sw) {
-        return variant == 0 ? Fp8GemvConfig{} : fp8_gemv_config(w, m, sw, sms, variant == 2);
+        return variant == 0 ? Fp8GemvConfig{} : fp8_gemv_config(w, sw, sms, variant == 2);
       };
       const double us = time_us(l.stream, [&](int i) {
         const int c = i % nc;
@@ -244,7 +244,7 @@ void bench_layer(const Launch& l, const char* filter) {
         fp8_gemv_swiglu(h, gu[c], act, l, cfg(gu[c], true));
         fp8_gemv(act, down[c], nullptr, y, l, cfg(down[c], false));
       });
-      static const char* const kNames[] = {" w8u1", " engine shapes, registers", " engine shapes, ring where faster"};
+      static const char* const kNames[] = {" w8u1", " engine shapes, registers", " engine shapes, ring"};
       report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels" + kNames[variant], us,
              static_cast<double>((QKV + H + 2 * I) * H + H * I));
     }
