@@ -34,8 +34,6 @@ const std::vector<Entry>& entries() {
        [](O& o) { return &o.tuning.decode_max_heads; }, nullptr, 1, 16},
       {"decode_mma", "decode attention: tensor-core kernel for grids of many blocks",
        [](O& o) { return &o.tuning.decode_mma; }},
-      {"fp8_gemv_ring", "FP8 GEMVs stream weights through a shared-memory ring (off: registers)",
-       [](O& o) { return &o.tuning.fp8_gemv_ring; }},
       {"wide_swiglu", "Hopper: SwiGLU gate/up GEMM of decode batches on the wide kernel",
        [](O& o) { return &o.tuning.wide_swiglu; }},
       {"wide_ksplit", "Hopper: plain GEMMs of decode batches on the K-split wide kernel",

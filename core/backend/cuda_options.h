@@ -28,9 +28,6 @@ struct CudaTuning {
   // 2-block cluster. Open: the winner moves with the cuBLASLt release and the batch size
   // (docs/PERF.md#wide-gemm-swiglu, #wide-gemm-ksplit, #wide-gemm-min-rows).
   bool wide_swiglu = true;
-  // FP8 GEMVs (<= 8 rows) stream weights through a shared-memory ring filled by cp.async (off:
-  // through registers, fewer bytes in flight).
-  bool fp8_gemv_ring = true;
   bool wide_ksplit = true;
   int32_t wide_min_rows = 33;  // fewest rows the wide kernels serve
   // The sampling's uploads and downloads on their own stream (false: on the compute stream).

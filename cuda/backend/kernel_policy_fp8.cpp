@@ -113,7 +113,7 @@ void KernelPolicy::fp8_linear(const Tensor& x, const Tensor& w, const Tensor* bi
     throw Error(ErrorCode::Internal, "FP8 linear: BF16 x [T, " + std::to_string(w.cols) + "] and out [T, " +
                                          std::to_string(w.rows) + "] expected");
   if (small_batch(x.rows) && fp8_gemv_supported(xm, fw, ym, false))
-    fp8_gemv(xm, fw, bp, ym, ctx_.launch, fp8_gemv_config(fw, false, ctx_.sm_count, tuning_.fp8_gemv_ring));
+    fp8_gemv(xm, fw, bp, ym, ctx_.launch, fp8_gemv_config(fw, false, ctx_.sm_count));
   else
     fp8_matmul(xm, fw, bp, ym);
 }
@@ -125,7 +125,7 @@ void KernelPolicy::fp8_linear_swiglu(const Tensor& x, const Tensor& w, Tensor sc
   if (xm.dt != Dt::BF16 || w.rows % 2 != 0 || out.cols != inter || scratch.cols != w.rows)
     throw Error(ErrorCode::Internal, "FP8 linear_swiglu: shapes do not match");
   if (small_batch(x.rows) && fp8_gemv_supported(xm, fw, om, true))
-    return fp8_gemv_swiglu(xm, fw, om, ctx_.launch, fp8_gemv_config(fw, true, ctx_.sm_count, tuning_.fp8_gemv_ring));
+    return fp8_gemv_swiglu(xm, fw, om, ctx_.launch, fp8_gemv_config(fw, true, ctx_.sm_count));
   if (fp8_wide_rows(x.rows)) {
     const Fp8X q = fp8_quantized(xm, fw);
     if (fp8_wide_supported(q, fw, om, true, ctx_.sm_count))

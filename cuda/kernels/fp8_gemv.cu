@@ -18,11 +18,6 @@
 // into the sums as the CPU reference does.
 // Programmatic dependent launch: the block issues its first step's W loads (immutable) before
 // waiting for the kernel that wrote x.
-// Ring form (Fp8GemvConfig::stages): the W chunks go through a per-warp ring of shared memory
-// filled by cp.async, so stages - 1 steps are in flight per warp without holding registers: the
-// register form leaves each warp with one batch in flight while it converts and multiplies the
-// other, too few bytes in flight per SM to keep DRAM busy. Each lane reads back only the chunks
-// it copied itself, so no barrier is needed between the copies and their use.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -293,120 +288,6 @@ __global__ void __launch_bounds__(kW * 32, (kMats == 1 ? 2 : 1) * (kMaxWarps / k
   finish<kW, kMats, kBlock, TY>(a, red, s_x, r0);
 }
 
-// The ring: [warp][stage][chunk (m * 2 + r) * 2 + h][lane], 16 bytes each (a warp's chunk of one
-// step is 512 contiguous bytes: conflict-free).
-template <int kMats>
-constexpr int kRingChunks = kMats * 4;
-template <int kMats, int kW, int kS>
-constexpr size_t ring_bytes() {
-  return size_t{kW} * kS * kRingChunks<kMats> * 32 * sizeof(uint4);
-}
-
-__device__ __forceinline__ void cp_async_w16(uint32_t dst, const uint8_t* src) {
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-
-template <int kMats, bool kXVec, bool kBlock, typename TY, int kW, int kS>
-__global__ void __launch_bounds__(kW * 32, (kMats == 1 ? 2 : 1) * (kMaxWarps / kW))
-    fp8_gemv_ring_kernel(const GemvArgs a) {
-  extern __shared__ uint4 ring[];
-  __shared__ float red[kW][kMats * 4][32];
-  __shared__ float red_max[kW][kFp8GemvMaxRows];
-  __shared__ float s_x[kFp8GemvMaxRows], s_inv[kFp8GemvMaxRows];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRows;
-  const int64_t steps = (a.k + kStepK - 1) / kStepK, full = a.k / kStepK;
-  const int64_t col0 = 16 * t;
-  const uint8_t* wp[kMats][2];
-  int64_t sw_row[kMats];
-#pragma unroll
-  for (int m = 0; m < kMats; ++m) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) wp[m][r] = a.w + (m * a.mat_rows + min(r0 + g + 8 * r, a.mat_rows - 1)) * a.k + col0;
-    sw_row[m] = (m * a.mat_rows + r0) / kFp8Block;
-  }
-  const bf16* xp = a.x + min(g, a.m - 1) * a.x_stride + col0;
-  float c[kMats][4];
-#pragma unroll
-  for (int m = 0; m < kMats; ++m) c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.0f;
-
-  const int64_t n = full > warp ? (full - warp + kW - 1) / kW : 0;
-  constexpr int kStage = kRingChunks<kMats> * 32;  // uint4 per stage of one warp
-  uint4* mine = ring + static_cast<int64_t>(warp) * kS * kStage + lane;
-  const uint32_t mine_s = smem_addr(mine);
-  auto issue = [&](int64_t j, int slot) {
-    const int64_t k0 = (warp + j * kW) * kStepK;
-#pragma unroll
-    for (int m = 0; m < kMats; ++m)
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          cp_async_w16(mine_s + static_cast<uint32_t>((slot * kStage + ((m * 2 + r) * 2 + h) * 32) * 16),
-                       wp[m][r] + k0 + 64 * h);
-  };
-  // The first stages - 1 steps before waiting for the kernel that wrote x (W is immutable).
-#pragma unroll
-  for (int j = 0; j < kS - 1; ++j) {
-    if (j < n) issue(j, j);
-    cp_async_commit();
-  }
-  pdl_launch_dependents();
-  pdl_wait();
-  float inv = 1.0f / a.input_scale;
-  if constexpr (!kBlock) {
-    if (a.dynamic) {
-      token_scales<kW, kXVec>(a, red_max, s_x, s_inv);
-      inv = s_inv[min(g, a.m - 1)];
-    }
-  }
-  int slot = 0, fill = kS - 1;
-  for (int64_t j = 0; j < n; ++j) {
-    if (j + kS - 1 < n) issue(j + kS - 1, fill);
-    cp_async_commit();
-    cp_async_wait<kS - 1>();  // step j's group has landed
-    Step<kMats> s;
-    const uint4* src = mine + slot * kStage;
-#pragma unroll
-    for (int m = 0; m < kMats; ++m)
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) s.a[m][r][h] = src[((m * 2 + r) * 2 + h) * 32];
-    const int64_t step = warp + j * kW;
-    if constexpr (kBlock) {
-#pragma unroll
-      for (int m = 0; m < kMats; ++m) s.sw[m] = __ldg(a.scales + sw_row[m] * a.scale_cols + step);
-    }
-    load_x<kMats, kXVec>(s, xp, a, step, col0);
-    consume<kMats, kBlock>(c, s, inv, t);
-    slot = slot + 1 == kS ? 0 : slot + 1;
-    fill = fill + 1 == kS ? 0 : fill + 1;
-  }
-  if (full < steps && full % kW == warp) {
-    Step<kMats> s;
-    load_w<kMats, kXVec, kBlock, true>(s, wp, a, full, col0, sw_row);
-    load_x<kMats, kXVec, true>(s, xp, a, full, col0);
-    consume<kMats, kBlock>(c, s, inv, t);
-  }
-
-#pragma unroll
-  for (int m = 0; m < kMats; ++m)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) red[warp][m * 4 + i][lane] = c[m][i];
-  __syncthreads();
-  finish<kW, kMats, kBlock, TY>(a, red, s_x, r0);
-}
-
-template <int kMats, bool kXVec, bool kBlock, typename TY, int kW, int kS>
-void launch_ring(const GemvArgs& a, unsigned blocks, const Launch& launch) {
-  constexpr auto kernel = fp8_gemv_ring_kernel<kMats, kXVec, kBlock, TY, kW, kS>;
-  constexpr size_t bytes = ring_bytes<kMats, kW, kS>();
-  allow_dynamic_smem<kernel>(bytes, "fp8_gemv", 10 * 1024);
-  launch_kernel("fp8_gemv", kernel, dim3(blocks), dim3(kW * 32), bytes, launch, a);
-}
-
 // Unset fields: 8 warps, one step a batch.
 Fp8GemvConfig pick_config(Fp8GemvConfig cfg) {
   if (cfg.warps == 0) cfg.warps = 8;
@@ -417,14 +298,6 @@ Fp8GemvConfig pick_config(Fp8GemvConfig cfg) {
 template <int kMats, bool kXVec, bool kBlock, typename TY>
 void launch_shaped(const GemvArgs& a, unsigned blocks, Fp8GemvConfig cfg, const Launch& launch) {
   const dim3 grid(blocks), block(cfg.warps * 32);
-  if (cfg.stages != 0) {
-    if (cfg.warps == 8 && cfg.stages == 4) return launch_ring<kMats, kXVec, kBlock, TY, 8, 4>(a, blocks, launch);
-    if (cfg.warps == 8 && cfg.stages == 6) return launch_ring<kMats, kXVec, kBlock, TY, 8, 6>(a, blocks, launch);
-    if (cfg.warps == 4 && cfg.stages == 4) return launch_ring<kMats, kXVec, kBlock, TY, 4, 4>(a, blocks, launch);
-    if (cfg.warps == 4 && cfg.stages == 6) return launch_ring<kMats, kXVec, kBlock, TY, 4, 6>(a, blocks, launch);
-    unsupported_config("fp8_gemv: " + std::to_string(cfg.warps) + " warps, a ring of " + std::to_string(cfg.stages) +
-                       " stages (4 or 8 warps, 4 or 6 stages)");
-  }
   if (cfg.warps == 8 && cfg.unroll == 1)
     launch_kernel("fp8_gemv", fp8_gemv_kernel<kMats, kXVec, kBlock, TY, 8, 1>, grid, block, 0, launch, a);
   else if (cfg.warps == 8 && cfg.unroll == 2)
@@ -479,13 +352,12 @@ void launch_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, const Mat& 
 
 }  // namespace
 
-Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms, bool ring) {
-  const int64_t blocks = (w.n + kRows - 1) / kRows;
-  const int warps = swiglu || blocks > 2 * int64_t{std::max(sms, 1)} ? 4 : 8;
-  if (ring) return {warps, 0, 4};
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms) {
   if (swiglu) return {4, 1};
   // Two steps a batch put twice the weight bytes in flight; block weights keep one (two spill).
-  return {warps, w.gran == Fp8Gran::Block ? 1 : 2};
+  const int unroll = w.gran == Fp8Gran::Block ? 1 : 2;
+  const int64_t blocks = (w.n + kRows - 1) / kRows;
+  return {blocks > 2 * int64_t{std::max(sms, 1)} ? 4 : 8, unroll};
 }
 
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu) {

@@ -62,17 +62,14 @@ void fp8_quantize(const Mat& x, const Fp8Weight& w, const Fp8X& out, const Launc
 // (fp8_gemv_supported).
 constexpr int32_t kFp8GemvMaxRows = 8;
 // The GEMV's thread-block shape (benchmarks and tests pick it; 0: by shape): 4 or 8 warps, and
-// 1 or 2 steps of 128 k a warp loads as a batch into registers, or (stages 4 or 6) a ring of that
-// many steps per warp in shared memory filled by cp.async. Another value throws Error(Internal).
+// 1 or 2 steps of 128 k a warp loads as a batch. Another value throws Error(Internal).
 struct Fp8GemvConfig {
   int warps = 0;
   int unroll = 0;
-  int stages = 0;  // 0: the register form
 };
 // The shape measured fastest for `w` on a GPU of `sms` SMs (bench_gpu_kernels fp8_gemv_cfg):
-// SwiGLU 4 warps; otherwise 4 warps where 8-warp blocks (two an SM) take more than one wave. ring:
-// the shared-memory ring form (else the register form).
-Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms, bool ring = true);
+// SwiGLU 4 warps; otherwise 4 warps where 8-warp blocks (two an SM) take more than one wave.
+Fp8GemvConfig fp8_gemv_config(const Fp8Weight& w, bool swiglu, int sms);
 bool fp8_gemv_supported(const Mat& x, const Fp8Weight& w, const Mat& y, bool swiglu);
 void fp8_gemv(const Mat& x, const Fp8Weight& w, const bf16* bias, Mat y, const Launch& launch,
               Fp8GemvConfig cfg = {});

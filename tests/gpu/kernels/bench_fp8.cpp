@@ -107,18 +107,14 @@ void bench_gemv(const Launch& l, const char* filter) {
       }
 }
 
-// The GEMV's block shapes side by side: warps per block and steps a batch, or stages of the
-// shared-memory ring (block weights at M = 1).
+// The GEMV's block shapes side by side: warps per block and steps a batch (block weights at M = 1).
 void bench_gemv_configs(const Launch& l, const char* filter) {
   if (!wanted("fp8_gemv_cfg", filter)) return;
   for (bool block : {false, true}) {
     std::vector<GemvShape> shapes;
-    for (int w : {8, 4}) {
+    for (int w : {8, 4})
       for (int u : {1, 2})
         shapes.push_back({{w, u}, " w" + std::to_string(w) + "u" + std::to_string(u) + (block ? " block" : "")});
-      for (int st : {4, 6})
-        shapes.push_back({{w, 0, st}, " w" + std::to_string(w) + "s" + std::to_string(st) + (block ? " block" : "")});
-    }
     for (const Proj& p : kProj)
       for (int m : {1, 4, 8})
         if (!block || m == 1) time_gemv(l, p, m, block, "fp8_gemv_cfg", shapes);
@@ -227,13 +223,10 @@ void bench_layer(const Launch& l, const char* filter) {
     Mat attn = qkvm;
     attn.cols = H;
     const RopeKvArgs a = rope_args(pool, static_cast<bf16*>(qkvm.data), m, 32, 8, 128);
-    // The kernel's default block shape, then the engine's (fp8_gemv_config) in the register and
-    // the ring forms.
-    for (int variant : {0, 1, 2}) {
-      const int sms = device_sms();
-      const auto cfg = [&](const Fp8Weight& w, bool sw) {
-        return variant == 0 ? Fp8GemvConfig{} : fp8_gemv_config(w, sw, sms, variant == 2);
-      };
+    for (bool policy : {false, true}) {
+      // The engine's block shapes (fp8_gemv_config) against the kernel's default one.
+      const int sms = policy ? device_sms() : 0;
+      const auto cfg = [&](const Fp8Weight& w, bool sw) { return policy ? fp8_gemv_config(w, sw, sms) : Fp8GemvConfig{}; };
       const double us = time_us(l.stream, [&](int i) {
         const int c = i % nc;
         add_rms_norm(res, y, n1, 1e-5f, h, l);
@@ -244,8 +237,7 @@ void bench_layer(const Launch& l, const char* filter) {
         fp8_gemv_swiglu(h, gu[c], act, l, cfg(gu[c], true));
         fp8_gemv(act, down[c], nullptr, y, l, cfg(down[c], false));
       });
-      static const char* const kNames[] = {" w8u1", " engine shapes, registers", " engine shapes, ring"};
-      report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels" + kNames[variant], us,
+      report("fp8_layer", "llama-8B M=" + std::to_string(m) + " 7 kernels" + (policy ? " engine shapes" : " w8u1"), us,
              static_cast<double>((QKV + H + 2 * I) * H + H * I));
     }
   }
