@@ -1,6 +1,7 @@
 // The client must not be the bottleneck: against a mock that answers at once (keep-alive, small
-// JSON), the requests per second the client itself pushes through, printed, with a floor well
-// above 5x the highest request rate the dashboard's runs use.
+// JSON), the requests per second the client itself pushes through, printed, with a floor of 5x
+// the highest request rate measured against a server (docs/PERF.md#server-cpu: our server on
+// tiny-chat saturates at 550-680 requests/s; the H200 runs of PERF.md#dashboard reach 160).
 #include <gtest/gtest.h>
 
 #include "core/bench/bench_metrics.h"
@@ -9,7 +10,7 @@
 namespace inferdesk::test {
 namespace {
 
-TEST(Capacity, TheClientSustainsHundredsOfRequestsPerSecondOnTwoCores) {
+TEST(Capacity, TheClientSustainsFiveTimesTheHighestMeasuredRate) {
   MockServer mock([](const MockRequest&) {
     MockResponse m;
     m.sse = false;
@@ -27,7 +28,8 @@ TEST(Capacity, TheClientSustainsHundredsOfRequestsPerSecondOnTwoCores) {
   EXPECT_EQ(s.completed, 3000) << (s.errors.empty() ? "" : s.errors[0]);
   std::printf("client capacity: %.0f requests/s (%zu requests, concurrency 32, %.2f s)\n", s.request_throughput,
               reqs.size(), run.duration_s);
-  EXPECT_GE(s.request_throughput, 500.0);
+  constexpr double kHighestMeasured = 680;  // requests/s
+  EXPECT_GE(s.request_throughput, 5 * kHighestMeasured);
 }
 
 }  // namespace
