@@ -29,7 +29,7 @@ std::string quant_part(const nlohmann::json& j) {
   std::string s;
   const std::string q = j.value("quantization", std::string("none"));
   if (q != "none") s += ", " + q;
-  if (j.value("kv_cache_dtype", std::string("auto")) == "fp8") s += ", fp8 KV cache";
+  if (const std::string kv = j.value("kv_cache_dtype", std::string("auto")); kv != "auto") s += ", " + kv + " KV cache";
   return s;
 }
 

@@ -57,9 +57,10 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
       ->check(CLI::IsMember({"none", "fp8", "int8", "int4"}))
       ->default_val("none");
   c->add_option("--kv-cache-dtype", b.kv_cache_dtype,
-                "KV cache precision: auto (the backend's activations) or fp8 (E4M3 with the checkpoint's "
-                "per-layer scales, 1.0 without: half the memory of BF16)")
-      ->check(CLI::IsMember({"auto", "fp8"}))
+                "KV cache precision: auto (the backend's activations), fp8 (E4M3 with the checkpoint's "
+                "per-layer scales, 1.0 without: half the memory of BF16) or int8 (per token and head, "
+                "scale and zero point computed online; CPU backend)")
+      ->check(CLI::IsMember({"auto", "fp8", "int8"}))
       ->default_val("auto");
   c->add_option("--cuda-option", b.cuda_options, "CUDA: tuning key=value, repeatable (see the list below)")
       ->type_name("KEY=VALUE");
@@ -73,7 +74,9 @@ EngineOptions engine_options(const BackendChoice& b, int64_t kv_cache_mb) {
   o.gpu_memory_utilization = b.gpu_memory_utilization;
   o.overlap_steps = b.overlap_steps;
   o.block_size = b.block_size;
-  o.kv_cache_dtype = b.kv_cache_dtype == "fp8" ? KvCacheDtype::Fp8 : KvCacheDtype::Auto;
+  o.kv_cache_dtype = b.kv_cache_dtype == "fp8"    ? KvCacheDtype::Fp8
+                     : b.kv_cache_dtype == "int8" ? KvCacheDtype::Int8
+                                                  : KvCacheDtype::Auto;
   return o;
 }
 

@@ -13,6 +13,18 @@ Buffer Backend::load_weight_rows(const std::vector<HostTensor>&, int64_t) {
   throw Error(ErrorCode::Unsupported, name() + " backend does not stack weights");
 }
 
+const char* kv_dtype_name(KvCacheDtype d) {
+  switch (d) {
+    case KvCacheDtype::Fp8:
+      return "fp8";
+    case KvCacheDtype::Int8:
+      return "int8";
+    case KvCacheDtype::Auto:
+      break;
+  }
+  return "auto";
+}
+
 std::string describe(const QuantInfo& q) {
   if (q.scheme == QuantScheme::None) return "none";
   const bool integer = q.scheme == QuantScheme::Int;

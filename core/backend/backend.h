@@ -102,7 +102,14 @@ class Buffer {
 // address the cache through slots and block ids.
 // Fp8 stores K and V as E4M3 times a per-layer scale (k_scales / v_scales, 1.0 when empty):
 // stored = sat_e4m3(value * (1 / scale)), read back as stored * scale.
-enum class KvCacheDtype : uint8_t { Auto, Fp8 };
+// Int8 stores each token's K (and V) of each KV head as 8-bit codes with a scale and zero point
+// computed online from that head_dim-long row (LMDeploy's per-token, per-head asymmetric scheme):
+// s = max((max - min) / 255, kKvInt8MinScale), z = -min / s, q = clamp(floor(x / s + z + 0.5), 0,
+// 255), read back as (q - z) * s; float32 math.
+enum class KvCacheDtype : uint8_t { Auto, Fp8, Int8 };
+inline constexpr float kKvInt8MinScale = 1e-8f;  // a constant row still gets a finite scale
+// "auto", "fp8", "int8" (messages, JSON).
+const char* kv_dtype_name(KvCacheDtype d);
 struct KvCacheShape {
   int32_t num_layers = 0;
   int32_t num_blocks = 0;

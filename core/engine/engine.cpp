@@ -56,7 +56,8 @@ Engine::Engine(LoadedModel model, EngineOptions options)
   shape.dtype = options_.kv_cache_dtype;
   if (!model_.backend->supports_kv_dtype(shape.dtype))
     throw Error(ErrorCode::Unsupported,
-                "the " + model_.backend->name() + " backend has no FP8 KV cache on this device");
+                "the " + model_.backend->name() + " backend has no " + kv_dtype_name(shape.dtype) +
+                    " KV cache on this device");
   if (shape.dtype == KvCacheDtype::Fp8) {
     shape.k_scales = model_.kv_k_scales;
     shape.v_scales = model_.kv_v_scales;

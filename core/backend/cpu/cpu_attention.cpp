@@ -22,6 +22,18 @@ void round_through_fp8(float* x, int64_t n, float scale) {
   const float inv = 1.0f / scale;
   for (int64_t i = 0; i < n; ++i) x[i] = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x[i] * inv)) * scale;
 }
+
+// What one head's row reads back as from the 8-bit cache (KvCacheShape's Int8 definition).
+void round_through_int8(float* x, int64_t n) {
+  float lo = x[0], hi = x[0];
+  for (int64_t i = 1; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+  const float s = std::max((hi - lo) / 255.0f, kKvInt8MinScale);
+  const float z = -lo / s;
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = std::clamp(std::floor(x[i] / s + z + 0.5f), 0.0f, 255.0f);
+    x[i] = (q - z) * s;
+  }
+}
 }  // namespace
 
 // cos/sin per token and frequency, computed once per step and RopeConfig. The angle is the float32
@@ -108,6 +120,9 @@ void CpuBackend::write_kv(int32_t layer, const Tensor& k, const Tensor& v) {
       if (s.dtype == KvCacheDtype::Fp8) {
         round_through_fp8(kc + o, s.head_dim, kv_scale(s.k_scales, layer));
         round_through_fp8(vc + o, s.head_dim, kv_scale(s.v_scales, layer));
+      } else if (s.dtype == KvCacheDtype::Int8) {
+        round_through_int8(kc + o, s.head_dim);
+        round_through_int8(vc + o, s.head_dim);
       }
     }
   }

@@ -58,7 +58,9 @@ class CpuBackend final : public Backend {
   bool supports_quant(const QuantInfo& q) const override;
   // Fp8: K/V are rounded through E4M3 with the layer's scale as they are written (the reference
   // numerics of an FP8 cache); the cache itself stays float32.
-  bool supports_kv_dtype(KvCacheDtype d) const override { return d == KvCacheDtype::Auto || d == KvCacheDtype::Fp8; }
+  bool supports_kv_dtype(KvCacheDtype d) const override {
+    return d == KvCacheDtype::Auto || d == KvCacheDtype::Fp8 || d == KvCacheDtype::Int8;
+  }
   void init_kv_cache(const KvCacheShape& shape) override;
   int64_t kv_block_bytes(const KvCacheShape& shape) const override;
   MemoryInfo memory_info() const override;
