@@ -40,6 +40,19 @@ int64_t backend_weight_bytes(const ModelConfig& c, int64_t params, int64_t store
   return on_load_weight_bytes(c, params, stored_bytes, 1.0, cuda);
 }
 
+double on_load_projection_bytes(LoadQuantization q) {
+  switch (q) {
+    case LoadQuantization::Fp8:
+    case LoadQuantization::Int8:
+      return 1.0;
+    case LoadQuantization::Int4:
+      return 0.5 + 4.0 / 128.0;  // nibbles and an F32 scale per 128
+    case LoadQuantization::None:
+      break;
+  }
+  return 0.0;
+}
+
 int64_t on_load_weight_bytes(const ModelConfig& c, int64_t params, int64_t stored_bytes, double projection_bytes,
                              bool cuda) {
   const int64_t embed = c.vocab_size * c.hidden_size * (c.tie_word_embeddings ? 1 : 2);

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "core/engine/model_loader.h"
 #include "core/model/config.h"
 #include "core/util/dtype.h"
 
@@ -48,6 +49,8 @@ int64_t backend_weight_bytes(const ModelConfig& config, int64_t params, int64_t 
 // (codes and scales: fp8 1, int8 per channel 1, int4 in groups of 128 0.5 + 4/128).
 int64_t on_load_weight_bytes(const ModelConfig& config, int64_t params, int64_t stored_bytes, double projection_bytes,
                              bool cuda);
+// Those bytes per parameter for a quantize-on-load choice (0 for None).
+double on_load_projection_bytes(LoadQuantization q);
 
 // Memory to run `config` with `context_tokens` of KV cache in `kv_dtype` (CPU: F32, CUDA: BF16)
 // and steps of up to `max_batched_tokens` tokens; weights counted at `weight_bytes` (what the

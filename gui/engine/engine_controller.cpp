@@ -152,7 +152,7 @@ ModelSummary summary_of(const LoadedModel& model, const std::filesystem::path& d
   s.has_tokenizer = renderer.hasTokenizer();
   s.has_chat_template = renderer.hasChatTemplate();
   s.quantization = QString::fromStdString(model.quantization);
-  s.kv_cache_fp8 = precision.kv_cache_fp8;
+  s.kv_cache = precision.kv_cache;
   return s;
 }
 }  // namespace
@@ -176,7 +176,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
       throw Error(ErrorCode::InvalidArgument, "context length and KV budget must not be negative");
     const std::filesystem::path dir = path.toStdString();
     LoadOptions lo;
-    lo.quantization = precision.quantize_fp8 ? LoadQuantization::Fp8 : LoadQuantization::None;
+    lo.quantization = precision.quantization;
     LoadedModel model = load_model_folder(dir, make_backend_by_name(backend, cuda_), progress, lo);
     const int64_t max_pos = model.config.max_position_embeddings;
     if (contextLength > max_pos)
@@ -184,7 +184,7 @@ void EngineController::loadModel(const QString& path, const QString& backend, in
                                                   " is longer than the model's maximum " + std::to_string(max_pos));
     EngineOptions options;
     options.max_model_len = contextLength;
-    options.kv_cache_dtype = precision.kv_cache_fp8 ? KvCacheDtype::Fp8 : KvCacheDtype::Auto;
+    options.kv_cache_dtype = precision.kv_cache;
     const int64_t ctx = contextLength > 0 ? contextLength : max_pos;
     if (kvBudgetBytes > 0)
       options.kv_cache_bytes = kvBudgetBytes;

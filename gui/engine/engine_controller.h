@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/backend/cuda_options.h"
+#include "core/engine/model_loader.h"
 #include "core/engine/stats.h"
 #include "core/sample/sampling_params.h"
 #include "core/tokenizer/tokenizer.h"
@@ -50,8 +51,9 @@ namespace inferdesk::gui {
 // What is loaded (a copy; immutable while the model stays loaded).
 // The precision a model loads with (core LoadOptions, EngineOptions::kv_cache_dtype).
 struct LoadPrecision {
-  bool quantize_fp8 = false;  // quantize an unquantized folder's projections to FP8 as it loads
-  bool kv_cache_fp8 = false;  // an E4M3 KV cache (half the memory of BF16)
+  // Quantize an unquantized folder's projections as it loads (FP8, or INT8 / INT4 round-to-nearest).
+  LoadQuantization quantization = LoadQuantization::None;
+  KvCacheDtype kv_cache = KvCacheDtype::Auto;  // E4M3 (half the memory of BF16) or 8-bit codes
 };
 
 struct ModelSummary {
@@ -73,7 +75,7 @@ struct ModelSummary {
   bool has_tokenizer = false;
   bool has_chat_template = false;
   QString quantization;  // the weights' scheme as loaded ("none", "fp8 e4m3 per-channel, ...")
-  bool kv_cache_fp8 = false;
+  KvCacheDtype kv_cache = KvCacheDtype::Auto;
 };
 
 // One finished request (finished signal): what the chat page shows under a reply and stores.

@@ -100,9 +100,9 @@ void HubFeature::showModel(qint64 id) {
   if (!models_) return;
   if (ctx_.show_page) ctx_.show_page(Page::Models);
   if (!models_->selectModel(id)) return;
-  // The quantize step's choice, in the load form: FP8 on load ticked for this model.
-  QCheckBox* fp8 = models_->quantizeBox();
-  if (fp8 && fp8->isEnabled() && load_quantization(ctx_.settings, id) == LoadQuantization::Fp8) fp8->setChecked(true);
+  // The quantize step's choice, in the load form.
+  const LoadQuantization q = load_quantization(ctx_.settings, id);
+  if (q != LoadQuantization::None) models_->preferQuantization(q);
 }
 
 void HubFeature::showToken() {

@@ -148,9 +148,13 @@ MemoryCheck ModelManager::checkMemory(const ModelInfo& info, const QString& back
   const bool cuda = backend == "cuda";
   // CPU keeps weights as stored (read in place) and a float32 cache; CUDA keeps BF16 weights and
   // a BF16 cache (E4M3 with an FP8 KV cache).
-  const DType kv = !cuda ? DType::F32 : precision.kv_cache_fp8 ? DType::F8E4M3 : DType::BF16;
-  const int64_t weights = backend_weight_bytes(info.config, info.params_total, info.weight_bytes,
-                                               info.config.quantization.quantized(), cuda, precision.quantize_fp8);
+  const DType kv = !cuda ? DType::F32 : precision.kv_cache == KvCacheDtype::Fp8 ? DType::F8E4M3 : DType::BF16;
+  const int64_t weights =
+      precision.quantization == LoadQuantization::None
+          ? backend_weight_bytes(info.config, info.params_total, info.weight_bytes,
+                                 info.config.quantization.quantized(), cuda, false)
+          : on_load_weight_bytes(info.config, info.params_total, info.weight_bytes,
+                                 on_load_projection_bytes(precision.quantization), cuda);
   const MemoryEstimate e = estimate_memory(info.config, weights, m.context, kv);
   m.weights = e.weights;
   m.kv_cache = e.kv_cache;
@@ -204,7 +208,11 @@ bool ModelManager::load(qint64 id, const QString& backend, qint64 context, QStri
   if (backend == "cuda" && !cuda_status().usable)
     return refuse(tr("CUDA is not available: %1").arg(cuda_status().reason));
   if (!ctx_.engine) return refuse(tr("there is no engine"));
-  if (precision.quantize_fp8 && row->facts && row->facts->quantization != "none" && !row->facts->quantization.isEmpty())
+  if (backend == "cuda" && (precision.quantization == LoadQuantization::Int8 ||
+                            precision.quantization == LoadQuantization::Int4 || precision.kv_cache == KvCacheDtype::Int8))
+    return refuse(tr("the CUDA backend runs no integer weights or 8-bit KV cache yet: choose the CPU backend, or FP8"));
+  if (precision.quantization != LoadQuantization::None && row->facts && row->facts->quantization != "none" &&
+      !row->facts->quantization.isEmpty())
     return refuse(
         tr("%1 is already quantized (%2): it loads as published").arg(row->display_name, row->facts->quantization));
   const MemoryCheck m = checkMemory(id, backend, context, budget, precision);

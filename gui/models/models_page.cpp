@@ -91,12 +91,16 @@ QGroupBox* ModelsPage::buildLoadBox() {
   form->addRow(tr("Backend"), backend_);
   form->addRow(QString(), cuda_note_);
   form->addRow(tr("Context"), context_);
-  quantize_ = new QCheckBox(tr("Quantize to FP8 on load"));
-  quantize_->setToolTip(tr("E4M3 weights with a scale per output channel and activations quantized per token: "
-                           "about half the memory of BF16 and faster on GPUs with FP8 tensor cores"));
+  quantize_ = new QComboBox();
+  quantize_->addItem(tr("As published"), "none");
+  quantize_->addItem(tr("FP8 on load (E4M3 per channel, activations per token)"), "fp8");
+  quantize_->addItem(tr("INT8 on load (weight-only, per channel; CPU)"), "int8");
+  quantize_->addItem(tr("INT4 on load (weight-only, groups of 128; CPU)"), "int4");
+  quantize_->setToolTip(quantizeHelp());
   kv_dtype_ = new QComboBox();
   kv_dtype_->addItem(tr("Auto (the backend's precision)"), "auto");
   kv_dtype_->addItem(tr("FP8 (E4M3, half the memory)"), "fp8");
+  kv_dtype_->addItem(tr("INT8 (per token and head; CPU)"), "int8");
   form->addRow(tr("Weights"), quantize_);
   form->addRow(tr("KV cache"), kv_dtype_);
   form->addRow(tr("Memory"), estimate_);
@@ -179,7 +183,7 @@ void ModelsPage::buildUi() {
   connect(manager_.table(), &QAbstractItemModel::dataChanged, this, [this] { updateButtons(); });
   connect(backend_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
   connect(context_, &QSpinBox::valueChanged, this, &ModelsPage::updateEstimate);
-  connect(quantize_, &QCheckBox::toggled, this, &ModelsPage::updateEstimate);
+  connect(quantize_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
   connect(kv_dtype_, &QComboBox::currentIndexChanged, this, &ModelsPage::updateEstimate);
 }
 
@@ -207,9 +211,32 @@ void ModelsPage::addFolderWithDialog() {
 
 LoadPrecision ModelsPage::chosenPrecision() const {
   LoadPrecision p;
-  p.quantize_fp8 = quantize_->isEnabled() && quantize_->isChecked();
-  p.kv_cache_fp8 = kv_dtype_->currentData().toString() == "fp8";
+  const QString q = quantize_->isEnabled() ? quantize_->currentData().toString() : QString("none");
+  p.quantization = q == "fp8"    ? LoadQuantization::Fp8
+                   : q == "int8" ? LoadQuantization::Int8
+                   : q == "int4" ? LoadQuantization::Int4
+                                 : LoadQuantization::None;
+  const QString kv = kv_dtype_->currentData().toString();
+  p.kv_cache = kv == "fp8" ? KvCacheDtype::Fp8 : kv == "int8" ? KvCacheDtype::Int8 : KvCacheDtype::Auto;
   return p;
+}
+
+QString ModelsPage::quantizeHelp() const {
+  return tr("Quantize an unquantized folder's projections as it loads, round-to-nearest: FP8 is about half the "
+            "memory of BF16 and faster on GPUs with FP8 tensor cores; INT8 and INT4 (a half and about a quarter) "
+            "run on the CPU backend. For AWQ, run `inferdesk-cli quantize --method awq` and add the folder it "
+            "writes.");
+}
+
+bool ModelsPage::preferQuantization(LoadQuantization q) {
+  const char* key = q == LoadQuantization::Fp8    ? "fp8"
+                    : q == LoadQuantization::Int8 ? "int8"
+                    : q == LoadQuantization::Int4 ? "int4"
+                                                  : "none";
+  const int i = quantize_->findData(QString(key));
+  if (!quantize_->isEnabled() || i < 0) return false;
+  quantize_->setCurrentIndex(i);
+  return true;
 }
 
 void ModelsPage::loadSelected() {
@@ -271,10 +298,11 @@ void ModelsPage::showDetails() {
                           .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
                                f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)"))
                           .arg(f.quantization.isEmpty() ? tr("none") : f.quantization.toHtmlEscaped()));
-    // An FP8 folder loads as published: quantizing it again is not offered.
+    // A quantized folder loads as published: quantizing it again is not offered.
     const bool quantized = !f.quantization.isEmpty() && f.quantization != "none";
+    if (quantized) quantize_->setCurrentIndex(0);
     quantize_->setEnabled(!quantized);
-    quantize_->setToolTip(quantized ? tr("already quantized: %1").arg(f.quantization) : quantize_->toolTip());
+    quantize_->setToolTip(quantized ? tr("already quantized: %1").arg(f.quantization) : quantizeHelp());
     model_max_context_ = f.context_length;
     const int max_ctx = static_cast<int>(std::clamp<qint64>(f.context_length, 16, kLongestContext));
     const QSignalBlocker block(context_);

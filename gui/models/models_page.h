@@ -33,7 +33,13 @@ class ModelsPage : public QWidget {
   QTableView* tableView() const { return table_; }
   QComboBox* backendBox() const { return backend_; }
   QSpinBox* contextBox() const { return context_; }
-  QCheckBox* quantizeBox() const { return quantize_; }
+  // The weights' quantize-on-load choice (data: "none", "fp8", "int8", "int4") and the KV cache's
+  // ("auto", "fp8", "int8").
+  QComboBox* quantizeChoice() const { return quantize_; }
+  QComboBox* kvCacheChoice() const { return kv_dtype_; }
+  // Selects `q` in the weights choice where the selected model allows it (the download wizard's
+  // recorded preference); false when it does not.
+  bool preferQuantization(LoadQuantization q);
   QComboBox* kvDtypeBox() const { return kv_dtype_; }
   QLabel* estimateLabel() const { return estimate_; }
   QLabel* statusLabel() const { return status_; }
@@ -75,7 +81,8 @@ class ModelsPage : public QWidget {
   QComboBox* backend_ = nullptr;
   QLabel* cuda_note_ = nullptr;
   QSpinBox* context_ = nullptr;
-  QCheckBox* quantize_ = nullptr;
+  QString quantizeHelp() const;
+  QComboBox* quantize_ = nullptr;
   QComboBox* kv_dtype_ = nullptr;
   QLabel* estimate_ = nullptr;
   QPushButton* add_ = nullptr;

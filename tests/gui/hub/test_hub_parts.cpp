@@ -6,6 +6,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
@@ -505,11 +506,11 @@ class TestHubParts : public QObject {
     const AddModelResult added = app.window.modelsPage()->manager()->addFolder(gt::fixture("tiny-chat"));
     QVERIFY(added.ok);
     set_load_quantization(app.session.context().settings, added.id, LoadQuantization::Fp8);
-    QVERIFY(!app.window.modelsPage()->quantizeBox()->isChecked());
+    QCOMPARE(app.window.modelsPage()->quantizeChoice()->currentData().toString(), QString("none"));
     feature->showModel(added.id);
     QCOMPARE(app.window.currentPage(), Page::Models);
     QCOMPARE(app.window.modelsPage()->selectedId(), added.id);
-    QVERIFY(app.window.modelsPage()->quantizeBox()->isChecked());
+    QCOMPARE(app.window.modelsPage()->quantizeChoice()->currentData().toString(), QString("fp8"));
     for (const char* v : {"HF_ENDPOINT", "HF_HUB_CACHE", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS"}) qunsetenv(v);
   }
 };

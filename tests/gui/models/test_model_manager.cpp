@@ -215,9 +215,9 @@ class TestModelManager : public QObject {
     const qint64 fp8 = mm.addFolder(fixture("../models-fp8/qwen3-channel")).id;
     const qint64 big = qint64(1) << 40;
     LoadPrecision q;
-    q.quantize_fp8 = true;
+    q.quantization = LoadQuantization::Fp8;
     LoadPrecision kv;
-    kv.kv_cache_fp8 = true;
+    kv.kv_cache = KvCacheDtype::Fp8;
     const MemoryCheck bf16 = mm.checkMemory(id, "cuda", 4096, big), on_load = mm.checkMemory(id, "cuda", 4096, big, q);
     const MemoryCheck folder = mm.checkMemory(fp8, "cuda", 4096, big), kv8 = mm.checkMemory(id, "cuda", 4096, big, kv);
     // FP8 projections: less than BF16, and what the FP8 folder stores within its scales' bytes.
@@ -226,6 +226,14 @@ class TestModelManager : public QObject {
     // An E4M3 cache is half the BF16 one on CUDA; the CPU's stays float32.
     QCOMPARE(kv8.kv_cache * 2, bf16.kv_cache);
     QCOMPARE(mm.checkMemory(id, "cpu", 4096, big, kv).kv_cache, mm.checkMemory(id, "cpu", 4096, big).kv_cache);
+    // INT8 and INT4 on load: a byte and a bit over half a byte per projection weight.
+    LoadPrecision i8, i4;
+    i8.quantization = LoadQuantization::Int8;
+    i4.quantization = LoadQuantization::Int4;
+    const MemoryCheck w8 = mm.checkMemory(id, "cpu", 4096, big, i8), w4 = mm.checkMemory(id, "cpu", 4096, big, i4);
+    QCOMPARE(w8.weights, mm.checkMemory(id, "cpu", 4096, big, q).weights);  // FP8 is a byte a weight too
+    QVERIFY(w4.weights < w8.weights);
+    QVERIFY(w4.weights > w8.weights / 2);
   }
 
   void loadsWithFp8WeightsAndKvCache() {
@@ -239,8 +247,8 @@ class TestModelManager : public QObject {
     test::ControllerRelay relay(engine.controller());
     QSignalSpy loaded(&relay, &test::ControllerRelay::modelLoaded);
     LoadPrecision p;
-    p.quantize_fp8 = true;
-    p.kv_cache_fp8 = true;
+    p.quantization = LoadQuantization::Fp8;
+    p.kv_cache = KvCacheDtype::Fp8;
     // An FP8 folder is not quantized again.
     QString reason;
     QVERIFY(!mm.load(fp8, "cpu", 1024, &reason, std::nullopt, p));
@@ -250,7 +258,17 @@ class TestModelManager : public QObject {
     const auto summary = engine.controller()->loadedModel();
     QVERIFY(summary.has_value());
     QVERIFY2(summary->quantization.contains("fp8 e4m3 per-channel"), qPrintable(summary->quantization));
-    QVERIFY(summary->kv_cache_fp8);
+    QCOMPARE(summary->kv_cache, KvCacheDtype::Fp8);
+    mm.unload();
+    // INT4 weights and the 8-bit KV cache, quantized as the model loads on the CPU.
+    p.quantization = LoadQuantization::Int4;
+    p.kv_cache = KvCacheDtype::Int8;
+    QVERIFY2(mm.load(id, "cpu", 1024, &reason, std::nullopt, p), qPrintable(reason));
+    QVERIFY(loaded.wait(30000));
+    const auto int4 = engine.controller()->loadedModel();
+    QVERIFY(int4.has_value());
+    QVERIFY2(int4->quantization.contains("int4"), qPrintable(int4->quantization));
+    QCOMPARE(int4->kv_cache, KvCacheDtype::Int8);
     mm.unload();
   }
 
