@@ -14,9 +14,11 @@
 #include "gui/dashboard/endpoint_panel.h"
 #include "gui/dashboard/metric_text.h"
 #include "gui/dashboard/reference_view.h"
+#include "gui/dashboard/result_charts.h"
 #include "gui/dashboard/results_view.h"
 #include "gui/dashboard/workload_editor.h"
 #include "gui/engine/engine_controller.h"
+#include "gui/perf/nice_axis.h"
 #include "gui/perf/time_series_chart.h"
 #include "gui/server/server_controller.h"
 
@@ -43,14 +45,13 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
     progress_->setFormat(tr("point %1 of %2 \u00b7 %3 / %4 requests").arg(point + 1).arg(points).arg(done).arg(total));
   });
   connect(runner_, &DashboardRunner::requestDone, this, [this](const QVector<double>& times, qint64 tokens) {
-    // Quarter-second buckets: a short run still draws a curve while it goes.
+    // Quarter-second buckets while the run goes; the finished run is redrawn with its own width.
     constexpr double kWidth = 0.25;
     const double per_chunk = times.isEmpty() ? 0 : double(tokens) / times.size();
     for (double t : times) live_buckets_[static_cast<int>(t / kWidth)] += per_chunk;
-    live_->clearAll();
-    auto* s = qobject_cast<QLineSeries*>(live_->chart()->series().value(0));
-    for (const auto& [b, n] : live_buckets_) live_->append(s, (b + 0.5) * kWidth, n / kWidth);
-    live_->commit();
+    std::vector<std::pair<double, double>> points;
+    for (const auto& [b, n] : live_buckets_) points.emplace_back(b * kWidth, n / kWidth);
+    drawLive(points, kWidth);
   });
   connect(runner_, &DashboardRunner::pointFinished, this, [this](int i, const QString& what, double tput) {
     status_->setText(tr("Point %1 (%2): %3 output tok/s").arg(i + 1).arg(what).arg(tput, 0, 'f', 1));
@@ -148,7 +149,24 @@ void DashboardPage::stopRun() {
   status_->setText(tr("Stopping\u2026"));
 }
 
+void DashboardPage::drawLive(const std::vector<std::pair<double, double>>& buckets, double width) {
+  live_->clearAll();
+  auto* s = qobject_cast<QLineSeries*>(live_->chart()->series().value(0));
+  double end = 0;
+  for (const auto& [t, v] : buckets) {
+    live_->append(s, t + width / 2, v);
+    end = std::max(end, t + width);
+  }
+  live_->commit();
+  // From 0 to the run's end in round steps, however short the run (a fast server ends in a second).
+  set_nice_range(live_->xAxis(), 0, std::max(end, 0.01), 0, true);
+}
+
 void DashboardPage::onFinished(const DashboardRun& run) {
+  if (!run.points.empty()) {
+    const auto buckets = tokens_per_second(run);
+    drawLive(buckets, buckets.size() > 1 ? buckets[1].first - buckets[0].first : 1.0);
+  }
   run_->setEnabled(true);
   stop_->setEnabled(false);
   if (server_ && server_->isRunning()) server_->stop(tr("the benchmark ended"));

@@ -59,6 +59,7 @@ class DashboardPage : public QWidget {
   QWidget* buildRunTab();
   void onFinished(const DashboardRun& run);
   void updateDefaultTokenizer();
+  void drawLive(const std::vector<std::pair<double, double>>& buckets, double width);
 
   AppContext& ctx_;
   QTabWidget* tabs_ = nullptr;

@@ -16,7 +16,8 @@ const std::vector<double> kPercents{50, 99};
 
 QString number(double v) {
   if (!std::isfinite(v)) return "\u2013";
-  return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
+  // Four significant digits below 100 (seconds-based tools need them), one decimal above.
+  return std::abs(v) >= 100 ? QString::number(v, 'f', 1) : QString::number(v, 'g', 4);
 }
 
 QString distribution_text(const bench::Distribution& d) {
@@ -79,9 +80,10 @@ QTableWidget* make_definitions_table(QWidget* parent) {
       t->setItem(static_cast<int>(i), c, item);
     }
   }
-  t->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+  t->setTextElideMode(Qt::ElideNone);
   t->resizeColumnsToContents();
-  t->resizeRowsToContents();
+  t->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+  t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);  // wrapped definitions stay whole
   return t;
 }
 

@@ -76,6 +76,7 @@ void fill_throughput(QChart* chart, const std::vector<DashboardRun>& runs) {
     s->setName(run_name(runs[i]));
     s->setColor(series_color(static_cast<int>(i)));
     s->setPointsVisible(true);
+    s->setMarkerSize(8);  // a run of one point is a dot: keep it visible
     for (const auto& p : runs[i].points) {
       // An uncapped point is plotted at the number of requests it sent at once.
       const double c = !caps                ? summary_value(p.summary, "request_throughput")
@@ -103,7 +104,9 @@ void fill_percentiles(QChart* chart, const std::vector<DashboardRun>& runs, cons
     set->setBorderColor(series_color(static_cast<int>(i)));
     const auto& s = runs[i].points.empty() ? nlohmann::ordered_json::object() : runs[i].points.back().summary;
     for (const QString& stat : stats) {
-      const double v = summary_value(s, stat.toStdString() + "_" + metric + "_ms");
+      // vLLM files name the 50th percentile "median" unless --metric-percentiles asked for p50.
+      const std::string key = stat.toStdString() + "_" + metric + "_ms";
+      const double v = s.contains(key) || stat != "p50" ? summary_value(s, key) : summary_value(s, "median_" + metric + "_ms");
       *set << v;
       ymax = std::max(ymax, v);
     }

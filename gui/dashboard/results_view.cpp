@@ -11,6 +11,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -36,7 +37,7 @@ ResultsView::ResultsView(AppContext& ctx, QWidget* parent) : QWidget(parent), ct
   list_->setObjectName("savedRuns");
   // Long labels are elided (full text in the tooltip): the list never scrolls sideways.
   list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  list_->setTextElideMode(Qt::ElideMiddle);
+  list_->setTextElideMode(Qt::ElideRight);
   list_->setUniformItemSizes(true);
   list_->setResizeMode(QListView::Adjust);
   list_->setMinimumWidth(180);
@@ -51,10 +52,15 @@ ResultsView::ResultsView(AppContext& ctx, QWidget* parent) : QWidget(parent), ct
   rv->addWidget(summary_);
   tabs_ = new QTabWidget(right);
   tabs_->setObjectName("resultTabs");
-  auto* plots = new QWidget(tabs_);
+  // The plots scroll inside their tab: five charts never set the window's height.
+  auto* scroll = new QScrollArea(tabs_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* plots = new QWidget(scroll);
   grid_ = new QGridLayout(plots);
   grid_->setContentsMargins(0, 0, 0, 0);
-  tabs_->addTab(plots, tr("Plots"));
+  scroll->setWidget(plots);
+  tabs_->addTab(scroll, tr("Plots"));
   auto* detail_tab = new QWidget(tabs_);
   auto* dv = new QVBoxLayout(detail_tab);
   details_title_ = new QLabel(tr("Select a saved run to see every tool's figures for each of its points."), detail_tab);
@@ -199,7 +205,8 @@ void ResultsView::compare(const std::vector<std::int64_t>& ids) {
       shown_.push_back(from_row(store::BenchStore(ctx_.db).get(id)));
       const DashboardRun& r = shown_.back();
       lines << QString("<b>%1</b>: %2 %3 · %4 · GPU %5 · CPU %6 · flags: %7")
-                   .arg(QString::fromStdString(r.label).toHtmlEscaped(), QString::fromStdString(r.engine),
+                   .arg(QString::fromStdString(r.label).toHtmlEscaped(),
+                        r.engine.empty() ? tr("engine unknown") : QString::fromStdString(r.engine).toHtmlEscaped(),
                         QString::fromStdString(r.engine_version), QString::fromStdString(r.model).toHtmlEscaped(),
                         QString::fromStdString(r.machine.value("gpu", std::string("?"))).toHtmlEscaped(),
                         QString::fromStdString(r.machine.value("cpu", std::string("?"))).toHtmlEscaped(),

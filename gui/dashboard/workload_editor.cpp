@@ -61,6 +61,7 @@ WorkloadEditor::WorkloadEditor(QWidget* parent) : QWidget(parent) {
   connect(preset_, &QComboBox::activated, this, &WorkloadEditor::applyPreset);
   connect(dataset_, &QComboBox::currentIndexChanged, this, &WorkloadEditor::updateVisibility);
   connect(sweep_, &QComboBox::currentIndexChanged, this, &WorkloadEditor::updateVisibility);
+  connect(tokenizer_, &QLineEdit::textChanged, this, &WorkloadEditor::updateVisibility);
   applyPreset(0);
 }
 
@@ -161,7 +162,9 @@ void WorkloadEditor::updateVisibility() {
   data_form_->setRowVisible(prefix_len_, d == Dataset::Prefix);
   data_form_->setRowVisible(turns_, d == Dataset::MultiTurn);
   data_form_->setRowVisible(api_, d != Dataset::MultiTurn);
-  data_form_->setRowVisible(vocab_, d == Dataset::Random || d == Dataset::Prefix);
+  // Token ids are drawn only when there is no tokenizer to write text with.
+  const bool ids = tokenizer_->text().trimmed().isEmpty() && default_tokenizer_.isEmpty();
+  data_form_->setRowVisible(vocab_, ids && (d == Dataset::Random || d == Dataset::Prefix));
   load_form_->setRowVisible(sweep_values_, s == SweepKind::Concurrency || s == SweepKind::Rate);
   load_form_->setRowVisible(guidellm_points_, s == SweepKind::Guidellm);
   tokenizer_->setPlaceholderText(default_tokenizer_.isEmpty() ? tr("none: token-id prompts") : default_tokenizer_);
