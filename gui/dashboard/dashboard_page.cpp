@@ -51,6 +51,7 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
     for (double t : times) live_buckets_[static_cast<int>(t / kWidth)] += per_chunk;
     std::vector<std::pair<double, double>> points;
     for (const auto& [b, n] : live_buckets_) points.emplace_back(b * kWidth, n / kWidth);
+    if (points.size() > 1) points.pop_back();  // the newest bucket is still filling: not a real drop
     drawLive(points, kWidth);
   });
   connect(runner_, &DashboardRunner::pointFinished, this, [this](int i, const QString& what, double tput) {
