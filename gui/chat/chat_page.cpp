@@ -606,8 +606,9 @@ void ChatPage::updateModelLabel() {
     // A remote endpoint answers: name its model (the one the requests ask for) and where it runs.
     const auto& ep = remote->endpoint();
     const QString model = ep.model.empty() ? tr("the server's default model") : QString::fromStdString(ep.model);
-    model_label_->setFullText(tr("%1 \u00b7 %2 (remote)").arg(model, QString::fromStdString(ep.name)));
-    model_label_->setDetailToolTip(QString::fromStdString(ep.base_url));
+    // The picker beside it names the endpoint; the label names the model, the tooltip where it runs.
+    model_label_->setFullText(tr("%1 (remote)").arg(model));
+    model_label_->setDetailToolTip(tr("%1 at %2").arg(QString::fromStdString(ep.name), QString::fromStdString(ep.base_url)));
     view_->setPlaceholder(tr("Replies come from %1. Type a message below.").arg(QString::fromStdString(ep.name).toHtmlEscaped()));
     load_link_->setVisible(false);
     return;

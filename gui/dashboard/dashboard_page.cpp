@@ -181,9 +181,9 @@ void DashboardPage::onFinished(const DashboardRun& run) {
     const std::int64_t id = store::BenchStore(ctx_.db).save_run(to_row(run));
     results_->reload();
     if (run.status != "failed")
-      status_->setText(tr("Saved \u201c%1\u201d (%2, %3 points). See the Results tab.")
-                           .arg(QString::fromStdString(run.label), QString::fromStdString(run.status))
-                           .arg(run.points.size()));
+      status_->setText(tr("Saved \u201c%1\u201d (%2, %3). See the Results tab.")
+                           .arg(QString::fromStdString(run.label), QString::fromStdString(run.status),
+                                run.points.size() == 1 ? tr("1 point") : tr("%1 points").arg(run.points.size())));
     emit runSaved(id);
   } catch (const std::exception& e) {
     emit errorMessage(tr("could not save the run: %1").arg(e.what()));

@@ -19,9 +19,10 @@
 namespace inferdesk::gui {
 namespace {
 
+// "#12 label (engine)": the id first, so runs of one endpoint stay apart in an elided legend.
 QString run_name(const DashboardRun& r) {
   QString name = QString::fromStdString(r.label.empty() ? r.endpoint_name : r.label);
-  if (r.id > 0) name += QString(" #%1").arg(r.id);  // runs of one endpoint share a label
+  if (r.id > 0) name = QString("#%1 ").arg(r.id) + name;
   if (!r.engine.empty() && name.indexOf(QString::fromStdString(r.engine)) < 0)
     name += " (" + QString::fromStdString(r.engine) + ")";
   return name;
@@ -76,7 +77,7 @@ void fill_throughput(QChart* chart, const std::vector<DashboardRun>& runs) {
     s->setName(run_name(runs[i]));
     s->setColor(series_color(static_cast<int>(i)));
     s->setPointsVisible(true);
-    s->setMarkerSize(8);  // a run of one point is a dot: keep it visible
+    s->setMarkerSize(7);  // a run of one point is a dot: keep it visible
     for (const auto& p : runs[i].points) {
       // An uncapped point is plotted at the number of requests it sent at once.
       const double c = !caps                ? summary_value(p.summary, "request_throughput")
@@ -220,6 +221,9 @@ QChartView* make_plot(PlotKind kind, const std::vector<DashboardRun>& runs, QWid
   auto* chart = new QChart();
   chart->setTitle(plot_title(kind));
   chart->legend()->setAlignment(Qt::AlignBottom);
+  QFont small = chart->legend()->font();  // a smaller legend shows more of each run's name
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  chart->legend()->setFont(small);
   chart->setMargins(QMargins(4, 4, 4, 4));
   switch (kind) {
     case PlotKind::Throughput: fill_throughput(chart, runs); break;
