@@ -58,10 +58,17 @@ WorkloadEditor::WorkloadEditor(QWidget* parent) : QWidget(parent) {
   row->addWidget(buildDatasetBox(), 1);
   row->addWidget(buildLoadBox(), 1);
   v->addLayout(row);
+  v->addStretch(1);  // spare height (fields hidden) goes below the boxes
   connect(preset_, &QComboBox::activated, this, &WorkloadEditor::applyPreset);
   connect(dataset_, &QComboBox::currentIndexChanged, this, &WorkloadEditor::updateVisibility);
   connect(sweep_, &QComboBox::currentIndexChanged, this, &WorkloadEditor::updateVisibility);
   connect(tokenizer_, &QLineEdit::textChanged, this, &WorkloadEditor::updateVisibility);
+  // Reserve the height of the tallest field set (shared prefix, token ids, a value sweep), so the
+  // Run button and the live plot below do not jump when fields come and go.
+  dataset_->setCurrentIndex(static_cast<int>(Dataset::Prefix));
+  sweep_->setCurrentIndex(static_cast<int>(SweepKind::Concurrency));
+  updateVisibility();
+  setMinimumHeight(sizeHint().height());
   applyPreset(0);
 }
 
