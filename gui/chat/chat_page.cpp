@@ -529,7 +529,8 @@ void ChatPage::sendComposerText() {
     return;
   }
   clearNotice();
-  if (!ctx_.engine || !ctx_.engine->isLoaded()) {
+  // Whoever answers must be ready: the embedded engine needs a loaded model, a remote endpoint not.
+  if (!session_->provider() || !session_->provider()->ready()) {
     showLoadModelFirst();
     return;
   }
@@ -607,8 +608,9 @@ void ChatPage::updateModelLabel() {
     const auto& ep = remote->endpoint();
     const QString model = ep.model.empty() ? tr("the server's default model") : QString::fromStdString(ep.model);
     // The picker beside it names the endpoint; the label names the model, the tooltip where it runs.
-    model_label_->setFullText(tr("%1 (remote)").arg(model));
-    model_label_->setDetailToolTip(tr("%1 at %2").arg(QString::fromStdString(ep.name), QString::fromStdString(ep.base_url)));
+    model_label_->setFullText(model);
+    model_label_->setDetailToolTip(tr("The model of the remote endpoint %1 at %2")
+                                       .arg(QString::fromStdString(ep.name), QString::fromStdString(ep.base_url)));
     view_->setPlaceholder(tr("Replies come from %1. Type a message below.").arg(QString::fromStdString(ep.name).toHtmlEscaped()));
     load_link_->setVisible(false);
     return;

@@ -6,6 +6,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QLineSeries>
@@ -499,6 +500,13 @@ class TestDashboard : public QObject {
     QVERIFY(page.providerPicker()->choose("remote tiny"));
     QVERIFY2(page.modelLabel()->text().contains("tiny-remote-model"), qPrintable(page.modelLabel()->text()));
     QVERIFY2(page.modelLabel()->toolTip().contains("remote tiny"), qPrintable(page.modelLabel()->toolTip()));
+    // With no model loaded here, the composer still sends to the remote endpoint.
+    QSignalSpy finished(page.session(), &ChatSession::replyFinished);
+    page.composer()->setPlainText("Hello from the chat page");
+    page.sendComposerText();
+    QVERIFY(page.composer()->toPlainText().isEmpty());
+    QVERIFY(finished.wait(60000));
+    page.session()->flushWrites();
     QVERIFY(page.providerPicker()->choose(""));
     QCOMPARE(page.modelLabel()->text(), before);
     // The remote chat asks for a natural reply: no ignore_eos in its body.
