@@ -29,13 +29,15 @@ QString distribution_text(const bench::Distribution& d) {
 // vLLM's row of a point from its saved summary ("vllm.ttft" -> mean/median/p99_ttft_ms).
 QString vllm_cell(const bench::MetricDefinition& d, const nlohmann::ordered_json& summary) {
   const std::string stem = d.id.substr(d.id.find('.') + 1);
-  if (!d.per_request) return summary.contains(stem) ? number(summary_value(summary, stem)) : QString();
+  auto has = [&](const std::string& key) { return summary.contains(key) && summary[key].is_number(); };
+  if (!d.per_request) return has(stem) ? number(summary_value(summary, stem)) : QString("\u2013");  // null: not measured
   const std::string mean = "mean_" + stem + "_ms";
-  if (!summary.contains(mean)) return {};
+  if (!has(mean)) return {};
   QString s = number(summary_value(summary, mean));
-  for (const char* p : {"p50", "p99"})
-    if (summary.contains(std::string(p) + "_" + stem + "_ms"))
-      s += QString(" \u00b7 %1 %2").arg(p).arg(number(summary_value(summary, std::string(p) + "_" + stem + "_ms")));
+  // vLLM files name the 50th percentile "median" unless p50 was asked for.
+  const std::string p50 = has("p50_" + stem + "_ms") ? "p50_" + stem + "_ms" : "median_" + stem + "_ms";
+  if (has(p50)) s += QString(" \u00b7 p50 %1").arg(number(summary_value(summary, p50)));
+  if (has("p99_" + stem + "_ms")) s += QString(" \u00b7 p99 %1").arg(number(summary_value(summary, "p99_" + stem + "_ms")));
   return s;
 }
 
