@@ -1,5 +1,7 @@
 #include "core/hub/http.h"
 
+#include "core/util/curl_easy.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -137,27 +139,17 @@ HttpResponse perform(const HttpOptions& o, const HttpRequest& r, BodySink* sink)
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   for (const auto& h : r.headers) headers.reset(curl_slist_append(headers.release(), h.c_str()));
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_URL, r.url.c_str());
+  curl_easy::set_request(c, r.url.c_str(), headers.get(), o.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(c, CURLOPT_USERAGENT, o.user_agent.c_str());
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   if (r.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, r.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout.count()));
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, o.low_speed_bytes);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.low_speed_time.count()));
   if (!sink) curl_easy_setopt(c, CURLOPT_TIMEOUT, static_cast<long>(o.api_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy::set_callbacks(c, &t, on_body, on_header, on_progress);
   const CURLcode rc = curl_easy_perform(c);
   if (t.error) std::rethrow_exception(t.error);
   char* effective = nullptr;

@@ -1,5 +1,7 @@
 #include "core/remote/http_client.h"
 
+#include "core/util/curl_easy.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -72,11 +74,7 @@ HttpResult http_call(const HttpCall& call) {
   if (!call.bearer.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + call.bearer).c_str());
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_guard(headers, curl_slist_free_all);
   CURL* h = curl.get();
-  curl_easy_setopt(h, CURLOPT_URL, call.url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // worker threads: no SIGALRM for DNS timeouts
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "inferdesk");
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy::set_request(h, call.url.c_str(), headers, "inferdesk");
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(call.connect_timeout_s * 1000));
   if (call.timeout_s > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(call.timeout_s * 1000));
   if (call.method == "POST") {
@@ -84,13 +82,7 @@ HttpResult http_call(const HttpCall& call) {
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, call.body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(call.body.size()));
   }
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy::set_callbacks(h, &t, on_body, on_header, on_progress);
   const CURLcode rc = curl_easy_perform(h);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &result.status);
   if (rc == CURLE_ABORTED_BY_CALLBACK || (call.cancel && call.cancel->load()))

@@ -29,6 +29,7 @@
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/provider_picker.h"
+#include "gui/chat/reply_provider.h"
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/conversation_view.h"
 #include "gui/chat/pending_view.h"
@@ -157,6 +158,7 @@ QWidget* ChatPage::buildConversationPanel() {
   provider_ = new ProviderPicker(ctx_, *session_, panel);
   connect(provider_, &ProviderPicker::errorMessage, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
   header->addWidget(provider_);
+  connect(provider_, &ProviderPicker::providerChanged, this, [this] { updateModelLabel(); });
   load_link_ = new QLabel("<a href=\"models\">Load a model</a>", panel);
   load_link_->setObjectName("chatLoadModelLink");
   load_link_->setTextInteractionFlags(Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
@@ -527,7 +529,8 @@ void ChatPage::sendComposerText() {
     return;
   }
   clearNotice();
-  if (!ctx_.engine || !ctx_.engine->isLoaded()) {
+  // Whoever answers must be ready: the embedded engine needs a loaded model, a remote endpoint not.
+  if (!session_->provider() || !session_->provider()->ready()) {
     showLoadModelFirst();
     return;
   }
@@ -600,6 +603,18 @@ void ChatPage::changeEvent(QEvent* event) {
 }
 
 void ChatPage::updateModelLabel() {
+  if (const RemoteProvider* remote = provider_ ? provider_->remote() : nullptr) {
+    // A remote endpoint answers: name its model (the one the requests ask for) and where it runs.
+    const auto& ep = remote->endpoint();
+    const QString model = ep.model.empty() ? tr("the server's default model") : QString::fromStdString(ep.model);
+    // The picker beside it names the endpoint; the label names the model, the tooltip where it runs.
+    model_label_->setFullText(model);
+    model_label_->setDetailToolTip(tr("The model of the remote endpoint %1 at %2")
+                                       .arg(QString::fromStdString(ep.name), QString::fromStdString(ep.base_url)));
+    view_->setPlaceholder(tr("Replies come from %1. Type a message below.").arg(QString::fromStdString(ep.name).toHtmlEscaped()));
+    load_link_->setVisible(false);
+    return;
+  }
   const auto model = ctx_.engine ? ctx_.engine->loadedModel() : std::nullopt;
   if (model) {
     model_label_->setFullText(QString("%1 \u00b7 %2 \u00b7 %3 tokens of context")

@@ -72,6 +72,7 @@ void ProviderPicker::apply(int index) {
   }
   if (!session_) return;
   session_->setProvider(remote_);
+  emit providerChanged();
   // Replies still streaming from the old provider keep it until they end.
   if (old) {
     if (session_->isGenerating()) {

@@ -26,9 +26,12 @@ class ProviderPicker : public QComboBox {
   bool choose(const QString& endpointName);
 
   void showPopup() override;
+  // The chosen remote endpoint's provider (null: the embedded engine).
+  const RemoteProvider* remote() const { return remote_; }
 
  signals:
   void errorMessage(const QString& text);
+  void providerChanged();  // after every choice, so the header can show who answers
 
  private:
   void apply(int index);

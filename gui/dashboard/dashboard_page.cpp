@@ -1,14 +1,10 @@
 #include "gui/dashboard/dashboard_page.h"
 
-#include <QComboBox>
-#include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
+#include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -16,9 +12,13 @@
 #include "core/store/store.h"
 #include "gui/dashboard/dashboard_runner.h"
 #include "gui/dashboard/endpoint_panel.h"
-#include "gui/dashboard/metric_definitions.h"
+#include "gui/dashboard/metric_text.h"
 #include "gui/dashboard/reference_view.h"
+#include "gui/dashboard/result_charts.h"
 #include "gui/dashboard/results_view.h"
+#include "gui/dashboard/workload_editor.h"
+#include "gui/engine/engine_controller.h"
+#include "gui/perf/nice_axis.h"
 #include "gui/perf/time_series_chart.h"
 #include "gui/server/server_controller.h"
 
@@ -38,25 +38,34 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
   tabs_->addTab(reference_, tr("Published (not measured here)"));
   connect(endpoints_, &EndpointPanel::errorMessage, this, &DashboardPage::errorMessage);
   connect(results_, &ResultsView::errorMessage, this, &DashboardPage::errorMessage);
-  connect(runner_, &DashboardRunner::progress, this, [this](int done, int total) {
-    progress_->setMaximum(total);
-    progress_->setValue(done);
+  connect(runner_, &DashboardRunner::progress, this, [this](int point, int points, int done, int total) {
+    // One bar over the whole sweep: every point sends the same requests.
+    progress_->setMaximum(std::max(1, points * total));
+    progress_->setValue(point * total + done);
+    progress_->setFormat(tr("point %1 of %2 \u00b7 %3 / %4 requests").arg(point + 1).arg(points).arg(done).arg(total));
   });
   connect(runner_, &DashboardRunner::requestDone, this, [this](const QVector<double>& times, qint64 tokens) {
-    // Quarter-second buckets: a short run still draws a curve while it goes.
+    // Quarter-second buckets while the run goes; the finished run is redrawn with its own width.
     constexpr double kWidth = 0.25;
     const double per_chunk = times.isEmpty() ? 0 : double(tokens) / times.size();
     for (double t : times) live_buckets_[static_cast<int>(t / kWidth)] += per_chunk;
-    live_->clearAll();
-    auto* s = qobject_cast<QLineSeries*>(live_->chart()->series().value(0));
-    for (const auto& [b, n] : live_buckets_) live_->append(s, (b + 0.5) * kWidth, n / kWidth);
-    live_->commit();
+    std::vector<std::pair<double, double>> points;
+    for (const auto& [b, n] : live_buckets_) points.emplace_back(b * kWidth, n / kWidth);
+    if (points.size() > 1) points.pop_back();  // the newest bucket is still filling: not a real drop
+    drawLive(points, kWidth);
   });
-  connect(runner_, &DashboardRunner::pointFinished, this, [this](int i, int c, double tput) {
-    status_->setText(tr("Point %1 (concurrency %2): %3 output tok/s").arg(i + 1).arg(c).arg(tput, 0, 'f', 1));
+  connect(runner_, &DashboardRunner::pointFinished, this, [this](int i, const QString& what, double tput) {
+    status_->setText(tr("Point %1 (%2): %3 output tok/s").arg(i + 1).arg(what).arg(tput, 0, 'f', 1));
   });
   connect(runner_, &DashboardRunner::finished, this, &DashboardPage::onFinished);
-  applyPreset(0);
+  // The embedded engine's model folder is the tokenizer unless the user names another.
+  connect(endpoints_->list(), &QListWidget::currentRowChanged, this, [this] { updateDefaultTokenizer(); });
+  updateDefaultTokenizer();
+}
+
+void DashboardPage::updateDefaultTokenizer() {
+  const auto m = ctx_.engine && endpoints_->builtinSelected() ? ctx_.engine->loadedModel() : std::nullopt;
+  editor_->setDefaultTokenizer(m ? m->path : QString());
 }
 
 DashboardPage::~DashboardPage() = default;
@@ -69,7 +78,8 @@ QWidget* DashboardPage::buildRunTab() {
   endpoints_ = new EndpointPanel(ctx_, splitter);
   auto* right = new QWidget(splitter);
   auto* v = new QVBoxLayout(right);
-  v->addWidget(buildWorkloadBox());
+  editor_ = new WorkloadEditor(right);
+  v->addWidget(editor_);
   auto* buttons = new QHBoxLayout();
   run_ = new QPushButton(tr("Run"), right);
   run_->setObjectName("runBenchmark");
@@ -88,7 +98,7 @@ QWidget* DashboardPage::buildRunTab() {
   v->addWidget(status_);
   live_ = new TimeSeriesChart(tr("Output tok/s (live)"), tr("seconds"), tr("tok/s"), 0, right);
   live_->addSeries(tr("output tok/s"), QColor(0x1f, 0x9e, 0xe8));
-  live_->setToolTip(metric_definition("tok_s_over_time"));
+  live_->setToolTip(over_time_definition());
   live_->setMinimumHeight(220);
   v->addWidget(live_, 1);
   splitter->setStretchFactor(1, 2);
@@ -98,76 +108,16 @@ QWidget* DashboardPage::buildRunTab() {
   return tab;
 }
 
-QWidget* DashboardPage::buildWorkloadBox() {
-  auto* box = new QGroupBox(tr("Workload (random prompts, vLLM's random dataset)"), this);
-  auto* form = new QFormLayout(box);
-  preset_ = new QComboBox(box);
-  preset_->setObjectName("workloadPreset");
-  for (const auto& p : workload_presets()) preset_->addItem(p.name);
-  auto spin = [box](int lo, int hi) {
-    auto* s = new QSpinBox(box);
-    s->setRange(lo, hi);
-    return s;
-  };
-  input_ = spin(1, 131072);
-  output_ = spin(1, 32768);
-  requests_ = spin(1, 100000);
-  seed_ = spin(0, 1 << 30);
-  vocab_ = spin(11, 1 << 24);
-  vocab_->setToolTip(tr("Prompt token ids are drawn below this value: keep it under the smallest vocabulary "
-                        "of the engines you compare."));
-  concurrency_ = new QLineEdit(box);
-  concurrency_->setObjectName("concurrencies");
-  concurrency_->setToolTip(tr("Maximum concurrent requests per sweep point, e.g. 1, 2, 4 (0: no cap)"));
-  label_ = new QLineEdit(box);
-  label_->setPlaceholderText(tr("the endpoint's name"));
-  form->addRow(tr("Preset"), preset_);
-  form->addRow(tr("Input tokens"), input_);
-  form->addRow(tr("Output tokens"), output_);
-  form->addRow(tr("Requests per point"), requests_);
-  form->addRow(tr("Max concurrency sweep"), concurrency_);
-  form->addRow(tr("Seed"), seed_);
-  form->addRow(tr("Token ids below"), vocab_);
-  form->addRow(tr("Run label"), label_);
-  connect(preset_, &QComboBox::activated, this, &DashboardPage::applyPreset);
-  return box;
-}
-
-void DashboardPage::applyPreset(int index) {
-  const auto presets = workload_presets();
-  if (index < 0 || index >= static_cast<int>(presets.size())) return;
-  WorkloadSpec w = presets[static_cast<size_t>(index)].spec;
-  w.seed = static_cast<uint64_t>(seed_->value());
-  w.token_id_max = vocab_->value() > 11 ? vocab_->value() : w.token_id_max;
-  setWorkload(w);
-}
-
-WorkloadSpec DashboardPage::workload() const {
-  WorkloadSpec w;
-  w.preset = preset_->currentText();
-  w.input_len = input_->value();
-  w.output_len = output_->value();
-  w.requests_per_point = requests_->value();
-  w.concurrencies = parse_concurrencies(concurrency_->text());
-  w.seed = static_cast<uint64_t>(seed_->value());
-  w.token_id_max = vocab_->value();
-  return w;
-}
-
-void DashboardPage::setWorkload(const WorkloadSpec& w) {
-  input_->setValue(w.input_len);
-  output_->setValue(w.output_len);
-  requests_->setValue(w.requests_per_point);
-  concurrency_->setText(concurrencies_text(w.concurrencies));
-  seed_->setValue(static_cast<int>(w.seed));
-  vocab_->setValue(w.token_id_max);
-}
+WorkloadSpec DashboardPage::workload() const { return editor_->spec(); }
+void DashboardPage::setWorkload(const WorkloadSpec& w) { editor_->setSpec(w); }
+void DashboardPage::applyPreset(int index) { editor_->applyPreset(index); }
 
 bool DashboardPage::startRun() {
-  const WorkloadSpec w = workload();
   if (runner_->isRunning()) return false;
-  if (w.concurrencies.empty()) {
-    emit errorMessage(tr("Write the sweep as whole numbers separated by commas, e.g. 1, 2, 4."));
+  updateDefaultTokenizer();
+  const WorkloadSpec w = workload();
+  if (const QString why = validate(w); !why.isEmpty()) {
+    emit errorMessage(why);
     return false;
   }
   RunTarget target = endpoints_->currentTarget();
@@ -185,7 +135,7 @@ bool DashboardPage::startRun() {
     emit errorMessage(tr("Choose or fill in an endpoint first."));
     return false;
   }
-  const QString label = label_->text().isEmpty() ? QString::fromStdString(target.name) : label_->text();
+  const QString label = editor_->label().isEmpty() ? QString::fromStdString(target.name) : editor_->label();
   live_buckets_.clear();
   live_->clearAll();
   progress_->setValue(0);
@@ -200,7 +150,24 @@ void DashboardPage::stopRun() {
   status_->setText(tr("Stopping\u2026"));
 }
 
+void DashboardPage::drawLive(const std::vector<std::pair<double, double>>& buckets, double width) {
+  live_->clearAll();
+  auto* s = qobject_cast<QLineSeries*>(live_->chart()->series().value(0));
+  double end = 0;
+  for (const auto& [t, v] : buckets) {
+    live_->append(s, t + width / 2, v);
+    end = std::max(end, t + width);
+  }
+  live_->commit();
+  // From 0 to the run's end in round steps, however short the run (a fast server ends in a second).
+  set_nice_range(live_->xAxis(), 0, std::max(end, 0.01), 0, true);
+}
+
 void DashboardPage::onFinished(const DashboardRun& run) {
+  if (!run.points.empty()) {
+    const auto buckets = tokens_per_second(run);
+    drawLive(buckets, buckets.size() > 1 ? buckets[1].first - buckets[0].first : 1.0);
+  }
   run_->setEnabled(true);
   stop_->setEnabled(false);
   if (server_ && server_->isRunning()) server_->stop(tr("the benchmark ended"));
@@ -214,9 +181,9 @@ void DashboardPage::onFinished(const DashboardRun& run) {
     const std::int64_t id = store::BenchStore(ctx_.db).save_run(to_row(run));
     results_->reload();
     if (run.status != "failed")
-      status_->setText(tr("Saved \u201c%1\u201d (%2, %3 points). See the Results tab.")
-                           .arg(QString::fromStdString(run.label), QString::fromStdString(run.status))
-                           .arg(run.points.size()));
+      status_->setText(tr("Saved \u201c%1\u201d (%2, %3). See the Results tab.")
+                           .arg(QString::fromStdString(run.label), QString::fromStdString(run.status),
+                                run.points.size() == 1 ? tr("1 point") : tr("%1 points").arg(run.points.size())));
     emit runSaved(id);
   } catch (const std::exception& e) {
     emit errorMessage(tr("could not save the run: %1").arg(e.what()));

@@ -12,12 +12,9 @@
 #include "gui/dashboard/dashboard_run.h"
 #include "gui/dashboard/workload.h"
 
-class QComboBox;
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
-class QSpinBox;
 class QTabWidget;
 
 namespace inferdesk::gui {
@@ -28,6 +25,7 @@ class ReferenceView;
 class ResultsView;
 class ServerController;
 class TimeSeriesChart;
+class WorkloadEditor;
 
 class DashboardPage : public QWidget {
   Q_OBJECT
@@ -43,6 +41,7 @@ class DashboardPage : public QWidget {
   TimeSeriesChart* livePlot() const { return live_; }
   QTabWidget* tabs() const { return tabs_; }
   QProgressBar* progressBar() const { return progress_; }
+  WorkloadEditor* workloadEditor() const { return editor_; }
 
   WorkloadSpec workload() const;
   void setWorkload(const WorkloadSpec& w);
@@ -58,8 +57,9 @@ class DashboardPage : public QWidget {
 
  private:
   QWidget* buildRunTab();
-  QWidget* buildWorkloadBox();
   void onFinished(const DashboardRun& run);
+  void updateDefaultTokenizer();
+  void drawLive(const std::vector<std::pair<double, double>>& buckets, double width);
 
   AppContext& ctx_;
   QTabWidget* tabs_ = nullptr;
@@ -69,9 +69,7 @@ class DashboardPage : public QWidget {
   DashboardRunner* runner_ = nullptr;
   ServerController* server_ = nullptr;  // the embedded engine's server while a run uses it
   TimeSeriesChart* live_ = nullptr;
-  QComboBox* preset_ = nullptr;
-  QSpinBox *input_ = nullptr, *output_ = nullptr, *requests_ = nullptr, *seed_ = nullptr, *vocab_ = nullptr;
-  QLineEdit *concurrency_ = nullptr, *label_ = nullptr;
+  WorkloadEditor* editor_ = nullptr;
   QPushButton *run_ = nullptr, *stop_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;

@@ -1,7 +1,8 @@
 // DashboardRunner: runs a workload against one target on a worker thread and reports back on
-// the GUI thread. The one place that knows how a run is made: today each sweep point is
-// bench::random_completions + bench::run_load (on_request_done for live progress, cancel for
-// Stop) + bench::summarize; swapping in core/bench's run_benchmark later changes this file only.
+// the GUI thread. The one place that knows how a run is made: prepare_benchmark (workload.h)
+// builds the requests once, core/bench's run_benchmark sends them at every point of the sweep
+// (its progress callback drives the live progress and plot, its cancel flag is Stop), and each
+// point's summary and raw per-request records become a DashboardPoint.
 #pragma once
 
 #include <QFuture>
@@ -35,10 +36,11 @@ class DashboardRunner : public QObject {
   void cancel();
 
  signals:
-  void progress(int done, int total);
+  // Point `point` of `points` (0-based): `done` of its `total` requests have ended.
+  void progress(int point, int points, int done, int total);
   // A request ended: its content chunk arrivals (seconds since the run began) and token count.
   void requestDone(const QVector<double>& chunkTimes, qint64 outputTokens);
-  void pointFinished(int index, int concurrency, double outputThroughput);
+  void pointFinished(int index, const QString& label, double outputThroughput);
   // The whole run (status "complete", "stopped" or "failed"; not saved yet).
   void finished(const inferdesk::gui::DashboardRun& run);
 

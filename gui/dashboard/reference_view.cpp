@@ -60,7 +60,10 @@ ReferenceView::ReferenceView(const ReferenceData& d, QWidget* parent) : QWidget(
                    this);
   figures_->setObjectName("referenceFigures");
   for (const auto& f : d.figures)
-    add_row(figures_, {f.engine, QStringList({f.model, f.gpu}).filter(QRegularExpression(".")).join(" · "),
+    // Figures published without a model or GPU field still say where they were measured.
+    add_row(figures_, {f.engine, QStringList({f.model, f.gpu}).filter(QRegularExpression(".")).join(" · ").isEmpty()
+                                     ? f.conditions
+                                     : QStringList({f.model, f.gpu}).filter(QRegularExpression(".")).join(" · "),
                        f.metric, f.value + " " + f.unit, f.conditions, source_text(f.source)},
             source_tip(f.source));
   for (QTableWidget* t : {engines_, figures_}) t->resizeColumnsToContents();

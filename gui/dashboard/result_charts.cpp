@@ -10,16 +10,19 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
-#include "gui/dashboard/metric_definitions.h"
+#include "gui/dashboard/metric_text.h"
+#include "gui/perf/nice_axis.h"
 
 namespace inferdesk::gui {
 namespace {
 
+// "#12 label (engine)": the id first, so runs of one endpoint stay apart in an elided legend.
 QString run_name(const DashboardRun& r) {
   QString name = QString::fromStdString(r.label.empty() ? r.endpoint_name : r.label);
-  if (r.id > 0) name += QString(" #%1").arg(r.id);  // runs of one endpoint share a label
+  if (r.id > 0) name = QString("#%1 ").arg(r.id) + name;
   if (!r.engine.empty() && name.indexOf(QString::fromStdString(r.engine)) < 0)
     name += " (" + QString::fromStdString(r.engine) + ")";
   return name;
@@ -38,23 +41,48 @@ void attach(QChart* chart, QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* 
   s->attachAxis(y);
 }
 
+// Concurrency sweeps plot against the cap (log 2); rate sweeps and guidellm's (one cap for every
+// point) against the request rate each point achieved.
+bool by_concurrency(const std::vector<DashboardRun>& runs) {
+  for (const auto& r : runs) {
+    std::vector<int> caps;
+    for (const auto& p : r.points) caps.push_back(p.concurrency);
+    std::sort(caps.begin(), caps.end());
+    if (std::adjacent_find(caps.begin(), caps.end()) != caps.end()) return false;
+  }
+  return true;
+}
+
 void fill_throughput(QChart* chart, const std::vector<DashboardRun>& runs) {
-  auto* x = new QLogValueAxis();
-  x->setBase(2);
-  x->setLabelFormat("%d");
-  x->setTitleText(QObject::tr("max concurrency"));
+  const bool caps = by_concurrency(runs);
+  QAbstractAxis* x = nullptr;
+  QLogValueAxis* log_x = nullptr;
+  QValueAxis* rate_x = nullptr;
+  if (caps) {
+    log_x = new QLogValueAxis();
+    log_x->setBase(2);
+    log_x->setLabelFormat("%d");
+    log_x->setTitleText(QObject::tr("max concurrency"));
+    x = log_x;
+  } else {
+    rate_x = value_axis(QObject::tr("request throughput (req/s)"));
+    x = rate_x;
+  }
   auto* y = value_axis(QObject::tr("output tok/s"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
-  double ymax = 1, xmax = 2;
+  double ymax = 1, xmax = caps ? 2 : 0.1;
   for (size_t i = 0; i < runs.size(); ++i) {
     auto* s = new QLineSeries();
     s->setName(run_name(runs[i]));
     s->setColor(series_color(static_cast<int>(i)));
     s->setPointsVisible(true);
+    s->setMarkerSize(7);  // a run of one point is a dot: keep it visible
     for (const auto& p : runs[i].points) {
       // An uncapped point is plotted at the number of requests it sent at once.
-      const double c = p.concurrency > 0 ? p.concurrency : std::max<double>(1, p.requests.size());
+      const double c = !caps                ? summary_value(p.summary, "request_throughput")
+                       : p.concurrency > 0 ? p.concurrency
+                                           : std::max<double>(1, p.requests.size());
       const double v = summary_value(p.summary, "output_throughput");
       s->append(c, v);
       ymax = std::max(ymax, v);
@@ -62,8 +90,9 @@ void fill_throughput(QChart* chart, const std::vector<DashboardRun>& runs) {
     }
     attach(chart, s, x, y);
   }
-  x->setRange(1, xmax * 1.2);
-  y->setRange(0, ymax * 1.1);
+  if (caps) log_x->setRange(1, std::pow(2.0, std::ceil(std::log2(xmax)) + 0.25));  // whole powers of two
+  else set_nice_range(rate_x, 0, xmax * 1.05, 0, true);
+  set_nice_range(y, 0, ymax * 1.05, 0, true);
 }
 
 void fill_percentiles(QChart* chart, const std::vector<DashboardRun>& runs, const std::string& metric) {
@@ -76,7 +105,9 @@ void fill_percentiles(QChart* chart, const std::vector<DashboardRun>& runs, cons
     set->setBorderColor(series_color(static_cast<int>(i)));
     const auto& s = runs[i].points.empty() ? nlohmann::ordered_json::object() : runs[i].points.back().summary;
     for (const QString& stat : stats) {
-      const double v = summary_value(s, stat.toStdString() + "_" + metric + "_ms");
+      // vLLM files name the 50th percentile "median" unless --metric-percentiles asked for p50.
+      const std::string key = stat.toStdString() + "_" + metric + "_ms";
+      const double v = s.contains(key) || stat != "p50" ? summary_value(s, key) : summary_value(s, "median_" + metric + "_ms");
       *set << v;
       ymax = std::max(ymax, v);
     }
@@ -88,7 +119,7 @@ void fill_percentiles(QChart* chart, const std::vector<DashboardRun>& runs, cons
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   attach(chart, series, x, y);
-  y->setRange(0, ymax * 1.1);
+  set_nice_range(y, 0, ymax * 1.05, 0, true);
 }
 
 void fill_cdf(QChart* chart, const std::vector<DashboardRun>& runs) {
@@ -113,8 +144,8 @@ void fill_cdf(QChart* chart, const std::vector<DashboardRun>& runs) {
     if (!lat.empty()) xmax = std::max(xmax, lat.back());
     attach(chart, s, x, y);
   }
-  x->setRange(0, xmax * 1.05);
-  y->setRange(0, 1);
+  set_nice_range(x, 0, xmax * 1.02, 0, true);
+  set_nice_range(y, 0, 1, 0.25, false);
 }
 
 void fill_over_time(QChart* chart, const std::vector<DashboardRun>& runs) {
@@ -136,8 +167,8 @@ void fill_over_time(QChart* chart, const std::vector<DashboardRun>& runs) {
     }
     attach(chart, s, x, y);
   }
-  x->setRange(0, xmax);
-  y->setRange(0, ymax * 1.1);
+  set_nice_range(x, 0, xmax, 0, true);
+  set_nice_range(y, 0, ymax * 1.05, 0, true);
 }
 
 }  // namespace
@@ -173,13 +204,13 @@ QString plot_file_stem(PlotKind kind) {
 
 namespace {
 
-QString definition_key(PlotKind kind) {
+QString plot_definition(PlotKind kind) {
   switch (kind) {
-    case PlotKind::Throughput: return "output_throughput";
-    case PlotKind::TtftPercentiles: return "ttft";
-    case PlotKind::TpotPercentiles: return "tpot";
-    case PlotKind::LatencyCdf: return "e2el";
-    case PlotKind::TokensOverTime: return "tok_s_over_time";
+    case PlotKind::Throughput: return definition_tooltip("vllm.output_throughput");
+    case PlotKind::TtftPercentiles: return definition_tooltip("vllm.ttft");
+    case PlotKind::TpotPercentiles: return definition_tooltip("vllm.tpot");
+    case PlotKind::LatencyCdf: return definition_tooltip("vllm.e2el");
+    case PlotKind::TokensOverTime: return over_time_definition();
   }
   return {};
 }
@@ -190,6 +221,9 @@ QChartView* make_plot(PlotKind kind, const std::vector<DashboardRun>& runs, QWid
   auto* chart = new QChart();
   chart->setTitle(plot_title(kind));
   chart->legend()->setAlignment(Qt::AlignBottom);
+  QFont small = chart->legend()->font();  // a smaller legend shows more of each run's name
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  chart->legend()->setFont(small);
   chart->setMargins(QMargins(4, 4, 4, 4));
   switch (kind) {
     case PlotKind::Throughput: fill_throughput(chart, runs); break;
@@ -201,7 +235,7 @@ QChartView* make_plot(PlotKind kind, const std::vector<DashboardRun>& runs, QWid
   auto* view = new QChartView(chart, parent);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumSize(320, 240);
-  view->setToolTip(metric_definition(definition_key(kind)));
+  view->setToolTip(plot_definition(kind));
   view->setObjectName(plot_file_stem(kind));
   style_chart(chart, view->palette());
   return view;

@@ -2,18 +2,24 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 #include "core/store/store.h"
-#include "gui/dashboard/metric_definitions.h"
+#include "gui/dashboard/metric_text.h"
+#include "gui/dashboard/result_file_import.h"
 
 namespace inferdesk::gui {
 
@@ -24,40 +30,77 @@ ResultsView::ResultsView(AppContext& ctx, QWidget* parent) : QWidget(parent), ct
   auto* left = new QWidget(splitter);
   auto* lv = new QVBoxLayout(left);
   lv->setContentsMargins(0, 0, 0, 0);
-  lv->addWidget(new QLabel(tr("<b>Saved runs</b> (check two or more to compare)"), left));
+  auto* heading = new QLabel(tr("<b>Saved runs</b> (check two or more to compare)"), left);
+  heading->setWordWrap(true);
+  lv->addWidget(heading);
   list_ = new QListWidget(left);
   list_->setObjectName("savedRuns");
+  // Long labels are elided (full text in the tooltip): the list never scrolls sideways.
+  list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  list_->setTextElideMode(Qt::ElideRight);
+  list_->setUniformItemSizes(true);
+  list_->setResizeMode(QListView::Adjust);
+  list_->setMinimumWidth(180);
   lv->addWidget(list_, 1);
-  auto* buttons = new QGridLayout();
-  auto* compare_button = new QPushButton(tr("Compare checked"), left);
-  auto* json = new QPushButton(tr("Export JSON\u2026"), left);
-  auto* csv = new QPushButton(tr("Export CSV\u2026"), left);
-  auto* plots = new QPushButton(tr("Save plots\u2026"), left);
-  auto* remove = new QPushButton(tr("Delete"), left);
-  buttons->addWidget(compare_button, 0, 0);
-  buttons->addWidget(remove, 0, 1);
-  buttons->addWidget(json, 1, 0);
-  buttons->addWidget(csv, 1, 1);
-  buttons->addWidget(plots, 2, 0, 1, 2);
-  lv->addLayout(buttons);
-  QString legend = "<b>" + tr("Definitions") + "</b> (vLLM <i>bench serve</i>)<br>";
-  for (const auto& d : dashboard_metric_definitions())
-    legend += "<b>" + d.name.toHtmlEscaped() + "</b>: " + d.definition.toHtmlEscaped() + "<br>";
-  auto* defs = new QLabel(legend, left);
-  defs->setObjectName("metricDefinitions");
-  defs->setWordWrap(true);
-  lv->addWidget(defs);
+  lv->addWidget(buildButtons(left));
   auto* right = new QWidget(splitter);
   auto* rv = new QVBoxLayout(right);
   rv->setContentsMargins(0, 0, 0, 0);
   summary_ = new QLabel(tr("Check runs and press Compare."), right);
   summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   rv->addWidget(summary_);
-  grid_ = new QGridLayout();
-  rv->addLayout(grid_, 1);
+  tabs_ = new QTabWidget(right);
+  tabs_->setObjectName("resultTabs");
+  // The plots scroll inside their tab: five charts never set the window's height.
+  auto* scroll = new QScrollArea(tabs_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* plots = new QWidget(scroll);
+  grid_ = new QGridLayout(plots);
+  grid_->setContentsMargins(0, 0, 0, 0);
+  scroll->setWidget(plots);
+  tabs_->addTab(scroll, tr("Plots"));
+  auto* detail_tab = new QWidget(tabs_);
+  auto* dv = new QVBoxLayout(detail_tab);
+  details_title_ = new QLabel(tr("Select a saved run to see every tool's figures for each of its points."), detail_tab);
+  details_title_->setWordWrap(true);
+  dv->addWidget(details_title_);
+  details_ = new QTableWidget(detail_tab);
+  details_->setObjectName("runDetails");
+  details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  dv->addWidget(details_, 1);
+  tabs_->addTab(detail_tab, tr("Run details (all tools)"));
+  definitions_ = make_definitions_table(tabs_);
+  tabs_->addTab(definitions_, tr("Definitions"));
+  rv->addWidget(tabs_, 1);
   splitter->setStretchFactor(1, 3);
-  splitter->setSizes({300, 900});
+  splitter->setSizes({280, 920});
+  connect(list_, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
+    if (item) showDetails(item->data(Qt::UserRole).toLongLong());
+  });
+  reload();
+}
 
+QWidget* ResultsView::buildButtons(QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* buttons = new QGridLayout(box);
+  buttons->setContentsMargins(0, 0, 0, 0);
+  auto* compare_button = new QPushButton(tr("Compare checked"), box);
+  auto* json = new QPushButton(tr("Export JSON\u2026"), box);
+  auto* csv = new QPushButton(tr("Export CSV\u2026"), box);
+  auto* plots = new QPushButton(tr("Save plots\u2026"), box);
+  auto* remove = new QPushButton(tr("Delete"), box);
+  auto* import = new QPushButton(tr("Import result file\u2026"), box);
+  import->setObjectName("importResult");
+  import->setToolTip(tr("vLLM (--save-result), GenAI-Perf (profile_export_genai_perf.json), guidellm "
+                        "(benchmarks.json) or InferDesk result files"));
+  buttons->addWidget(compare_button, 0, 0);
+  buttons->addWidget(remove, 0, 1);
+  buttons->addWidget(json, 1, 0);
+  buttons->addWidget(csv, 1, 1);
+  buttons->addWidget(plots, 2, 0);
+  buttons->addWidget(import, 2, 1);
   connect(compare_button, &QPushButton::clicked, this, [this] { compare(checkedIds()); });
   connect(remove, &QPushButton::clicked, this, [this] {
     try {
@@ -82,7 +125,40 @@ ResultsView::ResultsView(AppContext& ctx, QWidget* parent) : QWidget(parent), ct
     QString error;
     if (!dir.isEmpty() && savePlots(dir, &error).isEmpty()) emit errorMessage(error);
   });
-  reload();
+  connect(import, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import a benchmark result"), QString(),
+                                                      tr("Result files (*.json);;All files (*)"));
+    QString error;
+    if (!path.isEmpty() && importFile(path, &error) == 0)
+      QMessageBox::warning(this, tr("Import result file"), tr("Could not import %1:\n%2").arg(path, error));
+  });
+  return box;
+}
+
+std::int64_t ResultsView::importFile(const QString& path, QString* error) {
+  try {
+    const DashboardRun run = run_from_result_file(path);
+    const std::int64_t id = store::BenchStore(ctx_.db).save_run(to_row(run));
+    reload();
+    for (int i = 0; i < list_->count(); ++i)
+      if (list_->item(i)->data(Qt::UserRole).toLongLong() == id) list_->setCurrentRow(i);
+    return id;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return 0;
+  }
+}
+
+void ResultsView::showDetails(std::int64_t id) {
+  try {
+    const DashboardRun run = from_row(store::BenchStore(ctx_.db).get(id));
+    details_title_->setText(tr("<b>%1</b>: each point as vLLM, GenAI-Perf, llmperf and guidellm report it "
+                               "(hover a row for its definition)")
+                                .arg(QString::fromStdString(run.label).toHtmlEscaped()));
+    fill_detail_table(details_, run);
+  } catch (const std::exception& e) {
+    emit errorMessage(tr("could not read run %1: %2").arg(id).arg(e.what()));
+  }
 }
 
 void ResultsView::reload() {
@@ -92,11 +168,14 @@ void ResultsView::reload() {
     for (const auto& r : store::BenchStore(ctx_.db).list()) {
       const QString when = QDateTime::fromMSecsSinceEpoch(r.started_at).toString("yyyy-MM-dd hh:mm");
       const QString engine = r.engine.empty() ? tr("engine unknown") : QString::fromStdString(r.engine);
-      auto* item = new QListWidgetItem(QString("#%5 %1 · %2 · %3 (%4)")
-                                           .arg(QString::fromStdString(r.label), engine,
-                                                when, QString::fromStdString(r.status))
-                                           .arg(r.id),
-                                       list_);
+      const QString text = QString("#%5 %1 \u00b7 %2 \u00b7 %3 (%4)")
+                               .arg(QString::fromStdString(r.label), engine, when, QString::fromStdString(r.status))
+                               .arg(r.id);
+      auto* item = new QListWidgetItem(text, list_);
+      item->setToolTip(QString("%1<br>%2 %3").arg(text.toHtmlEscaped(), QString::fromStdString(r.model).toHtmlEscaped(),
+                                                  QString::fromStdString(r.base_url).toHtmlEscaped()));
+      // A token width: the view then lays items out at its own width and elides the rest.
+      item->setSizeHint(QSize(1, list_->fontMetrics().height() + 8));
       item->setData(Qt::UserRole, QVariant::fromValue<qint64>(r.id));
       item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
       item->setCheckState(std::find(checked.begin(), checked.end(), r.id) != checked.end() ? Qt::Checked
@@ -126,7 +205,8 @@ void ResultsView::compare(const std::vector<std::int64_t>& ids) {
       shown_.push_back(from_row(store::BenchStore(ctx_.db).get(id)));
       const DashboardRun& r = shown_.back();
       lines << QString("<b>%1</b>: %2 %3 · %4 · GPU %5 · CPU %6 · flags: %7")
-                   .arg(QString::fromStdString(r.label).toHtmlEscaped(), QString::fromStdString(r.engine),
+                   .arg(QString::fromStdString(r.label).toHtmlEscaped(),
+                        r.engine.empty() ? tr("engine unknown") : QString::fromStdString(r.engine).toHtmlEscaped(),
                         QString::fromStdString(r.engine_version), QString::fromStdString(r.model).toHtmlEscaped(),
                         QString::fromStdString(r.machine.value("gpu", std::string("?"))).toHtmlEscaped(),
                         QString::fromStdString(r.machine.value("cpu", std::string("?"))).toHtmlEscaped(),
@@ -152,6 +232,12 @@ void ResultsView::replot() {
     plots_ << v;
     ++n;
   }
+}
+
+void ResultsView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange)
+    for (QChartView* v : plots_) style_chart(v->chart(), palette());
 }
 
 QStringList ResultsView::savePlots(const QString& dir, QString* error) {

@@ -1,5 +1,7 @@
 #include "gui/perf/time_series_chart.h"
 
+#include "gui/perf/nice_axis.h"
+
 #include <QEvent>
 #include <QPen>
 
@@ -100,55 +102,6 @@ void TimeSeriesChart::commit() {
   if (changed) rescale();
 }
 
-namespace {
-
-// The smallest 1, 2, 2.5 or 5 x 10^k that is >= v (v > 0).
-double nice_step(double v) {
-  const double decade = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * decade >= v * (1 - 1e-9)) return m * decade;
-  return 10 * decade;
-}
-
-// Shows [lo, hi] with about five round ticks anchored at 0 ("0 25 50 75 100", "0 0.2 0.4"),
-// labels carrying as many decimals as the tick interval needs; `widen` rounds hi up to a tick.
-void set_range(QValueAxis* axis, double lo, double hi, double min_interval, bool widen, bool integer = false) {
-  double interval = std::max(min_interval, nice_step(std::max(hi - lo, 1e-9) / 5));
-  if (integer && std::floor(interval) != interval) interval = std::ceil(interval / 5) * 5;  // 2.5 -> 5
-  if (widen) hi = lo + std::ceil((hi - lo) / interval - 1e-9) * interval;
-  if (axis->tickType() != QValueAxis::TicksDynamic) {
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0);
-  }
-  // Every setter re-lays out the axis and builds a label per tick: touch only what changed, and
-  // in the order that never passes through a state with many ticks (a wide range with the old
-  // small interval would create thousands of labels for one frame).
-  auto set_interval = [&] {
-    if (axis->tickInterval() == interval) return;
-    axis->setTickInterval(interval);
-    int decimals = 0;  // as many as the interval needs to be exact (0.25: 2)
-    while (decimals < 4) {
-      const double scaled = interval * std::pow(10.0, decimals);
-      if (std::abs(scaled - std::round(scaled)) < 1e-6 * scaled) break;
-      ++decimals;
-    }
-    const QString format = QString("%.%1f").arg(decimals);
-    if (axis->labelFormat() != format) axis->setLabelFormat(format);
-  };
-  auto set_bounds = [&] {
-    if (axis->min() != lo || axis->max() != hi) axis->setRange(lo, hi);
-  };
-  if (interval >= axis->tickInterval()) {
-    set_interval();
-    set_bounds();
-  } else {
-    set_bounds();
-    set_interval();
-  }
-}
-
-}  // namespace
-
 void TimeSeriesChart::rescale() {
   const double latest_x = latest_x_;
   double max_y = 0, min_x = latest_x;
@@ -162,14 +115,14 @@ void TimeSeriesChart::rescale() {
   if (window_ > 0) {
     // Grows from a 30 s view up to the window, then scrolls.
     const double hi = std::max(latest_x, std::min(window_, 30.0));
-    set_range(x_, std::max(0.0, hi - window_), hi, 1, false);
+    set_nice_range(x_, std::max(0.0, hi - window_), hi, 1, false);
   } else {
-    set_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1, true, true);  // request numbers
+    set_nice_range(x_, std::min(min_x, 1.0), std::max(latest_x, 5.0), 1, true, true);  // request numbers
   }
   if (integer_)  // whole-number ticks and a top that is a whole number above the largest count
-    set_range(y_, 0, std::max(1.0, std::ceil(max_y)), 1, true, true);
+    set_nice_range(y_, 0, std::max(1.0, std::ceil(max_y)), 1, true, true);
   else
-    set_range(y_, 0, max_y > 0 ? max_y * 1.05 : 1, 0, true);
+    set_nice_range(y_, 0, max_y > 0 ? max_y * 1.05 : 1, 0, true);
 }
 
 void TimeSeriesChart::clearAll() {
@@ -179,8 +132,8 @@ void TimeSeriesChart::clearAll() {
     l.dirty = false;
   }
   latest_x_ = 0;
-  set_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1, true);
-  set_range(y_, 0, 1, integer_ ? 1 : 0, true);
+  set_nice_range(x_, 0, window_ > 0 ? std::min(window_, 30.0) : 5.0, 1, true);
+  set_nice_range(y_, 0, 1, integer_ ? 1 : 0, true);
 }
 
 }  // namespace inferdesk::gui

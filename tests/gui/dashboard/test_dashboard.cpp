@@ -6,6 +6,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QLineSeries>
@@ -26,6 +27,15 @@
 #include "gui/dashboard/result_charts.h"
 #include "gui/dashboard/results_view.h"
 #include "gui/perf/time_series_chart.h"
+#include "core/bench/metric_definitions.h"
+#include "gui/chat/chat_page.h"
+#include "gui/chat/provider_picker.h"
+#include "gui/dashboard/result_file_import.h"
+#include "gui/dashboard/workload_editor.h"
+#include "gui/perf/nice_axis.h"
+#include "gui/app/elided_label.h"
+#include "gui/app/theme.h"
+#include "core/remote/chat_client.h"
 #include "tests/gui/support/gui_test_support.h"
 #include "tests/server/support/protocol_helpers.h"
 #include "tests/server/support/server_process.h"
@@ -52,10 +62,28 @@ WorkloadSpec tinySweep() {
   w.input_len = 8;
   w.output_len = 6;
   w.requests_per_point = 4;
-  w.concurrencies = {1, 2, 4};
+  w.sweep = SweepKind::Concurrency;
+  w.sweep_values = "1, 2, 4";
   w.seed = 3;
   w.token_id_max = 470;  // tiny-chat's vocabulary has 480 ids
   return w;
+}
+
+QString tinyChatDir() { return QString::fromStdString(ServerProcess::tiny_chat()); }
+
+// A ShareGPT file of `n` two-turn conversations whose turns are long enough for vLLM's filter.
+QString writeShareGpt(const QTemporaryDir& dir, int n) {
+  nlohmann::json a = nlohmann::json::array();
+  for (int i = 0; i < n; ++i)
+    a.push_back({{"id", std::to_string(i)},
+                 {"conversations",
+                  {{{"from", "human"}, {"value", "Tell me about the number " + std::to_string(i) + " and why it matters."}},
+                   {{"from", "gpt"}, {"value", "The number " + std::to_string(i) + " is a fine number to count with."}}}}});
+  const QString path = dir.filePath("sharegpt.json");
+  QFile f(path);
+  f.open(QIODevice::WriteOnly);
+  f.write(QByteArray::fromStdString(a.dump()));
+  return path;
 }
 
 }  // namespace
@@ -75,7 +103,11 @@ class TestDashboard : public QObject {
     QSignalSpy progress(page.runner(), &DashboardRunner::progress);
     if (!page.startRun()) return 0;
     if (!saved.wait(120000)) return 0;
-    [&] { QVERIFY(progress.count() >= 12); }();  // 4 requests per point, 3 points: live progress
+    [&] {
+      QVERIFY(progress.count() >= 12);  // 4 requests per point, 3 points: live progress
+      QCOMPARE(progress.back().at(0).toInt(), 2);  // the last point of three
+      QCOMPARE(progress.back().at(1).toInt(), 3);
+    }();
     return saved.front().front().value<std::int64_t>();
   }
 
@@ -200,7 +232,8 @@ class TestDashboard : public QObject {
     WorkloadSpec w = tinySweep();
     w.output_len = 60;
     w.requests_per_point = 40;
-    w.concurrencies = {1};
+    w.sweep = SweepKind::None;
+    w.max_concurrency = 1;
     page.setWorkload(w);
     QSignalSpy finished(page.runner(), &DashboardRunner::finished);
     QSignalSpy progress(page.runner(), &DashboardRunner::progress);
@@ -245,6 +278,241 @@ class TestDashboard : public QObject {
     const auto msg = stores_->chats->get_message(stores_->chats->get_chat(chat).current_leaf);
     QCOMPARE(msg.status, inferdesk::store::MessageStatus::Stopped);
     session.setProvider(nullptr);
+  }
+
+  void shareGptConcurrencySweepWithATokenizer() {
+    QTemporaryDir dir;
+    WorkloadSpec w;
+    w.dataset = Dataset::ShareGpt;
+    w.sharegpt_path = writeShareGpt(dir, 6);
+    w.tokenizer_dir = tinyChatDir();
+    w.output_len = 5;
+    w.requests_per_point = 6;
+    w.sweep = SweepKind::Concurrency;
+    w.sweep_values = "1, 3";
+    w.warmup = 1;
+    w.seed = 7;
+    w.goodput = "ttft:60000";
+    DashboardRunner runner;
+    QSignalSpy finished(&runner, &DashboardRunner::finished);
+    QSignalSpy points(&runner, &DashboardRunner::pointFinished);
+    QSignalSpy progress(&runner, &DashboardRunner::progress);
+    QVERIFY(runner.start({"tiny server", server_->url(), "", "tiny"}, w, "sharegpt"));
+    QVERIFY(finished.wait(120000));
+    const auto run = finished.front().front().value<DashboardRun>();
+    QVERIFY2(run.status == "complete", run.machine.dump().c_str());
+    QCOMPARE(run.points.size(), size_t(2));
+    QCOMPARE(run.points[0].concurrency, 1);
+    QCOMPARE(run.points[1].concurrency, 3);
+    QCOMPARE(points.count(), 2);  // the warm-up request is no point
+    QCOMPARE(progress.count(), 12);  // 6 measured requests per point, warm-up not counted
+    for (const auto& p : run.points) {
+      QCOMPARE(p.requests.size(), size_t(6));
+      QCOMPARE(summary_value(p.summary, "completed"), 6.0);
+      QCOMPARE(summary_value(p.summary, "total_output_tokens"), 30.0);  // ignore_eos, 5 each
+      // Prompts are the conversations' first turns as text, counted by the tokenizer.
+      QVERIFY(summary_value(p.summary, "total_input_tokens") >= 6 * 4);
+      QCOMPARE(summary_value(p.summary, "request_goodput"), summary_value(p.summary, "request_throughput"));
+    }
+    QCOMPARE(run.workload.value("dataset", std::string()), std::string("sharegpt"));
+    QVERIFY(run.points[1].offset_s >= summary_value(run.points[0].summary, "duration") - 1e-9);
+    // A file that is not there: the run fails with the reason, nothing is measured.
+    w.sharegpt_path = dir.filePath("missing.json");
+    QVERIFY(runner.start({"tiny server", server_->url(), "", "tiny"}, w, "missing"));
+    QVERIFY(finished.wait(30000));
+    const auto failed = finished.back().front().value<DashboardRun>();
+    QCOMPARE(failed.status, std::string("failed"));
+    QVERIFY(failed.points.empty());
+    QVERIFY(!failed.machine.value("error", std::string()).empty());
+    // Text workloads without a tokenizer are refused before anything is sent.
+    w.tokenizer_dir.clear();
+    QVERIFY(!validate(w).isEmpty());
+  }
+
+  void editorPresetsSetTheFields() {
+    WorkloadEditor editor;
+    const auto presets = workload_presets();
+    QCOMPARE(presets.size(), size_t(4));
+    editor.applyPreset(0);
+    QCOMPARE(editor.spec().input_len, 550);
+    QCOMPARE(editor.spec().output_len, 150);
+    editor.applyPreset(1);
+    QCOMPARE(editor.spec().input_len, 2048);
+    editor.applyPreset(2);
+    QCOMPARE(editor.spec().max_concurrency, 0);
+    QCOMPARE(editor.spec().sweep, SweepKind::None);
+    QCOMPARE(editor.spec().request_rate, 0.0);  // all at once
+    editor.applyPreset(3);
+    const auto sweep = sweep_of(editor.spec());
+    QCOMPARE(sweep.values.front(), 1.0);
+    QCOMPARE(sweep.values.back(), 256.0);
+    // Round trip of every field the editor shows.
+    WorkloadSpec w = tinySweep();
+    w.dataset = Dataset::Prefix;
+    w.num_prefixes = 3;
+    w.burstiness = 0.5;
+    w.request_rate = 4;
+    w.goodput = "ttft:100";
+    w.warmup = 2;
+    editor.setSpec(w);
+    const WorkloadSpec back = editor.spec();
+    QCOMPARE(back.dataset, Dataset::Prefix);
+    QCOMPARE(back.num_prefixes, 3);
+    QCOMPARE(back.burstiness, 0.5);
+    QCOMPARE(back.request_rate, 4.0);
+    QCOMPARE(back.goodput, QString("ttft:100"));
+    QCOMPARE(back.warmup, 2);
+    QCOMPARE(back.sweep_values, QString("1, 2, 4"));
+    // The embedded engine's folder is the tokenizer when the field is empty.
+    editor.setDefaultTokenizer("/models/x");
+    QCOMPARE(editor.spec().tokenizer_dir, QString("/models/x"));
+    w.sweep_values = "1, two";
+    QVERIFY(!validate(w).isEmpty());
+  }
+
+  void vllmResultImportsAndCompares() {
+    DashboardPage page(*stores_->ctx);
+    page.resize(1280, 860);
+    ResultsView* results = page.results();
+    QString error;
+    const QString fixture = QString(INFERDESK_SOURCE_DIR) + "/tests/bench/data/vllm_result.json";
+    const auto id = results->importFile(fixture, &error);
+    QVERIFY2(id > 0, qPrintable(error));
+    const DashboardRun run = from_row(inferdesk::store::BenchStore(*stores_->db).get(id));
+    QCOMPARE(run.points.size(), size_t(1));
+    QCOMPARE(summary_value(run.points[0].summary, "output_throughput"), 80.0);
+    QCOMPARE(run.points[0].concurrency, 16);
+    QCOMPARE(run.model, std::string("meta-llama/Llama-3.1-8B-Instruct"));
+    QCOMPARE(run.points[0].requests.size(), size_t(2));  // from vLLM's per-request lists
+    QCOMPARE(run.points[0].requests[0].chunk_s.size(), size_t(3));
+    // Beside a measured run in the compare view.
+    std::int64_t measured = 0;
+    for (const auto& r : inferdesk::store::BenchStore(*stores_->db).list())
+      if (r.id != id && r.endpoint_name == "tiny server") measured = r.id;
+    QVERIFY(measured > 0);
+    results->compare({id, measured});
+    QCOMPARE(results->shown().size(), size_t(2));
+    auto* tput = qobject_cast<QLineSeries*>(results->plots().front()->chart()->series().front());
+    QVERIFY(tput);
+    QCOMPARE(tput->count(), 1);
+    QCOMPARE(tput->at(0), QPointF(16, 80));
+    // The detail table shows the other tools' metrics computed from the imported records.
+    for (int i = 0; i < results->list()->count(); ++i)
+      if (results->list()->item(i)->data(Qt::UserRole).toLongLong() == id) results->list()->setCurrentRow(i);
+    QTableWidget* details = results->details();
+    QCOMPARE(details->rowCount(), int(inferdesk::bench::metric_definitions().size()));
+    QCOMPARE(details->columnCount(), 1);
+    bool genai = false;
+    for (int r = 0; r < details->rowCount(); ++r)
+      if (details->item(r, 0)->data(Qt::UserRole).toString() == "genai_perf.request_latency") {
+        genai = true;
+        QVERIFY2(details->item(r, 0)->text().startsWith("2200.0"), qPrintable(details->item(r, 0)->text()));
+      }
+    QVERIFY(genai);
+    // Broken and missing files: typed errors, nothing saved.
+    QTemporaryDir dir;
+    QFile bad(dir.filePath("bad.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(R"({"completed": "many", "duration": 1})");
+    bad.close();
+    const auto before = inferdesk::store::BenchStore(*stores_->db).list().size();
+    QCOMPARE(results->importFile(bad.fileName(), &error), std::int64_t(0));
+    QVERIFY(!error.isEmpty());
+    QCOMPARE(results->importFile(dir.filePath("none.json"), &error), std::int64_t(0));
+    QVERIFY2(error.contains("does not exist"), qPrintable(error));
+    QCOMPARE(inferdesk::store::BenchStore(*stores_->db).list().size(), before);
+    // A long label is elided in the list, never scrolled sideways.
+    inferdesk::store::BenchStore(*stores_->db).rename(id, std::string(300, 'x'));
+    results->reload();
+    page.tabs()->setCurrentWidget(results);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QListWidget* list = results->list();
+    for (int i = 0; i < list->count(); ++i)
+      QVERIFY(list->visualItemRect(list->item(i)).right() <= list->viewport()->width());
+    QVERIFY(list->item(0)->toolTip().contains(QString(300, 'x')));
+  }
+
+  void definitionsAndTooltipsComeFromCore() {
+    ResultsView view(*stores_->ctx);
+    const auto& defs = inferdesk::bench::metric_definitions();
+    QTableWidget* t = view.definitions();
+    QCOMPARE(t->rowCount(), int(defs.size()));
+    QStringList tools;
+    for (int i = 0; i < t->rowCount(); ++i) {
+      QCOMPARE(t->item(i, 0)->data(Qt::UserRole).toString(), QString::fromStdString(defs[i].id));
+      QCOMPARE(t->item(i, 1)->text(), QString::fromStdString(defs[i].name));
+      QCOMPARE(t->item(i, 3)->text(), QString::fromStdString(defs[i].definition));
+      tools << t->item(i, 0)->text();
+    }
+    for (const char* tool : {"vLLM", "GenAI-Perf", "llmperf", "guidellm"}) QVERIFY(tools.contains(tool));
+    std::unique_ptr<QChartView> plot(make_plot(PlotKind::TpotPercentiles, {}));
+    QVERIFY(plot->toolTip().contains(QString::fromStdString(inferdesk::bench::find_metric("vllm.tpot")->definition).toHtmlEscaped()));
+  }
+
+  void axesHaveRoundTicks() {
+    QValueAxis a;
+    set_nice_range(&a, 0, 87.3, 0, true);
+    QCOMPARE(a.max(), 100.0);
+    QCOMPARE(a.tickInterval(), 20.0);
+    QValueAxis counts;
+    set_nice_range(&counts, 0, 7, 1, true, true);
+    QCOMPARE(counts.tickInterval(), 2.0);
+    QCOMPARE(counts.max(), 8.0);
+    QCOMPARE(counts.labelFormat(), QString("%.0f"));
+    // Every value axis of the saved runs' plots ends on a tick.
+    const auto runs = inferdesk::store::BenchStore(*stores_->db).list();
+    QVERIFY(!runs.empty());
+    std::vector<DashboardRun> shown{from_row(inferdesk::store::BenchStore(*stores_->db).get(runs.back().id))};
+    for (PlotKind k : {PlotKind::Throughput, PlotKind::TtftPercentiles, PlotKind::LatencyCdf, PlotKind::TokensOverTime}) {
+      std::unique_ptr<QChartView> v(make_plot(k, shown));
+      for (QAbstractAxis* axis : v->chart()->axes())
+        if (auto* va = qobject_cast<QValueAxis*>(axis)) {
+          const double ticks = va->max() / va->tickInterval();
+          QVERIFY2(std::abs(ticks - std::round(ticks)) < 1e-6, qPrintable(plot_title(k)));
+        }
+    }
+  }
+
+  void darkThemeReachesThePlots() {
+    ResultsView view(*stores_->ctx);
+    const auto runs = inferdesk::store::BenchStore(*stores_->db).list();
+    view.compare({runs.back().id});
+    view.setPalette(darkPalette());
+    QVERIFY(isDarkPalette(view.plots().front()->palette()));
+    // The existing charts follow the switch (background dark, title light).
+    QChart* chart = view.plots().front()->chart();
+    QVERIFY(chart->backgroundBrush().color().lightness() < 100);
+    QVERIFY(chart->titleBrush().color().lightness() > 150);
+    view.setPalette(lightPalette());
+    QVERIFY(chart->backgroundBrush().color().lightness() > 150);
+  }
+
+  void chatHeaderNamesTheRemoteModel() {
+    inferdesk::store::EndpointRow row;
+    row.name = "remote tiny";
+    row.base_url = server_->url();
+    row.model = "tiny-remote-model";
+    inferdesk::store::EndpointStore(*stores_->db).save(row);
+    ChatPage page(*stores_->ctx);
+    const QString before = page.modelLabel()->text();
+    QVERIFY(!before.contains("tiny-remote-model"));
+    QVERIFY(page.providerPicker()->choose("remote tiny"));
+    QVERIFY2(page.modelLabel()->text().contains("tiny-remote-model"), qPrintable(page.modelLabel()->text()));
+    QVERIFY2(page.modelLabel()->toolTip().contains("remote tiny"), qPrintable(page.modelLabel()->toolTip()));
+    // With no model loaded here, the composer still sends to the remote endpoint.
+    QSignalSpy finished(page.session(), &ChatSession::replyFinished);
+    page.composer()->setPlainText("Hello from the chat page");
+    page.sendComposerText();
+    QVERIFY(page.composer()->toPlainText().isEmpty());
+    QVERIFY(finished.wait(60000));
+    page.session()->flushWrites();
+    QVERIFY(page.providerPicker()->choose(""));
+    QCOMPARE(page.modelLabel()->text(), before);
+    // The remote chat asks for a natural reply: no ignore_eos in its body.
+    const std::string body = inferdesk::remote::chat_request_body(
+        {"r", server_->url(), "", inferdesk::remote::ApiKind::Chat, "m"}, {{"user", "hi"}}, {});
+    QVERIFY(body.find("ignore_eos") == std::string::npos);
   }
 
   void cleanupTestCase() {
