@@ -5,6 +5,7 @@
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -24,6 +25,18 @@
 
 namespace inferdesk::gui {
 
+namespace {
+// A tab's content in a scroll area: the forms and plots keep their sizes on a small screen, and
+// the page never sets the window's minimum width (gui/README.md's layout rules).
+QScrollArea* scrolled(QWidget* content) {
+  auto* area = new QScrollArea();
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  area->setWidget(content);
+  return area;
+}
+}  // namespace
+
 DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
   runner_ = new DashboardRunner(this);
   auto* v = new QVBoxLayout(this);
@@ -31,11 +44,11 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
   tabs_ = new QTabWidget(this);
   tabs_->setObjectName("dashboardTabs");
   v->addWidget(tabs_);
-  tabs_->addTab(buildRunTab(), tr("Run"));
+  tabs_->addTab(scrolled(buildRunTab()), tr("Run"));
   results_ = new ResultsView(ctx_, this);
-  tabs_->addTab(results_, tr("Results"));
+  tabs_->addTab(scrolled(results_), tr("Results"));
   reference_ = new ReferenceView(load_reference(), this);
-  tabs_->addTab(reference_, tr("Published (not measured here)"));
+  tabs_->addTab(scrolled(reference_), tr("Published (not measured here)"));
   connect(endpoints_, &EndpointPanel::errorMessage, this, &DashboardPage::errorMessage);
   connect(results_, &ResultsView::errorMessage, this, &DashboardPage::errorMessage);
   connect(runner_, &DashboardRunner::progress, this, [this](int point, int points, int done, int total) {

@@ -97,7 +97,11 @@ QGroupBox* ModelsPage::buildLoadBox() {
   quantize_->addItem(tr("INT8 on load (weight-only, per channel; CPU)"), "int8");
   quantize_->addItem(tr("INT4 on load (weight-only, groups of 128; CPU)"), "int4");
   quantize_->setToolTip(quantizeHelp());
-  kv_dtype_ = new QComboBox();
+  // Long item texts must not set the page's (and the window's) minimum width.
+  for (QComboBox* box : {quantize_, kv_dtype_ = new QComboBox()}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(14);
+  }
   kv_dtype_->addItem(tr("Auto (the backend's precision)"), "auto");
   kv_dtype_->addItem(tr("FP8 (E4M3, half the memory)"), "fp8");
   kv_dtype_->addItem(tr("INT8 (per token and head; CPU)"), "int8");
