@@ -53,8 +53,10 @@ void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_option("--quantization", b.quantization,
                 "quantize the weights as they load: fp8 (E4M3 per channel, dynamic per-token activations), "
                 "int8 (per channel, weight-only) or int4 (groups of 128, weight-only), both round-to-nearest; "
-                "refused for a folder that is already quantized, which loads as published")
-      ->check(CLI::IsMember({"none", "fp8", "int8", "int4"}))
+                "refused for a folder that is already quantized, which loads as published; with --dummy also "
+                "awq (int4 group 128 with zero points), gptq (int4 group 128), w8a16 (int8 per channel) or "
+                "w8a8 (int8 per channel, int8 dynamic activations): random codes of that scheme")
+      ->check(CLI::IsMember({"none", "fp8", "int8", "int4", "awq", "gptq", "w8a16", "w8a8"}))
       ->default_val("none");
   c->add_option("--kv-cache-dtype", b.kv_cache_dtype,
                 "KV cache precision: auto (the backend's activations), fp8 (E4M3 with the checkpoint's "
@@ -86,10 +88,8 @@ LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
   LoadProgressPrinter printer(progress);
   LoadOptions lo;
-  lo.quantization = backend.quantization == "fp8"    ? LoadQuantization::Fp8
-                    : backend.quantization == "int8" ? LoadQuantization::Int8
-                    : backend.quantization == "int4" ? LoadQuantization::Int4
-                                                     : LoadQuantization::None;
+  lo.quantization = parse_load_quantization(backend.quantization);
+  lo.quantize_lm_head = backend.quantize_lm_head;
   LoadedModel m = model_dir.empty() ? load_dummy_model(dummy_shape, default_shapes_dir(executable_path()),
                                                        make_backend(backend), 1, printer.callback(), lo)
                                     : load_model_folder(model_dir, make_backend(backend), printer.callback(), lo);

@@ -24,7 +24,9 @@ struct BackendChoice {
   bool overlap_steps = true;              // EngineOptions::overlap_steps (CUDA: chained decode steps)
   int block_size = 16;                    // EngineOptions::block_size (tokens per KV-cache block)
   std::vector<std::string> cuda_options;  // --cuda-option key=value (cuda_option_table.h)
-  std::string quantization = "none";      // --quantization: none | fp8 | int8 | int4 (quantize on load)
+  std::string quantization = "none";      // --quantization: none | fp8 | int8 | int4 (quantize on load);
+                                          // awq | gptq | w8a16 | w8a8 (dummy weights)
+  bool quantize_lm_head = false;          // dummy integer weights: lm_head quantized too (bench)
   std::string kv_cache_dtype = "auto";    // --kv-cache-dtype: auto | fp8
 };
 

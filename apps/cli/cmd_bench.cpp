@@ -244,6 +244,9 @@ void register_bench(CLI::App& app) {
   c->add_option("--model", a->model, "Hugging Face model folder");
   c->add_option("--dummy", a->dummy, "Built-in shape with random weights (e.g. llama-3.2-1b)");
   add_backend_options(c, a->backend);
+  c->add_flag("--quantize-lm-head", a->backend.quantize_lm_head,
+              "--dummy with an integer --quantization: quantize lm_head too (published AWQ/GPTQ checkpoints "
+              "keep it BF16; a tied head becomes a separate quantized copy)");
   c->add_option("--batch", a->batch, "Concurrent requests (online mode)");
   c->add_option("--input-len", a->input_len, "Prompt tokens per request");
   c->add_option("--output-len", a->output_len, "Generated tokens per request");

@@ -3,9 +3,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cmd_info_dummy.h"
 #include "apps/cli/commands.h"
 #include "apps/cli/units.h"
 #include "core/chat/model_templates.h"
@@ -18,6 +20,8 @@ namespace {
 
 struct InfoArgs {
   std::string model;
+  std::string dummy;              // a built-in shape instead of a folder (cmd_info_dummy.cpp)
+  bool quantize_lm_head = false;  // --dummy with an integer scheme
   int64_t context = 0;
   bool json = false;
   std::string quantization = "none";  // estimate as quantized on load: fp8 | int8 | int4
@@ -118,6 +122,17 @@ void run_info(const InfoArgs& a) {
   if (a.context < 0)
     throw Error(ErrorCode::InvalidArgument,
                 "--context must be a positive number of tokens (leave it out for the model's)");
+  if (a.model.empty() == a.dummy.empty())
+    throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
+  if (!a.dummy.empty()) {
+    run_info_dummy(a.dummy, a.quantization, a.quantize_lm_head, a.context, a.json);
+    return;
+  }
+  const std::set<std::string> on_load = {"none", "fp8", "int8", "int4"};
+  if (!on_load.count(a.quantization))
+    throw Error(ErrorCode::InvalidArgument, "--quantization " + a.quantization +
+                                                " describes dummy weights (--dummy); a folder in that format "
+                                                "is described as published");
   const ModelInfo info = inspect_model_folder(a.model);
   const ModelConfig& c = info.config;
   const int64_t context = a.context > 0 ? a.context : info.context_length;
@@ -173,12 +188,15 @@ void run_info(const InfoArgs& a) {
 void register_info(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   CLI::App* c = app.add_subcommand("info", "Describe a model folder and estimate its memory");
-  c->add_option("--model", a->model, "Hugging Face model folder")->required();
+  c->add_option("--model", a->model, "Hugging Face model folder");
+  c->add_option("--dummy", a->dummy, "Built-in shape (e.g. llama-3.2-1b): the weights bench --dummy would make");
+  c->add_flag("--quantize-lm-head", a->quantize_lm_head, "--dummy: with lm_head quantized too");
   c->add_option("--context", a->context, "Context tokens for the memory estimate (default: the model's; more warns)");
   c->add_flag("--json", a->json, "One JSON object on stdout");
   c->add_option("--quantization", a->quantization,
-                "estimate the folder as quantized on load: fp8, int8 (per channel) or int4 (groups of 128)")
-      ->check(CLI::IsMember({"none", "fp8", "int8", "int4"}))
+                "estimate the folder as quantized on load: fp8, int8 (per channel) or int4 (groups of 128); "
+                "with --dummy also awq, gptq, w8a16, w8a8")
+      ->check(CLI::IsMember({"none", "fp8", "int8", "int4", "awq", "gptq", "w8a16", "w8a8"}))
       ->default_val("none");
   c->callback([a] { run_info(*a); });
 }

@@ -61,12 +61,50 @@ ParamCount count_parameters(const ModelConfig& c) {
   return p;
 }
 
+QuantInfo dummy_int_scheme(LoadQuantization lq) {
+  QuantInfo q;
+  if (lq == LoadQuantization::None || lq == LoadQuantization::Fp8) return q;
+  q.scheme = QuantScheme::Int;
+  const bool four = lq == LoadQuantization::Int4 || lq == LoadQuantization::Awq || lq == LoadQuantization::Gptq;
+  q.bits = four ? 4 : 8;
+  q.granularity = four ? ScaleGranularity::Group : ScaleGranularity::Channel;
+  q.group_size = four ? 128 : 0;
+  q.has_zero_point = lq == LoadQuantization::Awq;
+  q.act = lq == LoadQuantization::W8A8 ? ActQuant::DynamicToken : ActQuant::None;
+  return q;
+}
+
+LoadQuantization parse_load_quantization(const std::string& name) {
+  static const std::pair<const char*, LoadQuantization> kNames[] = {
+      {"none", LoadQuantization::None}, {"fp8", LoadQuantization::Fp8},   {"int8", LoadQuantization::Int8},
+      {"int4", LoadQuantization::Int4}, {"awq", LoadQuantization::Awq},   {"gptq", LoadQuantization::Gptq},
+      {"w8a16", LoadQuantization::W8A16}, {"w8a8", LoadQuantization::W8A8}};
+  for (const auto& [n, q] : kNames)
+    if (name == n) return q;
+  throw Error(ErrorCode::InvalidArgument, "unknown quantization '" + name + "'");
+}
+
+std::string dummy_scheme_name(LoadQuantization lq, bool quantize_lm_head) {
+  const char* format = lq == LoadQuantization::Awq     ? "awq"
+                       : lq == LoadQuantization::Gptq  ? "gptq"
+                       : lq == LoadQuantization::W8A16 ? "w8a16"
+                       : lq == LoadQuantization::W8A8  ? "w8a8"
+                       : lq == LoadQuantization::Int8  ? "int8 (round-to-nearest)"
+                                                       : "int4 (round-to-nearest)";
+  return std::string(format) + ": " + describe(dummy_int_scheme(lq)) + ", random codes; embeddings BF16, lm_head " +
+         (quantize_lm_head ? "quantized too" : "BF16 (as published checkpoints keep it)");
+}
+
 LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
                               const LoadProgress& progress, const LoadOptions& options) {
   LoadedModel m;
   m.folder = std::make_unique<ModelFolder>(ModelFolder::open(dir));
   m.config = m.folder->config();
   m.backend = std::move(backend);
+  if (options.quantization > LoadQuantization::Int4 || options.quantize_lm_head)
+    throw Error(ErrorCode::InvalidArgument,
+                "awq, gptq, w8a16, w8a8 and a quantized lm_head are dummy-weight schemes; a folder in one of "
+                "these formats is loaded as published (no --quantization)");
   FolderWeightsOptions wo;
   wo.quantize_fp8 = options.quantization == LoadQuantization::Fp8;
   wo.quantize_int = options.quantization == LoadQuantization::Int8   ? IntOnLoad::Int8Channel
@@ -109,17 +147,21 @@ LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::pa
   m.backend = std::move(backend);
   m.weight_bytes = count_parameters(m.config).total * 2;
   const bool fp8 = options.quantization == LoadQuantization::Fp8;
-  if (options.quantization == LoadQuantization::Int8 || options.quantization == LoadQuantization::Int4)
-    throw Error(ErrorCode::Unsupported, "dummy weights run unquantized or fp8; int8 and int4 quantize a model folder");
-  m.weights = make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings, fp8);
-  // FP8 projections take a byte per parameter: the bytes loaded say what the weights take.
+  const QuantInfo int_scheme = dummy_int_scheme(options.quantization);
+  const bool integer = int_scheme.scheme == QuantScheme::Int;
+  if (options.quantize_lm_head && !integer)
+    throw Error(ErrorCode::InvalidArgument, "a quantized lm_head needs an integer --quantization");
+  m.weights = integer ? make_dummy_int_weights(seed, m.weight_bytes, m.config.tie_word_embeddings, int_scheme,
+                                               options.quantize_lm_head)
+                      : make_dummy_weights(seed, m.weight_bytes, m.config.tie_word_embeddings, fp8);
+  // Quantized projections take fewer bytes: the bytes loaded say what the weights take.
   int64_t loaded = 0;
   m.model = load_model(m.config, *m.weights, *m.backend, [&](int64_t done, int64_t total) {
     loaded = done;
     return !progress || progress(done, total);
   });
-  if (fp8) {
-    m.quantization = kFp8OnLoadScheme;
+  if (fp8 || integer) {
+    m.quantization = fp8 ? kFp8OnLoadScheme : dummy_scheme_name(options.quantization, options.quantize_lm_head);
     m.weight_bytes = loaded;
   }
   for (int64_t id : m.config.eos_token_ids) add_unique(m.eos_token_ids, id);

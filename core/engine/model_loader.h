@@ -14,13 +14,17 @@
 namespace inferdesk {
 
 // How to load: the quantization the user asked for (none: the folder's own, BF16 or as published).
-enum class LoadQuantization : uint8_t { None, Fp8, Int8, Int4 };
+enum class LoadQuantization : uint8_t { None, Fp8, Int8, Int4, Awq, Gptq, W8A16, W8A8 };
 struct LoadOptions {
   // Fp8: a BF16/F16/F32 folder's projections are quantized to E4M3 per channel as they load (see
   // FolderWeightsOptions); for dummy weights, the projections are random FP8.
-  // Int8 / Int4: round-to-nearest, weight-only, int8 per channel or int4 in groups of 128 (folders
-  // only: dummy weights refuse them).
+  // Int8 / Int4: round-to-nearest, weight-only, int8 per channel or int4 in groups of 128; for
+  // dummy weights, random codes of that scheme.
+  // Awq / Gptq / W8A16 / W8A8: dummy weights only, random codes of the scheme such a checkpoint
+  // holds (dummy_int_scheme); a folder of that format is loaded as published.
   LoadQuantization quantization = LoadQuantization::None;
+  // Dummy integer weights: quantize lm_head too (published AWQ/GPTQ checkpoints keep it BF16).
+  bool quantize_lm_head = false;
 };
 
 struct LoadedModel {
@@ -47,6 +51,13 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
 LoadedModel load_dummy_model(const std::string& shape, const std::filesystem::path& shapes_dir,
                              std::unique_ptr<Backend> backend, uint64_t seed = 1, const LoadProgress& progress = {},
                              const LoadOptions& options = {});
+
+// The integer scheme dummy weights take for `q` (QuantScheme::None for none and fp8), and its
+// name for `info` and bench output.
+QuantInfo dummy_int_scheme(LoadQuantization q);
+// "none", "fp8", "int8", "int4", "awq", "gptq", "w8a16", "w8a8" (InvalidArgument otherwise).
+LoadQuantization parse_load_quantization(const std::string& name);
+std::string dummy_scheme_name(LoadQuantization q, bool quantize_lm_head);
 
 // Parameter counts (total, and active per token for MoE) and BF16 weight bytes of a config.
 struct ParamCount {

@@ -1,10 +1,13 @@
 #include "core/model/weights.h"
 
 #include <cmath>
+#include <cstring>
+#include <deque>
 
 #include "core/model/quant_config.h"
 #include "core/util/error.h"
 #include "core/util/fp8.h"
+#include "core/util/splitmix.h"
 
 namespace inferdesk {
 
@@ -94,7 +97,94 @@ class DummyWeights : public WeightSource {
   bool fp8_;
 };
 
+// Random integer projections in the canonical layout. The codes live here (the CPU backend reads
+// weights in place, as from an mmapped file), so the source must outlive the model, as a folder's.
+class DummyIntWeights : public WeightSource {
+ public:
+  DummyIntWeights(uint64_t seed, int64_t total, bool tied, const QuantInfo& q, bool lm_head)
+      : base_(seed, total, tied, false), seed_(seed), total_(total), tied_(tied), q_(q), lm_head_(lm_head) {}
+  bool has(const std::string& name) const override { return quantized(name, 1) || base_.has(name); }
+  Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) override {
+    auto [rows, cols] = weight_rows_cols(shape);
+    if (shape.size() != 2 || !quantized(name, cols)) return base_.load(backend, name, shape);
+    return make(backend, {name}, {rows}, cols);
+  }
+  Buffer load_stacked(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows,
+                      int64_t cols) override {
+    if (cols == 0 || !quantized(names[0], cols)) return base_.load_stacked(backend, names, rows, cols);
+    return make(backend, names, rows, cols);
+  }
+  int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const override {
+    if (shape.size() != 2 || !quantized(name, shape[1])) return base_.nbytes(name, shape);
+    const int64_t K = shape[1], G = groups(K);
+    return shape[0] * (code_bytes(K) + G * 4 * (q_.has_zero_point ? 2 : 1));
+  }
+  int64_t total_bytes() const override { return total_; }
+
+ private:
+  bool quantized(const std::string& name, int64_t cols) const {
+    if (name == "lm_head.weight") return lm_head_;
+    return is_projection_weight(name, cols);
+  }
+  int64_t groups(int64_t K) const {
+    return q_.granularity == ScaleGranularity::Group ? (K + q_.group_size - 1) / q_.group_size : 1;
+  }
+  int64_t code_bytes(int64_t K) const { return q_.bits == 4 ? (K + 1) / 2 : K; }
+  // Codes: random bytes (every nibble or byte uniform over its range); scales bring (q - z) to
+  // the BF16 dummies' size, uniform with variance ~1/fan_in; zero points are small integers.
+  Buffer make(Backend& backend, const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t K) {
+    int64_t N = 0;
+    for (int64_t r : rows) N += r;
+    const int64_t bytes = code_bytes(K), G = groups(K);
+    QuantInfo q = q_;
+    q.in_features = K;
+    if (!backend.supports_quant(q))
+      throw Error(ErrorCode::Unsupported, names[0] + ": the " + backend.name() + " backend does not run " + describe(q));
+    std::vector<uint8_t>& codes = codes_.emplace_back(static_cast<size_t>(N * bytes));
+    HostScales s{std::vector<float>(static_cast<size_t>(N * G)), N, G};
+    std::vector<float> z(q.has_zero_point ? s.values.size() : 0);
+    const float step = std::sqrt(3.0f / static_cast<float>(K)) / static_cast<float>(1 << (q.bits - 1));
+    int64_t at = 0;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const uint64_t seed = seed_ ^ std::hash<std::string>{}(names[i]);
+      for (int64_t b = 0; b < rows[i] * bytes; b += 8) {
+        const uint64_t v = splitmix64(seed + static_cast<uint64_t>(b));
+        std::memcpy(&codes[at * bytes + b], &v, static_cast<size_t>(std::min<int64_t>(8, rows[i] * bytes - b)));
+      }
+      for (int64_t j = 0; j < rows[i] * G; ++j) {
+        const uint64_t v = splitmix64(~seed + static_cast<uint64_t>(j));
+        s.values[at * G + j] = step * (0.75f + 0.5f * static_cast<float>(v >> 40) / 16777216.0f);
+        if (!z.empty()) z[at * G + j] = static_cast<float>(static_cast<int>(v & 3) - 2);
+      }
+      at += rows[i];
+    }
+    if (q.bits == 4 && K % 2 == 1)  // the unused high nibble of an odd row's last byte
+      for (int64_t n = 0; n < N; ++n) codes[n * bytes + bytes - 1] &= 0x0f;
+    HostTensor host{names[0], q.bits == 4 ? DType::U8 : DType::I8, {N, bytes},
+                    reinterpret_cast<const std::byte*>(codes.data()), codes.size()};
+    Buffer w = backend.load_weight(host, N, bytes);
+    const Buffer scales = backend.load_scales(s.values.data(), N, G);
+    const Buffer zeros = z.empty() ? Buffer{} : backend.load_scales(z.data(), N, G);
+    q.scale_rows = N;
+    q.scale_cols = G;
+    w.set_quant(q, scales, zeros);
+    return w;
+  }
+  DummyWeights base_;
+  uint64_t seed_;
+  int64_t total_;
+  bool tied_;
+  QuantInfo q_;
+  bool lm_head_;
+  std::deque<std::vector<uint8_t>> codes_;  // stable addresses: loaded weights point into them
+};
+
 }  // namespace
+
+std::unique_ptr<WeightSource> make_dummy_int_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings,
+                                                     const QuantInfo& scheme, bool quantize_lm_head) {
+  return std::make_unique<DummyIntWeights>(seed, total_bytes_hint, tied_embeddings, scheme, quantize_lm_head);
+}
 
 std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape) {
   if (shape.size() == 1) return {1, shape[0]};

@@ -60,6 +60,13 @@ std::pair<int64_t, int64_t> weight_rows_cols(const std::vector<int64_t>& shape);
 std::unique_ptr<WeightSource> make_dummy_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings,
                                                  bool fp8 = false);
 
+// Integer dummy weights: the projections are random codes with random scales (and zero points)
+// written straight in the canonical layout of `scheme` (QuantScheme::Int, core/backend/quant.h),
+// no float weights first. Embeddings stay BF16; lm_head too unless `quantize_lm_head` (AWQ and
+// GPTQ checkpoints keep it unquantized; a tied head then becomes a separate quantized copy).
+std::unique_ptr<WeightSource> make_dummy_int_weights(uint64_t seed, int64_t total_bytes_hint, bool tied_embeddings,
+                                                     const QuantInfo& scheme, bool quantize_lm_head = false);
+
 // What an architecture file uses while loading: a source, a backend and progress reporting.
 class WeightLoader {
  public:

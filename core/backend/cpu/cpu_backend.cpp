@@ -95,6 +95,7 @@ void Scratch::Free::operator()(float* p) const { std::free(p); }
 CpuBackend::CpuBackend(const CpuBackendOptions& options)
     : pool_(options.num_threads),
       k_(kernels_for(resolve_isa(options.isa))),
+      ik_(int_kernels_for(k_.isa)),
       counters_(std::make_shared<MemoryCounters>()) {}
 
 std::string CpuBackend::name() const {

@@ -11,6 +11,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/int_kernels.h"
 #include "core/backend/cpu/kernels.h"
 #include "core/backend/cpu/thread_pool.h"
 
@@ -100,6 +101,11 @@ class CpuBackend final : public Backend {
   // (bias [N] floats, work T + ceil(T*K/4) floats).
   void int_linear(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor out);
   void int8_linear(const Tensor& x, const Tensor& w, const float* bias, float* work, Tensor out);
+  // The AVX2 / AVX-512 integer kernels (cpu_int_fast.cpp); the scalar backend keeps the reference.
+  bool int_fast_path(const QuantInfo& q) const;
+  void int_weight_fast(const Tensor& x, const Tensor& w, const float* bias, Tensor out);
+  void int8_rows_fast(const Int8Args& a, int64_t N);
+  void run_int_rows(int64_t N, const std::function<void(int64_t, int64_t)>& fn);
   // out [n, w.rows] = x [n, w.cols] @ w^T for one expert's gathered rows, quantized or not.
   void expert_linear(const float* x, int64_t x_stride, int64_t n, const Tensor& w, float* out);
   const std::vector<float>& rope_table(const RopeConfig& rope, int32_t half);
@@ -107,6 +113,7 @@ class CpuBackend final : public Backend {
 
   ThreadPool pool_;
   KernelTable k_;
+  IntKernelTable ik_;
   std::shared_ptr<MemoryCounters> counters_;
 
   StepInput step_;
@@ -133,6 +140,7 @@ class CpuBackend final : public Backend {
   Scratch scratch_threads_;  // per-thread scratch
   Scratch scratch_moe_;      // gathered rows and expert intermediates
   Scratch scratch_quant_;    // quantized activations and their scales
+  Scratch scratch_int_;      // packed activations of the integer kernels
 };
 
 }  // namespace inferdesk::cpu

@@ -74,6 +74,10 @@ void CpuBackend::int_linear(const Tensor& x, const Tensor& w, const Tensor* bias
   }
   if (q.act != ActQuant::None)
     throw Error(ErrorCode::Unsupported, "CPU backend: integer weights with " + describe(q) + " are not supported");
+  if (int_fast_path(q)) {
+    int_weight_fast(x, w, b, out);
+    return;
+  }
   const int64_t tiles = (N + kTileRows - 1) / kTileRows;
   for_rows(tiles, kTileRows * K * (T + 4), [&](int64_t t0, int64_t t1) {
     std::vector<float> tile(static_cast<size_t>(kTileRows * K));
@@ -117,6 +121,21 @@ void CpuBackend::int8_linear(const Tensor& x, const Tensor& w, const float* bias
   }
   const float* sw = static_cast<const float*>(q.scales);
   float* o = static_cast<float*>(out.data);
+  if (ik_.available) {  // the same codes and scales, int32 sums in another order: the same result
+    Int8Args a;
+    a.qx = qx;
+    a.sx = sx;
+    a.w = static_cast<const int8_t*>(w.data);
+    a.w_stride = w.stride;
+    a.sw = sw;
+    a.bias = bias;
+    a.out = o;
+    a.out_stride = out.stride;
+    a.K = K;
+    a.T = T;
+    int8_rows_fast(a, N);
+    return;
+  }
   for_rows(N, K * T, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const auto* wr = static_cast<const int8_t*>(w.data) + n * w.stride;
