@@ -4,7 +4,6 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QEvent>
-#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -28,11 +27,12 @@
 #include "gui/app/theme.h"
 #include "gui/chat/chat_list_model.h"
 #include "gui/chat/chat_session.h"
-#include "gui/chat/provider_picker.h"
-#include "gui/chat/reply_provider.h"
 #include "gui/chat/conversation_model.h"
 #include "gui/chat/conversation_view.h"
+#include "gui/chat/markdown_view.h"
 #include "gui/chat/pending_view.h"
+#include "gui/chat/provider_picker.h"
+#include "gui/chat/reply_provider.h"
 #include "gui/chat/sampling_json.h"
 #include "gui/chat/sampling_panel.h"
 
@@ -156,7 +156,8 @@ QWidget* ChatPage::buildConversationPanel() {
   model_label_->setObjectName("chatModelLabel");
   header->addWidget(model_label_, 2);
   provider_ = new ProviderPicker(ctx_, *session_, panel);
-  connect(provider_, &ProviderPicker::errorMessage, this, [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
+  connect(provider_, &ProviderPicker::errorMessage, this,
+          [this](const QString& m) { showNotice(m.toHtmlEscaped(), true); });
   header->addWidget(provider_);
   connect(provider_, &ProviderPicker::providerChanged, this, [this] { updateModelLabel(); });
   load_link_ = new QLabel("<a href=\"models\">Load a model</a>", panel);
@@ -611,7 +612,8 @@ void ChatPage::updateModelLabel() {
     model_label_->setFullText(model);
     model_label_->setDetailToolTip(tr("The model of the remote endpoint %1 at %2")
                                        .arg(QString::fromStdString(ep.name), QString::fromStdString(ep.base_url)));
-    view_->setPlaceholder(tr("Replies come from %1. Type a message below.").arg(QString::fromStdString(ep.name).toHtmlEscaped()));
+    view_->setPlaceholder(
+        tr("Replies come from %1. Type a message below.").arg(QString::fromStdString(ep.name).toHtmlEscaped()));
     load_link_->setVisible(false);
     return;
   }
@@ -695,7 +697,7 @@ void ChatPage::showRenderedPrompt() {
   v->addWidget(info);
   auto* text = new QPlainTextEdit(dialog);
   text->setReadOnly(true);
-  text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text->setFont(fixedPitchFont());
   text->setPlainText(fit.ok ? fit.prompt.text : QString());
   text->setVisible(fit.ok);
   v->addWidget(text, 1);

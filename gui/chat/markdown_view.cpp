@@ -1,12 +1,15 @@
 #include "gui/chat/markdown_view.h"
 
 #include <QAbstractTextDocumentLayout>
+#include <QDir>
+#include <QDirIterator>
 #include <QFontDatabase>
 #include <QFontInfo>
 #include <QGuiApplication>
 #include <QPalette>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QStandardPaths>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
@@ -28,18 +31,47 @@ bool is_code_block(const QTextBlock& block) {
   return f.hasProperty(QTextFormat::BlockCodeFence) || f.hasProperty(QTextFormat::BlockCodeLanguage);
 }
 
-// The system's fixed-width font, or fontconfig's "monospace" where the platform reports none
-// (the offscreen platform gives the proportional default).
-QFont mono_font() {
+// A fixed-pitch font file that is on disk but not in Qt's font database (seen where fontconfig
+// lists no monospace family to Qt), added as an application font. Once per process: Qt's font
+// database is process-wide, and adding the same file again would only add it twice.
+QString registered_mono_family() {
+  static const QString family = [] {
+    QStringList dirs = QStandardPaths::standardLocations(QStandardPaths::FontsLocation);
+    dirs << "/usr/share/fonts"
+         << "/usr/local/share/fonts";
+    const QStringList files = {"DejaVuSansMono.ttf", "LiberationMono-Regular.ttf", "NotoSansMono-Regular.ttf"};
+    for (const QString& dir : dirs) {
+      QDirIterator it(dir, files, QDir::Files, QDirIterator::Subdirectories);
+      while (it.hasNext()) {
+        const QStringList added = QFontDatabase::applicationFontFamilies(QFontDatabase::addApplicationFont(it.next()));
+        if (!added.isEmpty()) return added.first();
+      }
+    }
+    return QString();
+  }();
+  return family;
+}
+
+}  // namespace
+
+// The system's fixed-width font; else fontconfig's "monospace" alias; else an installed
+// fixed-pitch family by name. The offscreen platform reports the proportional default, and where
+// the alias does not resolve (a minimal fontconfig set-up) "monospace" matches a proportional font.
+QFont fixedPitchFont() {
   QFont f = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   if (QFontInfo(f).fixedPitch()) return f;
   f = QFont("monospace");
   f.setStyleHint(QFont::TypeWriter);
   f.setFixedPitch(true);
+  if (QFontInfo(f).fixedPitch()) return f;
+  const QStringList families = QFontDatabase::families();
+  for (const char* known : {"DejaVu Sans Mono", "Liberation Mono", "Noto Sans Mono", "Cousine"})
+    if (families.contains(known) && QFontDatabase::isFixedPitch(known)) return QFont(known);
+  for (const QString& family : families)
+    if (QFontDatabase::isFixedPitch(family) && !QFontDatabase::isPrivateFamily(family)) return QFont(family);
+  if (const QString added = registered_mono_family(); !added.isEmpty()) return QFont(added);
   return f;
 }
-
-}  // namespace
 
 MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   setOpenExternalLinks(true);
@@ -87,7 +119,7 @@ void MarkdownView::render() {
 }
 
 void MarkdownView::styleCode() {
-  const QFont mono = mono_font();
+  const QFont mono = fixedPitchFont();
   // The application's palette: this view's own Base is transparent (it sits on the message frame).
   const QColor base = QGuiApplication::palette().color(QPalette::Base);
   const QColor text = QGuiApplication::palette().color(QPalette::Text);
@@ -130,6 +162,7 @@ void MarkdownView::styleCode() {
       bf.setRightMargin(8);
       bf.setNonBreakableLines(false);  // wrap long code lines instead of widening the page
       cursor.setBlockFormat(bf);
+      cursor.mergeBlockCharFormat(code_chars);  // the block's own format: its empty lines, its height
     }
     cursor.setPosition(r.end, QTextCursor::KeepAnchor);
     cursor.mergeCharFormat(r.block ? code_chars : inline_chars);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QFont>
 #include <QList>
 #include <QTextBrowser>
 
@@ -77,6 +78,9 @@ QString preserveLineBreaks(const QString& markdown);
 // Text of a markdown snippet without its markers (for titles): emphasis, code ticks, heading and
 // quote marks, list bullets, links shown as their text; whitespace collapsed.
 QString plainTextOfMarkdown(const QString& markdown);
+
+// A fixed-pitch font for code, also where the platform's FixedFont is proportional.
+QFont fixedPitchFont();
 
 class MarkdownBody : public QWidget {
   Q_OBJECT

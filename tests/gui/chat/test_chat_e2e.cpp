@@ -260,7 +260,7 @@ void TestChatEndToEnd::editStartsABranch() {
     for (QTextBlock b = piece->document()->begin(); b.isValid(); b = b.next())
       if (b.text().startsWith("int main()"))
         mono_code = QFontInfo(QFont(b.charFormat().fontFamilies().toStringList().value(0))).fixedPitch();
-  QVERIFY(mono_code);
+  QVERIFY2(mono_code, qPrintable("code font: " + QFontInfo(fixedPitchFont()).family()));
   QTest::mouseClick(message(page, 0)->copyButton(), Qt::LeftButton);
   QCOMPARE(QGuiApplication::clipboard()->text(), edited_text_);  // the markdown source
   screenshot(app_->window.get(), "chat-branches");

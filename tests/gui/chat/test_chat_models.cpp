@@ -4,6 +4,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFontDatabase>
 #include <QFontInfo>
 #include <QInputDialog>
 #include <QJsonArray>
@@ -18,6 +19,7 @@
 #include <QTextDocument>
 #include <QtTest>
 
+#include <algorithm>
 #include <memory>
 
 #include "core/store/store.h"
@@ -579,8 +581,17 @@ void TestChatModels::markdownKeepsLineBreaksAndCodeFonts() {
       const QStringList families = f.charFormat().fontFamilies().toStringList();
       if (!families.isEmpty() && QFontInfo(QFont(families.first())).fixedPitch()) mono << f.text();
     }
+  // Where it fails, say which font the code got and what the font database holds.
+  const QFontInfo code_font(fixedPitchFont());
+  const QStringList all = QFontDatabase::families();
+  const QString fonts = QString(" (code font %1, fixed pitch %2; %3 families, %4 fixed pitch)")
+                            .arg(code_font.family())
+                            .arg(code_font.fixedPitch())
+                            .arg(all.size())
+                            .arg(std::count_if(all.cbegin(), all.cend(),
+                                               [](const QString& f) { return QFontDatabase::isFixedPitch(f); }));
   for (const char* word : {"alpha", "beta", "gamma", "delta", "eps", "zeta"})
-    QVERIFY2(mono.contains(word), qPrintable(word + QString(" is not monospace: ") + mono.join(",")));
+    QVERIFY2(mono.contains(word), qPrintable(word + QString(" is not monospace: ") + mono.join(",") + fonts));
   QVERIFY(!mono.contains(" then "));
 }
 
