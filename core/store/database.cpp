@@ -208,7 +208,9 @@ void Database::check_integrity() {
   int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(20)", -1, &st, nullptr);
   while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     const auto* line = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    const std::string text = line != nullptr ? line : "";
+    std::string text = line != nullptr ? line : "";
+    const std::string header = "*** in database main ***\n";  // the same on every first line
+    if (text.rfind(header, 0) == 0) text.erase(0, header.size());
     if (text != "ok") problems.push_back(text);
     rc = SQLITE_OK;
   }

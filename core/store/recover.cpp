@@ -21,7 +21,7 @@ namespace {
 constexpr std::int64_t kMinKey = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMaxKey = std::numeric_limits<std::int64_t>::max();
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) { return std::string("'").append(p.string()).append("'"); }
 
 // Our tables in the order that keeps most references pointing backwards, and the key of the
 // WITHOUT ROWID ones ("" = a rowid table whose INTEGER PRIMARY KEY is `id`).
@@ -115,7 +115,9 @@ class Source {
     Stmt s(db_, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = '" + table +
                     "' AND (sql IS NULL OR sql NOT LIKE '% WHERE %')");
     while (s.rc == SQLITE_OK && sqlite3_step(s.st) == SQLITE_ROW) {
-      const std::string index = reinterpret_cast<const char*>(sqlite3_column_text(s.st, 0));
+      std::string index;  // the file's own name for it: quote it as an identifier
+      for (const char* c = reinterpret_cast<const char*>(sqlite3_column_text(s.st, 0)); c && *c; ++c)
+        index += *c == '"' ? std::string("\"\"") : std::string(1, *c);
       if (auto n = number("SELECT count(*) FROM \"" + table + "\" INDEXED BY \"" + index + "\"")) return n;
     }
     return std::nullopt;
@@ -393,7 +395,9 @@ std::filesystem::path free_sibling(const std::filesystem::path& path, const std:
   const std::string stem = path.stem().string();
   std::error_code ec;
   for (int n = 1;; ++n) {
-    const std::string name = stem + "." + tag + (n > 1 ? "-" + std::to_string(n) : "") + ".db";
+    std::string name = stem + "." + tag;  // appended piece by piece: GCC 12 warns on "-" + to_string
+    if (n > 1) name.append("-").append(std::to_string(n));
+    name += ".db";
     if (!std::filesystem::exists(folder / name, ec)) return folder / name;
   }
 }
@@ -408,9 +412,16 @@ RecoveryReport recover_in_place(const std::filesystem::path& path) {
     throw Error(ErrorCode::Io, "recovering " + quoted(path) + ": the recovered data is in " + quoted(fresh) +
                                    " but the damaged file could not be renamed (" + ec.message() + ")");
   // Its log belongs with it: a -wal left under the old name would be replayed into the new file.
-  for (const char* suffix : {"-wal", "-shm"})
-    if (std::filesystem::exists(path.string() + suffix, ec))
-      std::filesystem::rename(path.string() + suffix, kept.string() + suffix, ec);
+  for (const char* suffix : {"-wal", "-shm"}) {
+    if (!std::filesystem::exists(path.string() + suffix, ec)) continue;
+    std::filesystem::rename(path.string() + suffix, kept.string() + suffix, ec);
+    if (!ec) continue;
+    std::error_code back;
+    std::filesystem::rename(kept, path, back);
+    throw Error(ErrorCode::Io, "recovering " + quoted(path) + ": the recovered data is in " + quoted(fresh) +
+                                   " but the damaged file's " + suffix + " could not be moved (" + ec.message() +
+                                   "), so the damaged file keeps its name");
+  }
   std::filesystem::rename(fresh, path, ec);
   if (ec)
     throw Error(ErrorCode::Io, "recovering " + quoted(path) + ": the recovered data is in " + quoted(fresh) +
