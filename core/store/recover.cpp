@@ -29,16 +29,17 @@ struct TableSpec {
   const char* name;
   const char* key;
   const char* label;  // for summary()
+  int since;          // the schema version that added it
 };
 constexpr TableSpec kTables[] = {
-    {"models", "", "models"},
-    {"chats", "", "chats"},
-    {"messages", "", "messages"},
-    {"settings", "key", "settings"},
-    {"sampling_presets", "name", "sampling presets"},
-    {"endpoints", "", "endpoints"},
-    {"bench_runs", "", "benchmark runs"},
-    {"bench_points", "", "benchmark points"},
+    {"models", "", "models", 1},
+    {"chats", "", "chats", 1},
+    {"messages", "", "messages", 1},
+    {"settings", "key", "settings", 1},
+    {"sampling_presets", "name", "sampling presets", 1},
+    {"endpoints", "", "endpoints", 2},
+    {"bench_runs", "", "benchmark runs", 2},
+    {"bench_points", "", "benchmark points", 2},
 };
 
 // A prepared statement that finalizes itself; no error checks (the callers look at each rc).
@@ -93,7 +94,8 @@ class Source {
     if (s.rc != SQLITE_OK || sqlite3_step(s.st) != SQLITE_ROW) return std::nullopt;
     return sqlite3_column_int64(s.st, 0);
   }
-  void require_ours() const {
+  // Throws unless the file is an InferDesk database this build can read; returns its version.
+  int require_ours() const {
     const auto app_id = number("PRAGMA application_id");
     const auto version = number("PRAGMA user_version");
     const auto tables = number("SELECT count(*) FROM sqlite_schema");
@@ -106,6 +108,7 @@ class Source {
     if (*version > kSchemaVersion)
       throw Error(ErrorCode::Unsupported, "recovering " + quoted(path_) +
                                               ": it was written by a newer InferDesk; recover it with that version");
+    return static_cast<int>(*version);
   }
   bool has_table(const std::string& name) const {
     return number("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '" + name + "'").value_or(0) > 0;
@@ -364,7 +367,7 @@ RecoveryReport recover_into(const std::filesystem::path& damaged, const std::fil
     throw Error(ErrorCode::InvalidArgument, "recovering " + quoted(damaged) + ": " + quoted(target) +
                                                 " already exists; choose a new file for the recovered data");
   Source src(damaged);
-  src.require_ours();
+  const int version = src.require_ours();
   RecoveryReport report;
   report.source = damaged;
   report.target = target;
@@ -377,7 +380,12 @@ RecoveryReport recover_into(const std::filesystem::path& damaged, const std::fil
         TableRecovery& r = report.tables.emplace_back();
         r.table = spec.name;
         r.present = src.has_table(spec.name);
-        if (r.present) TableCopier(src, *out, spec, r).copy();
+        if (r.present) {
+          TableCopier(src, *out, spec, r).copy();
+        } else if (version >= spec.since) {  // its version had it: dropped, its rows unknown
+          r.damaged = true;
+          r.lost = -1;
+        }
       }
       mend_references(*out, report);
       tx.commit();

@@ -20,7 +20,7 @@ namespace inferdesk::store {
 struct TableRecovery {
   std::string table;
   bool present = true;         // false: the file has no such table (missing, or an older version)
-  bool damaged = false;        // some of its pages could not be read
+  bool damaged = false;        // some of its pages could not be read, or its version had it and it is gone
   std::int64_t recovered = 0;  // rows now in the new file
   // Rows known to be lost: unreadable (counted through an intact index of the table), refused
   // by the schema's constraints, or dropped because their parent row was lost. -1 = unknown: the

@@ -160,8 +160,25 @@ TEST(Recover, AMissingTableIsReportedAndTheRestIsKept) {
   raw_sql(path, "DROP TABLE sampling_presets");
   const RecoveryReport report = recover_into(path, dir / "new.db");
   EXPECT_FALSE(report.table("sampling_presets")->present);
+  EXPECT_TRUE(report.table("sampling_presets")->damaged);
+  EXPECT_FALSE(report.complete());
+  EXPECT_NE(report.summary().find("some sampling presets"), std::string::npos) << report.summary();
   EXPECT_EQ(report.table("messages")->recovered, 15);
   expect_sound(dir / "new.db");
+}
+
+TEST(Recover, AnOlderVersionsFileComesBackInTheCurrentSchema) {
+  TempDir dir;
+  const auto path = dir / "v1.db";
+  make_populated(path, 5);
+  raw_sql(path, "DROP TABLE bench_points; DROP TABLE bench_runs; DROP TABLE endpoints; PRAGMA user_version = 1;");
+  const RecoveryReport report = recover_into(path, dir / "new.db");
+  EXPECT_TRUE(report.complete()) << report.summary();  // version 1 had no endpoints: nothing lost
+  EXPECT_FALSE(report.table("endpoints")->present);
+  Database db(dir / "new.db");
+  EXPECT_EQ(db.file_version(), kSchemaVersion);
+  EXPECT_EQ(ChatStore(db).list_chats().size(), 5u);
+  EXPECT_TRUE(BenchStore(db).list().empty());
 }
 
 TEST(Recover, InPlaceKeepsTheDamagedFileBesideTheNewOne) {
