@@ -1,15 +1,16 @@
 // inferdesk: the desktop application. Checks for a display before Qt needs one, finds the data
-// folder (XDG or --data-dir), opens the session (database + engine thread) and shows the window.
+// folder (XDG or --data-dir), opens the session (database + engine thread; a database that cannot
+// be opened gets gui/app/database_problem_dialog.h) and shows the window.
 #include <QApplication>
 #include <QMessageBox>
 #include <QTimer>
 
 #include <cstdio>
-#include <exception>
 #include <memory>
 
 #include "gui/app/app_paths.h"
 #include "gui/app/app_session.h"
+#include "gui/app/database_problem_dialog.h"
 #include "gui/app/main_window.h"
 
 using namespace inferdesk::gui;
@@ -46,15 +47,10 @@ int main(int argc, char** argv) {
     QMessageBox::critical(nullptr, "InferDesk", error);
     return 1;
   }
+  // A database that cannot be opened gets a dialog: recover it (when damaged), another folder, quit.
   std::unique_ptr<AppSession> session;
-  try {
-    session = std::make_unique<AppSession>(data_dir, cl.cuda);
-  } catch (const std::exception& e) {
-    const QString msg = QString("cannot open the data in %1: %2").arg(data_dir, e.what());
-    std::fprintf(stderr, "inferdesk: %s\n", qPrintable(msg));
-    QMessageBox::critical(nullptr, "InferDesk", msg);
-    return 1;
-  }
+  const auto open = [&](const QString& dir) { session = std::make_unique<AppSession>(dir, cl.cuda); };
+  if (open_data_folder(data_dir, open, interactive_prompts()).isEmpty()) return 1;
   int rc = 0;
   {
     MainWindow window(session->context());

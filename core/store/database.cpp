@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/store/schema.h"
 #include "core/store/statement.h"
@@ -126,11 +127,14 @@ void Database::open(Options options) {
   if ((rc = sqlite3_extended_result_codes(db_, 1)) != SQLITE_OK) fail(rc, "opening the database");
   if ((rc = sqlite3_busy_timeout(db_, options.busy_timeout_ms)) != SQLITE_OK) fail(rc, "opening the database");
 
+  // Everything up to configure_writable() only reads, so a refused file is left byte for byte.
   // The first read of the file: random bytes fail here with SQLITE_NOTADB.
   file_version_ = static_cast<int>(query_int(*this, "PRAGMA user_version", "reading the database"));
   schema_version_ = file_version_;
   check_identity();
   exec("PRAGMA foreign_keys = ON");
+  if (options.check_integrity) check_integrity();
+  if (file_version_ >= 1 && file_version_ <= kSchemaVersion) check_tables(file_version_);
 
   if (file_version_ > kSchemaVersion) {
     read_only_reason_ = "It was written by a newer InferDesk (data version " + std::to_string(file_version_) +
@@ -143,6 +147,7 @@ void Database::open(Options options) {
       Options again;
       again.read_only = true;
       again.busy_timeout_ms = options.busy_timeout_ms;
+      again.check_integrity = false;  // just checked
       again.clock = std::move(clock_);
       open(std::move(again));  // sets read_only_reason_ again
     }
@@ -157,30 +162,69 @@ void Database::open(Options options) {
     if (file_version_ < kSchemaVersion)
       throw Error(ErrorCode::Io, "opening the database: " + quoted(path_) + " needs an upgrade to data version " +
                                      std::to_string(kSchemaVersion) + " but cannot be written. " + read_only_reason_);
-    check_tables();
     opened_ = true;
     return;
   }
   configure_writable();
   migrate();
-  check_tables();
   opened_ = true;
 }
 
-void Database::check_tables() {
-  // A file that says it is at our version but lacks our tables was damaged by something else;
-  // better to say so now than to fail later on the first query.
-  // Version 2 added the dashboard's tables; a version-1 file (opened read-only) has only the first five.
-  const bool v2 = schema_version_ >= 2;
-  const auto found = query_int(*this,
-                               "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name "
-                               "IN ('models', 'chats', 'messages', 'settings', 'sampling_presets', "
-                               "'endpoints', 'bench_runs', 'bench_points')",
-                               "reading the database");
-  if (found != (v2 ? 8 : 5))
-    throw Error(ErrorCode::Format, "opening the database: " + quoted(path_) +
-                                       " is missing some of InferDesk's tables; it was damaged "
-                                       "outside InferDesk. Move it aside to start a new one.");
+void Database::check_tables(int version) {
+  // A file that says it is at a version but lacks that version's tables was damaged by something
+  // else; better to say so now, before a migration writes to it, than on the first query.
+  // Version 2 added the dashboard's tables.
+  static const char* const kV1Tables[] = {"models", "chats", "messages", "settings", "sampling_presets"};
+  static const char* const kV2Tables[] = {"endpoints", "bench_runs", "bench_points"};
+  std::vector<std::string> missing;
+  auto look_for = [&](const char* name) {
+    detail::Statement s(*this, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                        "reading the database");
+    s.bind(1, std::string_view(name));
+    if (!s.step()) missing.push_back(name);
+  };
+  for (const char* name : kV1Tables) look_for(name);
+  if (version >= 2)
+    for (const char* name : kV2Tables) look_for(name);
+  if (missing.empty()) return;
+  std::string list;
+  std::vector<std::string> problems;
+  for (const auto& name : missing) {
+    list += (list.empty() ? "'" : ", '") + name + "'";
+    problems.push_back("table '" + name + "' is missing");
+  }
+  throw DamagedDatabase(path_, std::move(problems),
+                        "opening the database: " + quoted(path_) + " is damaged: InferDesk's table" +
+                            (missing.size() > 1 ? "s " : " ") + list + (missing.size() > 1 ? " are" : " is") +
+                            " missing (removed outside InferDesk). The file was not changed. Recover what it still "
+                            "holds into a new file, move it aside to start a new one, or restore a backup.");
+}
+
+void Database::check_integrity() {
+  // quick_check reads every page and checks each b-tree's structure (not index contents, which
+  // only integrity_check compares): a ruined page is found now, not when a chat is opened.
+  std::vector<std::string> problems;
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check(20)", -1, &st, nullptr);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* line = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    std::string text = line != nullptr ? line : "";
+    const std::string header = "*** in database main ***\n";  // the same on every first line
+    if (text.rfind(header, 0) == 0) text.erase(0, header.size());
+    if (text != "ok") problems.push_back(text);
+    rc = SQLITE_OK;
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CORRUPT) problems.push_back(sqlite3_errmsg(db_));
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK && primary != SQLITE_CORRUPT) fail(rc, "checking the database");
+  if (problems.empty()) return;
+  throw DamagedDatabase(path_, problems,
+                        "opening the database: " + quoted(path_) + " is damaged (SQLite's check found: " +
+                            problems.front() + (problems.size() > 1 ? ", and more" : "") +
+                            "). The file was not changed. Recover what is still readable into a new file, "
+                            "or restore a backup.");
 }
 
 void Database::check_identity() {
@@ -189,9 +233,11 @@ void Database::check_identity() {
   const bool ours_but_new = app_id == 0 && file_version_ == 0 &&
                             query_int(*this, "SELECT count(*) FROM sqlite_schema", "reading the database") == 0;
   if (ours_but_new) return;
+  // The user cannot pick the database's name, only where it lives: say so.
   throw Error(ErrorCode::Format, "opening the database: " + quoted(path_) +
-                                     " is an SQLite database of another program, not InferDesk's; "
-                                     "choose another file name.");
+                                     " is an SQLite database of another program, not InferDesk's, and was "
+                                     "left as it is. Move it out of that folder, or keep InferDesk's data in "
+                                     "another folder.");
 }
 
 void Database::configure_writable() {

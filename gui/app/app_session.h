@@ -21,8 +21,8 @@ class EngineThread;
 class AppSession {
  public:
   // Opens (creating) data_dir/inferdesk.db, turns replies a crash left streaming into stopped
-  // ones, and starts the engine thread. Throws inferdesk::Error (Io / Format) when the database
-  // cannot be opened.
+  // ones, and starts the engine thread. Throws inferdesk::Error (Io / Format; store::DamagedDatabase
+  // for a damaged file, which open_data_folder offers to recover) when the database cannot be opened.
   explicit AppSession(const QString& data_dir, const CudaBackendOptions& cuda = {});
   ~AppSession();
   AppSession(const AppSession&) = delete;

@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <set>
+#include <utility>
 
 namespace inferdesk::gui {
 
@@ -32,7 +33,10 @@ class ReplyWriter::Worker : public QObject {
   QString run(std::int64_t id, F&& write) {
     try {
       if (!db_) {
-        db_ = std::make_unique<store::Database>(path_);
+        // The app's own connection checked the file at start-up; do not read it all again.
+        store::Database::Options options;
+        options.check_integrity = false;
+        db_ = std::make_unique<store::Database>(path_, std::move(options));
         chats_ = std::make_unique<store::ChatStore>(*db_);
       }
       write(*chats_);
