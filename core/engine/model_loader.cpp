@@ -124,6 +124,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
   for (int64_t id : m.folder->generation_config().eos_token_ids) add_unique(m.eos_token_ids, id);
   m.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (m.name.empty()) m.name = std::filesystem::absolute(dir).parent_path().filename().string();
+  m.folder->check_unchanged();  // a shard cut short while loading: what was copied is zeros
   // Quantized on load, the weights take what the backend holds, not what the folder stores.
   m.weight_bytes = on_load ? m.backend->memory_info().weights : m.folder->weight_bytes();
   return m;
