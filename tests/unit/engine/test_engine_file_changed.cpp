@@ -1,11 +1,17 @@
-// A model file truncated on disk while the model is loaded (a download or a quantization writing
-// over it): the CPU backend reads weights from the mapping, so the next step touched lost pages
-// and SIGBUS killed the process. Now the request fails with a message naming the file, and the
-// process lives on.
+// Model files that are not what they were: a model file truncated on disk while the model is
+// loaded (a download or a quantization writing over it): the CPU backend reads weights from the
+// mapping, so the next step touched lost pages and SIGBUS killed the process. Now the request
+// fails with a message naming the file, and the process lives on. And a FIFO given as a shape.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <random>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/engine/generate.h"
@@ -44,6 +50,28 @@ TEST(ModelFileChanged, TruncatedBetweenRequestsFailsTheRequestNotTheProcess) {
     EXPECT_EQ(generate_all(e, {greedy(2)})[0].reason, FinishReason::Error);
   }
   fs::remove_all(dir);
+}
+
+// --shape takes a config.json path too: a FIFO there blocked std::ifstream forever.
+TEST(ModelFileChanged, FifoShapeFileIsRefusedWithoutBlocking) {
+  const fs::path fifo = fs::temp_directory_path() / ("inferdesk-shape-" + std::to_string(std::random_device{}()));
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto done = std::async(std::launch::async, [&] {
+    try {
+      load_dummy_model(fifo.string(), fs::temp_directory_path(), make_cpu_backend());
+      ADD_FAILURE() << "loaded a FIFO";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Format) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a regular file (a FIFO)"), std::string::npos) << e.what();
+    }
+  });
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "blocked on the FIFO";
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // wake the reader
+    done.wait();
+    if (fd >= 0) ::close(fd);
+  }
+  fs::remove(fifo);
 }
 
 }  // namespace
