@@ -38,8 +38,22 @@ RegularFile::~RegularFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+void require_regular(const std::filesystem::path& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(ErrorCode::Format, path.string() + ": not a regular file (" + file_type_name(st.st_mode) + ")");
+  }
+}
+
+}  // namespace
+
 RegularFile RegularFile::open(const std::filesystem::path& path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  // stat first, so that a device is not even opened (opening some has side effects); then the
+  // type again on the descriptor, since the name may have been swapped in between. O_NONBLOCK:
+  // opening a FIFO for reading would otherwise wait for a writer, forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) require_regular(path, st);
   RegularFile f;
   f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (f.fd_ < 0) {
@@ -47,12 +61,9 @@ RegularFile RegularFile::open(const std::filesystem::path& path) {
     throw Error(err == ENOENT ? ErrorCode::NotFound : ErrorCode::Io,
                 path.string() + ": cannot open: " + std::strerror(err));
   }
-  struct stat st {};
   if (::fstat(f.fd_, &st) != 0) throw Error(ErrorCode::Io, path.string() + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) {
-    throw Error(ErrorCode::Format, path.string() + ": not a regular file (" + file_type_name(st.st_mode) + ")");
-  }
-  // Back to blocking reads: O_NONBLOCK on a regular file changes nothing today, but says what we mean.
+  require_regular(path, st);
+  // Reads of a regular file ignore O_NONBLOCK today; cleared so that no reader ever sees EAGAIN.
   const int flags = ::fcntl(f.fd_, F_GETFL);
   if (flags < 0 || ::fcntl(f.fd_, F_SETFL, flags & ~O_NONBLOCK) != 0)
     throw Error(ErrorCode::Io, path.string() + ": cannot set blocking mode: " + std::strerror(errno));

@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/util/dtype.h"
 #include "core/util/error.h"
 #include "core/util/json_guard.h"
+#include "core/util/regular_file.h"
 
 namespace inferdesk {
 namespace {
@@ -83,6 +85,28 @@ TEST(JsonStrict, LimitsAndMalformedText) {
 TEST(JsonStrict, QuoteUntrustedEscapesControlBytes) {
   EXPECT_EQ(quote_untrusted("model.safetensors"), "\"model.safetensors\"");
   EXPECT_EQ(quote_untrusted(std::string("a\0b\n\\", 5)), "\"a\\x00b\\x0a\\\\\"");
+}
+
+TEST(RegularFile, RefusesDevicesAndDirectoriesByName) {
+  for (const auto& [path, what] : {std::pair{"/dev/null", "a character device"}, std::pair{"/tmp", "a directory"}}) {
+    try {
+      read_regular_file(path, 100);
+      ADD_FAILURE() << "read " << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Format);
+      EXPECT_EQ(std::string(e.what()), std::string(path) + ": not a regular file (" + what + ")");
+    }
+  }
+  EXPECT_THROW(
+      {
+        try {
+          read_regular_file("/nonexistent/config.json", 100);
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::NotFound);
+          throw;
+        }
+      },
+      Error);
 }
 
 TEST(DType, Bf16RoundTripAndRounding) {
