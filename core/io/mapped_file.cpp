@@ -59,9 +59,11 @@ void MappedFile::reset() noexcept {
 }
 
 Error MappedFile::changed_on_disk_error() const {
+  // SIGBUS also means a read error (a network drive gone): the message covers both.
   return Error(ErrorCode::Io, path_.string() +
-                                  ": the model file changed on disk while loaded (it was truncated or overwritten); "
-                                  "what was computed from it since is invalid. Load the model again.");
+                                  ": the model file changed on disk while loaded, or could no longer be read (it "
+                                  "was truncated or overwritten, or its drive went away); what was computed from it "
+                                  "since is invalid. Load the model again.");
 }
 
 }  // namespace inferdesk
