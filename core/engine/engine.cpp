@@ -392,6 +392,9 @@ void Engine::complete(Launched& l) {
       produced.push_back({l.sample_ids[i], GeneratedToken{r.token, r.logprob, std::move(r.top)}});
     }
   }
+  // Weights read from a model file that shrank on disk came back as zeros: these tokens are
+  // garbage, so the step fails (run() fails its requests) and so does every later one.
+  if (model_.folder) model_.folder->check_unchanged();
   // update() finishes the sequences whose token ends them (stop token or max_tokens).
   const std::vector<FinishedSeq> done = scheduler_->update(l.out, sampled);
   const auto now = Clock::now();

@@ -2,15 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/io/folder_weights.h"
+#include "core/io/json_util.h"
 #include "core/util/error.h"
 #include "core/util/install_layout.h"
-#include "core/util/json_guard.h"
 
 namespace inferdesk {
 
@@ -25,12 +23,10 @@ void add_unique(std::vector<int32_t>& out, int64_t id) {
   if (std::find(out.begin(), out.end(), static_cast<int32_t>(id)) == out.end()) out.push_back(static_cast<int32_t>(id));
 }
 
+// A built-in shape or a user's config.json: opened without blocking on a FIFO, keys unique.
 ModelConfig read_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::NotFound, "cannot open model shape file " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return ModelConfig::from_json(parse_untrusted_json(text.str(), path.string()));
+  const std::string text = read_file_bounded(path, kMaxConfigJsonBytes);
+  return ModelConfig::from_json(parse_json_strict(text, path.string(), kMaxConfigJsonDepth));
 }
 
 }  // namespace
@@ -124,6 +120,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
   for (int64_t id : m.folder->generation_config().eos_token_ids) add_unique(m.eos_token_ids, id);
   m.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (m.name.empty()) m.name = std::filesystem::absolute(dir).parent_path().filename().string();
+  m.folder->check_unchanged();  // a shard cut short while loading: what was copied is zeros
   // Quantized on load, the weights take what the backend holds, not what the folder stores.
   m.weight_bytes = on_load ? m.backend->memory_info().weights : m.folder->weight_bytes();
   return m;

@@ -194,14 +194,15 @@ Fp8ExportResult export_fp8_compressed_tensors(const ModelFolder& src, const fs::
       idx << json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}}.dump(2);
       if (!idx) throw Error(ErrorCode::Io, "cannot write the shard index");
     }
-    json cfg = parse_json_lenient(read_file_bounded(src.dir() / "config.json", kMaxConfigJsonBytes),
-                                  (src.dir() / "config.json").string());
+    json cfg = parse_json_strict(read_file_bounded(src.dir() / "config.json", kMaxConfigJsonBytes),
+                                 (src.dir() / "config.json").string(), kMaxConfigJsonDepth);
     cfg["quantization_config"] = quantization_config(ignored);
     std::ofstream c(tmp / "config.json");
     c << cfg.dump(2);
     if (!c) throw Error(ErrorCode::Io, "cannot write config.json");
     c.close();
     copy_side_files(src.dir(), tmp);
+    src.check_unchanged();  // a source shard cut short while read: the written weights hold zeros
     fs::rename(tmp, out);
   } catch (...) {
     std::error_code ec;

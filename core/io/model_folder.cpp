@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "core/io/json_util.h"
+#include "core/io/mapping_guard.h"
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk {
 namespace fs = std::filesystem;
@@ -51,7 +53,7 @@ std::vector<fs::path> allowed_roots(const fs::path& dir) {
 // stays inside the folder, and returns its path.
 fs::path checked_weight_path(const fs::path& dir, const std::string& name, const fs::path& source) {
   auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::Format, source.string() + ": shard \"" + name + "\" " + why);
+    return Error(ErrorCode::Format, source.string() + ": shard " + quote_untrusted(name) + " " + why);
   };
   if (name.empty() || name == "." || name == ".." || name.find_first_of(std::string("/\\\0", 3)) != std::string::npos) {
     throw bad("is not a plain file name inside the model folder (absolute paths, '..' and "
@@ -61,7 +63,8 @@ fs::path checked_weight_path(const fs::path& dir, const std::string& name, const
   fs::path p = dir / name;
   std::error_code ec;
   if (!fs::exists(p, ec)) {
-    throw Error(ErrorCode::NotFound, source.string() + ": shard \"" + name + "\" is missing (" + p.string() + ")");
+    throw Error(ErrorCode::NotFound,
+                source.string() + ": shard " + quote_untrusted(name) + " is missing (" + p.string() + ")");
   }
   fs::path target = fs::weakly_canonical(p, ec);
   if (ec) throw bad("cannot be resolved: " + ec.message());
@@ -117,13 +120,14 @@ ModelFolder ModelFolder::open(const fs::path& dir) {
     throw Error(ErrorCode::NotFound,
                 config_path.string() + ": not found; a Hugging Face model folder needs config.json");
   }
-  const nlohmann::json config_json = parse_json_lenient(read_file_bounded(config_path, kMaxConfigJsonBytes),
-                                                        config_path.string());
+  // Strict: a duplicate key (num_hidden_layers 2, then 1) would silently pick one of the two.
+  const nlohmann::json config_json = parse_json_strict(read_file_bounded(config_path, kMaxConfigJsonBytes),
+                                                       config_path.string(), kMaxConfigJsonDepth);
   m.config_ = with_file_context(config_path, [&] { return ModelConfig::from_json(config_json); });
   const fs::path gen_path = dir / "generation_config.json";
   if (fs::exists(gen_path, ec)) {
-    const nlohmann::json gen_json = parse_json_lenient(read_file_bounded(gen_path, kMaxConfigJsonBytes),
-                                                       gen_path.string());
+    const nlohmann::json gen_json = parse_json_strict(read_file_bounded(gen_path, kMaxConfigJsonBytes),
+                                                      gen_path.string(), kMaxConfigJsonDepth);
     m.generation_config_ = with_file_context(gen_path, [&] { return GenerationConfig::from_json(gen_json); });
     m.has_generation_config_ = true;
   }
@@ -154,11 +158,10 @@ ModelFolder ModelFolder::open(const fs::path& dir) {
                                        "in which file");
   }
   if (!pickles.empty()) {
-    throw Error(ErrorCode::Unsupported, dir.string() + ": only PyTorch pickle checkpoints found (" + join(pickles, 4) +
-                                            "). Pickle files are refused because loading them can run arbitrary code. "
-                                            "Convert the model to safetensors, e.g. in Python with transformers: "
-                                            "AutoModelForCausalLM.from_pretrained(dir).save_pretrained(out_dir, "
-                                            "safe_serialization=True)");
+    throw Error(ErrorCode::Unsupported,
+                dir.string() + ": only PyTorch pickle checkpoints found (" + join(pickles, 4) +
+                    "). Pickle files are refused because loading them can run arbitrary code. " +
+                    kConvertToSafetensorsHint);
   }
   throw Error(ErrorCode::NotFound, dir.string() + ": no weights found (expected model.safetensors or "
                                                   "model.safetensors.index.json with its shards)");
@@ -170,8 +173,8 @@ void ModelFolder::add_shard(SafetensorsFile file) {
   for (uint32_t i = 0; i < tensors.size(); ++i) {
     auto [it, inserted] = by_name_.emplace(tensors[i].name, Location{shard, i});
     if (!inserted) {
-      throw Error(ErrorCode::Format, file.path().string() + ": tensor \"" + tensors[i].name + "\" also appears in " +
-                                         shards_[it->second.shard].path().string());
+      throw Error(ErrorCode::Format, file.path().string() + ": tensor " + quote_untrusted(tensors[i].name) +
+                                         " also appears in " + shards_[it->second.shard].path().string());
     }
   }
   shards_.push_back(std::move(file));
@@ -181,7 +184,7 @@ void ModelFolder::load_single(const fs::path& file) { add_shard(SafetensorsFile:
 
 void ModelFolder::load_indexed(const fs::path& index_file) {
   const std::string src = index_file.string();
-  nlohmann::json index = parse_json_strict(read_file_bounded(index_file, kMaxIndexJsonBytes), src, 8);
+  nlohmann::json index = parse_json_strict(read_file_bounded(index_file, kMaxIndexJsonBytes), src, 8, kMaxIndexTensors);
   if (!index.is_object()) throw Error(ErrorCode::Format, src + ": not a JSON object");
   auto wm = index.find("weight_map");
   if (wm == index.end() || !wm->is_object()) {
@@ -190,7 +193,8 @@ void ModelFolder::load_indexed(const fs::path& index_file) {
   std::map<std::string, std::set<std::string>> by_shard;  // shard -> tensor names
   for (const auto& [tensor, shard] : wm->items()) {
     if (!shard.is_string()) {
-      throw Error(ErrorCode::Format, src + ": weight_map entry for \"" + tensor + "\" is not a file name string");
+      throw Error(ErrorCode::Format,
+                  src + ": weight_map entry for " + quote_untrusted(tensor) + " is not a file name string");
     }
     by_shard[shard.get<std::string>()].insert(tensor);
   }
@@ -206,20 +210,26 @@ void ModelFolder::load_indexed(const fs::path& index_file) {
       if (!names.count(t.name)) {
         auto other = wm->find(t.name);
         std::string where = other == wm->end() ? "does not list it"
-                                               : "lists it under \"" + other->get<std::string>() + "\"";
+                                               : "lists it under " + quote_untrusted(other->get<std::string>());
         throw Error(ErrorCode::Format,
-                    file.path().string() + " holds tensor \"" + t.name + "\" but " + src + " " + where);
+                    file.path().string() + " holds tensor " + quote_untrusted(t.name) + " but " + src + " " + where);
       }
       present.insert(t.name);
     }
     for (const auto& n : names) {
       if (!present.count(n)) {
-        throw Error(ErrorCode::Format,
-                    src + ": says tensor \"" + n + "\" is in \"" + shard_name + "\", but that file has no such tensor");
+        throw Error(ErrorCode::Format, src + ": says tensor " + quote_untrusted(n) + " is in " +
+                                           quote_untrusted(shard_name) + ", but that file has no such tensor");
       }
     }
     add_shard(std::move(file));
   }
+}
+
+void ModelFolder::check_unchanged() const {
+  if (MappingGuard::faults_handled() == 0) return;  // the common case: one atomic load
+  for (const SafetensorsFile& s : shards_)
+    if (s.invalidated()) throw s.changed_on_disk_error();
 }
 
 const ModelFolder::Location* ModelFolder::locate(std::string_view name) const {

@@ -22,14 +22,19 @@ namespace inferdesk {
 // Size limits for the small JSON files of a model folder.
 inline constexpr size_t kMaxConfigJsonBytes = 4u << 20;  // config.json, generation_config.json
 inline constexpr size_t kMaxIndexJsonBytes = 64u << 20;  // model.safetensors.index.json
+inline constexpr int kMaxConfigJsonDepth = 64;           // config.json nests 3 or 4 deep
+// Most tensors an index may list (the whole model: every shard's kSafetensorsMaxTensors at most).
+inline constexpr size_t kMaxIndexTensors = 1'000'000;
 
 class ModelFolder {
  public:
   // Opens and validates everything. Throws Error:
   //   NotFound     the folder, config.json or any weights are missing
-  //   Format       malformed config / index / safetensors, index inconsistent with shards,
-  //                shard paths escaping the folder, several .safetensors without an index
-  //   Unsupported  only pickle checkpoints present, unsupported model_type or dtype
+  //   Format       malformed config / index / safetensors, a duplicate key in any JSON file,
+  //                index inconsistent with shards, shard paths escaping the folder, several
+  //                .safetensors without an index, a FIFO or other non-regular file
+  //   Unsupported  only pickle checkpoints present (or a pickle / zip / GGUF file named
+  //                .safetensors), unsupported model_type or dtype
   static ModelFolder open(const std::filesystem::path& dir);
 
   ModelFolder(ModelFolder&&) noexcept = default;
@@ -55,6 +60,10 @@ class ModelFolder {
   // The shard file holding `name`; throws NotFound when absent.
   std::filesystem::path file_of(std::string_view name) const;
   const std::vector<SafetensorsFile>& shards() const { return shards_; }
+  // Throws the shard's changed_on_disk_error() (Io) when a shard shrank on disk while mapped, so
+  // that tensor data read since came back as zeros. Cheap when nothing happened: call after
+  // each computation that read the weights.
+  void check_unchanged() const;
 
  private:
   ModelFolder() = default;

@@ -8,6 +8,7 @@
 
 #include "core/io/json_util.h"
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk {
 namespace {
@@ -26,7 +27,7 @@ struct Entry {
 };
 
 [[noreturn]] void fail(ErrorCode code, const std::string& source, const std::string& name, const std::string& reason) {
-  throw Error(code, source + ": tensor \"" + name + "\": " + reason);
+  throw Error(code, source + ": tensor " + quote_untrusted(name) + ": " + reason);
 }
 
 bool read_u64(const json& v, uint64_t& out) {
@@ -142,8 +143,8 @@ void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::
   for (const Entry& e : entries) {
     if (e.begin < pos) {
       fail(ErrorCode::Format, source, e.tensor.name,
-           "data [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") overlaps tensor \"" + *prev +
-               "\" (which ends at " + std::to_string(pos) + ")");
+           "data [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") overlaps tensor " +
+               quote_untrusted(*prev) + " (which ends at " + std::to_string(pos) + ")");
     }
     if (e.begin > pos) {
       fail(ErrorCode::Format, source, e.tensor.name,
@@ -164,8 +165,9 @@ void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::
 
 SafetensorsHeader parse_safetensors_header(std::string_view header_json, const std::byte* data, uint64_t data_size,
                                            const std::string& source) {
-  // Valid headers nest three deep (root -> entry -> shape); allow one spare level.
-  json root = parse_json_strict(header_json, source + " (header)", 4);
+  // Valid headers nest three deep (root -> entry -> shape); allow one spare level. The root holds
+  // the tensors and "__metadata__".
+  json root = parse_json_strict(header_json, source + " (header)", 4, kSafetensorsMaxTensors + 1);
   if (!root.is_object()) {
     throw Error(ErrorCode::Format, source + ": header is not a JSON object");
   }
@@ -185,11 +187,42 @@ SafetensorsHeader parse_safetensors_header(std::string_view header_json, const s
   return out;
 }
 
+namespace {
+
+// Another format under a .safetensors name (a renamed download, a wrong conversion): say what the
+// file is, instead of a header length of 7 quintillion bytes.
+void refuse_foreign_format(const std::byte* base, size_t size, const std::string& source) {
+  auto at = [&](size_t i) { return i < size ? static_cast<uint8_t>(base[i]) : 0; };
+  const std::string not_st = source + ": this is not a safetensors file although its name says so: it is ";
+  if (at(0) == 0x80 && at(1) >= 2 && at(1) <= 5) {
+    throw Error(ErrorCode::Unsupported, not_st +
+                                            "a Python pickle (a PyTorch checkpoint written by torch.save?). Pickle "
+                                            "files are refused because loading them can run arbitrary code. " +
+                                            kConvertToSafetensorsHint);
+  }
+  if (at(0) == 'P' && at(1) == 'K' && at(2) == 3 && at(3) == 4) {
+    throw Error(ErrorCode::Unsupported, not_st +
+                                            "a zip archive, the format of a PyTorch checkpoint written by torch.save "
+                                            "(a pickle inside). Pickle files are refused because loading them can "
+                                            "run arbitrary code. " +
+                                            kConvertToSafetensorsHint);
+  }
+  if (at(0) == 'G' && at(1) == 'G' && at(2) == 'U' && at(3) == 'F') {
+    throw Error(ErrorCode::Unsupported, not_st +
+                                            "a GGUF file (llama.cpp's format), which InferDesk does not load. Use the "
+                                            "model's Hugging Face safetensors files instead (the repository the GGUF "
+                                            "was converted from).");
+  }
+}
+
+}  // namespace
+
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   SafetensorsFile f;
   f.file_ = MappedFile::open(path);
   const std::string source = path.string();
   const size_t size = f.file_.size();
+  refuse_foreign_format(f.file_.data(), size, source);
   if (size < 8) {
     throw Error(ErrorCode::Format, source + ": file is " + std::to_string(size) +
                                        " bytes, too short for a safetensors header (8-byte length)");
@@ -209,7 +242,13 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   std::string_view header(reinterpret_cast<const char*>(base + 8), static_cast<size_t>(header_len));
   const uint64_t data_size = size - 8 - header_len;
   const std::byte* data = base + 8 + header_len;
-  f.header_ = parse_safetensors_header(header, data, data_size, source);
+  try {
+    f.header_ = parse_safetensors_header(header, data, data_size, source);
+  } catch (const Error&) {
+    if (f.invalidated()) throw f.changed_on_disk_error();  // the header read as zeros
+    throw;
+  }
+  if (f.invalidated()) throw f.changed_on_disk_error();
   return f;
 }
 

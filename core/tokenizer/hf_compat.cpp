@@ -115,22 +115,11 @@ HfConfig parse_hf_config(std::string_view config_text, std::string_view model_co
   HfConfig c;
   c.name = name;
   if (!config_text.empty()) {
-    check_json_depth(config_text, name);
-    try {
-      c.tokenizer_config = json::parse(config_text.begin(), config_text.end());
-    } catch (const json::parse_error& e) {
-      fail(name, std::string("invalid JSON: ") + e.what());
-    }
+    c.tokenizer_config = parse_json_file_text(config_text, name);
     if (!c.tokenizer_config.is_object()) fail(name, "expected a JSON object");
   }
   if (!model_config_text.empty()) {
-    json mc;
-    check_json_depth(model_config_text, "config.json");
-    try {
-      mc = json::parse(model_config_text.begin(), model_config_text.end());
-    } catch (const json::parse_error& e) {
-      fail("config.json", std::string("invalid JSON: ") + e.what());
-    }
+    const json mc = parse_json_file_text(model_config_text, "config.json");
     if (mc.is_object()) c.model_type = get_string_or(mc, "model_type", "", "config.json");
   }
   const json& tc = c.tokenizer_config;
@@ -152,18 +141,11 @@ HfConfig parse_hf_config(std::string_view config_text, std::string_view model_co
 
 std::string merge_special_tokens_map(const std::string& config_text, const std::string& map_text,
                                      const std::string& map_name) {
-  json map, config = json::object();
-  check_json_depth(map_text, map_name);
-  check_json_depth(config_text, map_name);
-  try {
-    map = json::parse(map_text);
-    if (!config_text.empty()) config = json::parse(config_text);
-  } catch (const json::parse_error& e) {
-    fail(map_name, std::string("invalid JSON: ") + e.what());
-  }
+  const json map = parse_json_file_text(map_text, map_name);
+  json config = config_text.empty() ? json::object() : parse_json_file_text(config_text, map_name);
   if (!map.is_object() || !config.is_object()) return config_text;
   for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token", "additional_special_tokens"})
-    if (map.contains(key) && !config.contains(key)) config[key] = map[key];
+    if (map.contains(key) && !config.contains(key)) config[key] = map.at(key);
   return config.dump();
 }
 

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/json_guard.h"
 
 namespace inferdesk::tok {
 
@@ -54,6 +56,23 @@ inline long long get_int_or(const nlohmann::json& j, const char* key, long long 
     fail(where + "." + key,
          "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return v;
+}
+
+// Errors of the shared readers (Format: bad JSON, a duplicate key, a FIFO) become Tokenizer
+// errors, as every other problem of a tokenizer file.
+template <typename F>
+auto as_tokenizer_error(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::Format) throw;
+    throw Error(ErrorCode::Tokenizer, e.what());
+  }
+}
+
+// Strict: a key twice (a token twice in a vocabulary) is an error, not "the last wins".
+inline nlohmann::json parse_json_file_text(std::string_view text, const std::string& name) {
+  return as_tokenizer_error([&] { return parse_untrusted_json_strict(text, name); });
 }
 
 // The "type" field of a stage object.

@@ -1,13 +1,13 @@
 // Loading a tokenizer folder: tokenizer.json (Hugging Face tokenizers format) or vocab.json +
 // merges.txt, plus tokenizer_config.json / special_tokens_map.json / config.json, and the rules by
 // which transformers' AutoTokenizer picks a tokenizer class that may redefine the pipeline.
-#include <fstream>
 #include <sstream>
 
 #include "core/tokenizer/hf_compat.h"
 #include "core/tokenizer/json_util.h"
 #include "core/tokenizer/tokenizer_impl.h"
 #include "core/util/json_guard.h"
+#include "core/util/regular_file.h"
 
 namespace inferdesk::tok {
 namespace {
@@ -18,27 +18,12 @@ using nlohmann::json;
 constexpr uintmax_t kMaxFileBytes = uintmax_t{1} << 30;  // 1 GiB: far above any real tokenizer file
 constexpr size_t kMaxTokens = size_t{1} << 24;
 
+// Refuses a FIFO or device without blocking on it (core/util/regular_file.h).
 std::string read_file(const fs::path& p) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(p, ec);
-  if (ec) throw Error(ErrorCode::Io, p.string() + ": cannot read: " + ec.message());
-  if (size > kMaxFileBytes) throw Error(ErrorCode::Tokenizer, p.string() + ": file is too large for a tokenizer file");
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(ErrorCode::Io, p.string() + ": cannot open");
-  std::string data(static_cast<size_t>(size), '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uintmax_t>(in.gcount()) != size) throw Error(ErrorCode::Io, p.string() + ": short read");
-  return data;
+  return as_tokenizer_error([&] { return read_regular_file(p, kMaxFileBytes); });
 }
 
-json parse_json(std::string_view text, const std::string& name) {
-  check_json_depth(text, name);
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw Error(ErrorCode::Tokenizer, name + ": invalid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
-  }
-}
+json parse_json(std::string_view text, const std::string& name) { return parse_json_file_text(text, name); }
 
 VocabMap parse_vocab(const json& v, const std::string& where) {
   if (!v.is_object()) fail(where, "expected an object mapping token -> id");

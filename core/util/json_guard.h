@@ -4,6 +4,8 @@
 // linear scan (no recursion) and turns every failure into a typed Error naming the source.
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -22,5 +24,23 @@ nlohmann::json parse_untrusted_json(std::string_view text, const std::string& so
                                     int max_depth = kDefaultMaxJsonDepth);
 nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source,
                                                     int max_depth = kDefaultMaxJsonDepth);
+
+// Limits of the strict parser. The defaults bound nothing but the depth.
+struct JsonLimits {
+  int max_depth = kDefaultMaxJsonDepth;  // the top-level container is depth 1
+  size_t max_object_members = std::numeric_limits<size_t>::max();
+};
+
+// Parses untrusted JSON in one linear pass and refuses, with Error(Format) naming `source`, what
+// the lenient parsers above accept silently: a key twice in one object ("<source>: duplicate key
+// \"k\""; Python's json and nlohmann keep the last, which hides which value the author meant),
+// nesting deeper than limits.max_depth, an object with more than limits.max_object_members
+// members. Malformed text: "<source>: invalid JSON: <reason>". For model folders and tokenizers.
+nlohmann::json parse_untrusted_json_strict(std::string_view text, const std::string& source,
+                                           const JsonLimits& limits = {});
+
+// `s` in double quotes for a message, with control bytes (a NUL would end the message) and
+// backslashes escaped as \xNN and \\.
+std::string quote_untrusted(std::string_view s);
 
 }  // namespace inferdesk

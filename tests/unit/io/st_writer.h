@@ -15,6 +15,13 @@
 
 namespace inferdesk::test {
 
+// The config.json of a one-layer llama small enough for hand-written tensors.
+inline const char* kTinyConfig = R"({
+  "model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 16,
+  "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
+  "num_attention_heads": 2, "num_key_value_heads": 1, "torch_dtype": "float32"
+})";
+
 // 8-byte little-endian header length + header + data.
 inline std::string safetensors_bytes(const std::string& header, const std::string& data,
                                      uint64_t header_len_override = UINT64_MAX) {

@@ -16,11 +16,7 @@ using test::TempDir;
 using test::valid_safetensors;
 using test::write_file;
 
-const char* kTinyConfig = R"({
-  "model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 16,
-  "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
-  "num_attention_heads": 2, "num_key_value_heads": 1, "torch_dtype": "float32"
-})";
+using test::kTinyConfig;
 
 class ModelFolderTest : public ::testing::Test {
  protected:

@@ -2,9 +2,15 @@
 // crash — and random corruption of a valid file never escapes as another exception type.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/tokenizer/tokenizer.h"
 #include "core/util/error.h"
@@ -148,6 +154,34 @@ TEST(TokenizerErrors, FolderProblems) {
   const Tokenizer t = Tokenizer::from_dir(dir.path());
   EXPECT_EQ(t.hf_class(), "Qwen2Tokenizer");
   EXPECT_EQ(t.encode("ab", false), (std::vector<int32_t>{2}));
+}
+
+// A key twice in the vocabulary or the config: which id or value the author meant is unknown.
+TEST(TokenizerErrors, DuplicateKeysAreRefused) {
+  std::string tok = synthetic_tokenizer().dump();
+  const size_t vocab = tok.find("\"vocab\":{");
+  ASSERT_NE(vocab, std::string::npos);
+  tok.insert(vocab + 9, "\"ab\":3,");  // "ab" is in the vocabulary already, with another id
+  expect_error([&] { Tokenizer::from_json(tok, "", "", "m/tokenizer.json"); }, ErrorCode::Tokenizer,
+               "m/tokenizer.json: duplicate key \"ab\"");
+  const std::string good = synthetic_tokenizer().dump();
+  expect_error([&] { Tokenizer::from_json(good, R"({"bos_token": "<s>", "bos_token": "</s>"})", "", "m"); },
+               ErrorCode::Tokenizer, "duplicate key \"bos_token\"");
+}
+
+// A FIFO where tokenizer.json should be: refused at once (opening it for reading would block).
+TEST(TokenizerErrors, FifoTokenizerJsonIsRefusedWithoutBlocking) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "tokenizer.json").c_str(), 0600), 0);
+  auto done = std::async(std::launch::async, [&] {
+    expect_error([&] { Tokenizer::from_dir(dir.path()); }, ErrorCode::Tokenizer, "not a regular file (a FIFO)");
+  });
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "Tokenizer::from_dir blocked on a FIFO tokenizer.json";
+    const int fd = ::open((dir.path() / "tokenizer.json").c_str(), O_WRONLY | O_NONBLOCK);  // wake the reader
+    done.wait();
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 // Random byte corruption of a valid file: loading either succeeds or throws inferdesk::Error.

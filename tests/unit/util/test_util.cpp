@@ -1,12 +1,14 @@
-// core/util: dtype conversions and the untrusted-JSON guard.
+// core/util: dtype conversions, the untrusted-JSON guard and the strict parser.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/util/dtype.h"
 #include "core/util/error.h"
 #include "core/util/json_guard.h"
+#include "core/util/regular_file.h"
 
 namespace inferdesk {
 namespace {
@@ -44,6 +46,67 @@ TEST(JsonGuard, MalformedTextIsAFormatErrorNamingTheSource) {
 TEST(JsonGuard, OrderedParseKeepsKeyOrder) {
   const auto j = parse_untrusted_ordered_json("{\"z\": 1, \"a\": 2}", "t");
   EXPECT_EQ(j.begin().key(), "z");
+}
+
+// The strict parser: the same document as nlohmann's, or a Format error naming source and key.
+TEST(JsonStrict, ParsesLikeNlohmannAndRefusesDuplicatesAtAnyDepth) {
+  const std::string text =
+      R"({"a": [1, -2, 3.5, "x", null, true, {"b": {}}], "c": {"d": [[]]}, "e": 18446744073709551615})";
+  EXPECT_EQ(parse_untrusted_json_strict(text, "t"), nlohmann::json::parse(text));
+  EXPECT_EQ(parse_untrusted_json_strict("7", "t"), 7);
+  try {
+    parse_untrusted_json_strict(R"({"a": [{"k": 1, "j": 2, "k": 3}]})", "dup.json");
+    FAIL() << "accepted a duplicate key";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Format);
+    EXPECT_STREQ(e.what(), "dup.json: duplicate key \"k\"");
+  }
+  // The same key in sibling objects is fine.
+  EXPECT_NO_THROW(parse_untrusted_json_strict(R"([{"k": 1}, {"k": 2}])", "t"));
+}
+
+TEST(JsonStrict, LimitsAndMalformedText) {
+  EXPECT_NO_THROW(parse_untrusted_json_strict("[[[1]]]", "x", JsonLimits{3}));
+  EXPECT_THROW(parse_untrusted_json_strict("[[[[1]]]]", "x", JsonLimits{3}), Error);
+  EXPECT_THROW(parse_untrusted_json_strict(std::string(100000, '['), "x"), Error);
+  EXPECT_NO_THROW(parse_untrusted_json_strict(R"({"a": 1, "b": 2})", "x", JsonLimits{8, 2}));
+  EXPECT_THROW(parse_untrusted_json_strict(R"({"a": 1, "b": 2, "c": 3})", "x", JsonLimits{8, 2}), Error);
+  for (const char* bad : {"{\"a\": ", "[1,]", "{} {}", "", "\"\\u12\""}) {
+    try {
+      parse_untrusted_json_strict(bad, "config.json");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Format);
+      EXPECT_EQ(std::string(e.what()).rfind("config.json: invalid JSON", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(JsonStrict, QuoteUntrustedEscapesControlBytes) {
+  EXPECT_EQ(quote_untrusted("model.safetensors"), "\"model.safetensors\"");
+  EXPECT_EQ(quote_untrusted(std::string("a\0b\n\\", 5)), "\"a\\x00b\\x0a\\\\\"");
+}
+
+TEST(RegularFile, RefusesDevicesAndDirectoriesByName) {
+  for (const auto& [path, what] : {std::pair{"/dev/null", "a character device"}, std::pair{"/tmp", "a directory"}}) {
+    try {
+      read_regular_file(path, 100);
+      ADD_FAILURE() << "read " << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Format);
+      EXPECT_EQ(std::string(e.what()), std::string(path) + ": not a regular file (" + what + ")");
+    }
+  }
+  EXPECT_THROW(
+      {
+        try {
+          read_regular_file("/nonexistent/config.json", 100);
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::NotFound);
+          throw;
+        }
+      },
+      Error);
 }
 
 TEST(DType, Bf16RoundTripAndRounding) {
