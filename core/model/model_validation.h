@@ -30,7 +30,7 @@ void check_plain_weight_dtype(const HostTensor& t, const std::string& name, bool
 
 // Throws Error(Format) naming `name` and the element when `t` (F32, F16, BF16 or F8E4M3) holds a
 // NaN or an infinity; other dtypes pass. A branch-free scan the compiler vectorises: about the
-// cost of reading the bytes once (docs in this folder's README).
+// cost of reading the bytes once (docs/PERF.md#load-checks).
 void check_finite(const HostTensor& t, const std::string& name);
 
 }  // namespace inferdesk
