@@ -1,7 +1,8 @@
 #include "apps/cli/cli_common.h"
 
+#include <charconv>
 #include <cstdio>
-#include <sstream>
+#include <filesystem>
 
 #include "apps/cli/load_progress.h"
 #include "core/backend/cpu/cpu_backend.h"
@@ -23,6 +24,11 @@ CudaBackendOptions cuda_backend_options(const BackendChoice& choice) {
 std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
   if (choice.name == "cpu") {
     if (!choice.cuda_options.empty()) throw Error(ErrorCode::InvalidArgument, "--cuda-option needs --backend cuda");
+    // The pool refuses more than its cap itself (ThreadPool::kMaxThreads); a negative count is
+    // a typo here, not "all cores".
+    if (choice.threads < 0)
+      throw Error(ErrorCode::InvalidArgument, "--threads must be 0 (every hardware thread) or a positive count, got " +
+                                                  std::to_string(choice.threads));
     return make_cpu_backend(choice.threads);
   }
   if (choice.name == "cuda") {
@@ -37,7 +43,7 @@ std::unique_ptr<Backend> make_backend(const BackendChoice& choice) {
 
 void add_backend_options(CLI::App* c, BackendChoice& b) {
   c->add_option("--backend", b.name, "cpu or cuda")->default_val("cpu");
-  c->add_option("--threads", b.threads, "CPU threads (0: all cores)");
+  c->add_option("--threads", b.threads, "CPU threads (0: all cores; at most 1024)");
   c->add_option("--gpu-memory-utilization", b.gpu_memory_utilization,
                 "CUDA: fraction of GPU memory for weights, activations and the KV cache")
       ->check(CLI::Range(0.05, 1.0))
@@ -98,23 +104,46 @@ LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_
 }
 
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& what) {
+  const std::string form = " (comma-separated integers >= 0 with nothing between them, e.g. 1,2,3)";
+  if (text.empty()) throw Error(ErrorCode::InvalidArgument, what + ": no token ids given" + form);
   std::vector<int32_t> ids;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v < 0 || v > INT32_MAX)
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    // Digits only: stoll alone would take " 1", "+1" and "1e3"'s "1".
+    const bool digits = !item.empty() && item.size() <= 10 && item.find_first_not_of("0123456789") == std::string::npos;
+    const long long v = digits ? std::stoll(item) : -1;
+    if (!digits || v > INT32_MAX)
       throw Error(ErrorCode::InvalidArgument,
-                  what + ": '" + item + "' is not a token id (comma-separated integers >= 0)");
+                  what + ": " + (item.empty() ? "an empty entry" : "'" + item + "' is not a token id") + form);
     ids.push_back(static_cast<int32_t>(v));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
   return ids;
+}
+
+uint64_t parse_non_negative(const std::string& text, const std::string& what) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc() || p != end)
+    throw Error(ErrorCode::InvalidArgument, what + " must be an integer >= 0, got '" + text + "'");
+  return v;
+}
+
+std::ifstream open_input_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw Error(ErrorCode::NotFound, "cannot open " + what + " " + path);
+  if (!std::filesystem::is_regular_file(st))
+    throw Error(ErrorCode::InvalidArgument,
+                what + " " + path + " is " +
+                    (std::filesystem::is_directory(st) ? "a directory" : "not a regular file") + "; give a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::Io, "cannot read " + what + " " + path);
+  return in;
 }
 
 const char* finish_reason_name(FinishReason r) {

@@ -2,6 +2,7 @@
 // progress on stderr, parsing of id lists, JSON formatting of results.
 #pragma once
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,8 +46,17 @@ CudaBackendOptions cuda_backend_options(const BackendChoice& choice);
 LoadedModel load_for_cli(const std::string& model_dir, const std::string& dummy_shape, const BackendChoice& backend,
                          bool progress);
 
-// "1,2,3" → {1,2,3}; throws InvalidArgument naming `what` on anything else.
+// "1,2,3" → {1,2,3}; throws InvalidArgument naming `what` on anything else (an empty list, an
+// empty entry, spaces, signs, fractions, ids above INT32_MAX).
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& what);
+
+// A decimal integer >= 0 up to 2^64 - 1 (a seed): "-1", "+1", "1.5", "" are InvalidArgument
+// naming `what` (CLI11 would read "-1" as 2^64 - 1).
+uint64_t parse_non_negative(const std::string& text, const std::string& what);
+
+// A file the user named for `what` (e.g. "--input"), opened for reading: NotFound when absent,
+// InvalidArgument for a directory or a FIFO (which would read as empty or block).
+std::ifstream open_input_file(const std::string& path, const std::string& what);
 
 const char* finish_reason_name(FinishReason r);
 

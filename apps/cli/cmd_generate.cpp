@@ -29,7 +29,7 @@ struct GenerateArgs {
   float temperature = 1.0f, top_p = 1.0f, min_p = 0.0f;
   int32_t top_k = 0;
   float repetition_penalty = 1.0f, presence_penalty = 0.0f, frequency_penalty = 0.0f;
-  uint64_t seed = 0;
+  std::string seed_text;  // --seed, parsed by parse_non_negative
   std::string stop_ids;
   int32_t logprobs = 0;
   bool ignore_eos = false;
@@ -55,7 +55,7 @@ SamplingParams params_from_flags(const GenerateArgs& a, const GenerationConfig* 
   p.min_p = a.min_p;
   p.presence_penalty = a.presence_penalty;
   p.frequency_penalty = a.frequency_penalty;
-  if (given(a.cmd, "--seed")) p.seed = a.seed;
+  if (given(a.cmd, "--seed")) p.seed = parse_non_negative(a.seed_text, "--seed");
   p.max_tokens = a.max_tokens;
   if (!a.stop_ids.empty()) p.stop_token_ids = parse_id_list(a.stop_ids, "--stop-ids");
   p.logprobs = a.logprobs;
@@ -170,6 +170,12 @@ void run_generate(GenerateArgs& a) {
   if (sources != 1) throw Error(ErrorCode::InvalidArgument, "give exactly one of --prompt-ids, --prompt or --requests");
   if (a.text.chat && a.text.prompt.empty())
     throw Error(ErrorCode::InvalidArgument, "--chat applies the chat template to --prompt");
+  if (!a.text.chat_template_kwargs.empty()) {
+    if (!a.text.chat && a.requests_file.empty())
+      throw Error(ErrorCode::InvalidArgument,
+                  "--chat-template-kwargs applies with --chat (or to --requests lines with \"messages\")");
+    (void)parse_template_kwargs(a.text.chat_template_kwargs);  // malformed: said before anything loads
+  }
   check_sampling_flags(a);
   const Prompts prompts = prepare_prompts(a);
   // Each --requests line's own sampling fields, checked before loading too.
@@ -190,8 +196,14 @@ void run_generate(GenerateArgs& a) {
   }
   const std::vector<GenerationResult> results = generate_all(engine, requests);
   print_results(a, prompts, requests, results, eos);
-  for (const auto& r : results)
-    if (r.reason == FinishReason::Error) exit_status() = 1;
+  // A failed request exits 1: its reason goes to stderr too, where a user looks for it.
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].reason != FinishReason::Error) continue;
+    exit_status() = 1;
+    const size_t line = prompts.lines[i].line;
+    std::fprintf(stderr, "inferdesk-cli: %s: %s\n",
+                 line > 0 ? ("requests line " + std::to_string(line)).c_str() : "request", results[i].error.c_str());
+  }
 }
 
 }  // namespace
@@ -227,7 +239,7 @@ void register_generate(CLI::App& app) {
   c->add_option("--repetition-penalty", a->repetition_penalty);
   c->add_option("--presence-penalty", a->presence_penalty);
   c->add_option("--frequency-penalty", a->frequency_penalty);
-  c->add_option("--seed", a->seed, "Per-request sampling seed");
+  c->add_option("--seed", a->seed_text, "Per-request sampling seed (an integer >= 0)");
   c->add_option("--stop-ids", a->stop_ids, "Extra stop token ids, comma-separated");
   c->add_option("--logprobs", a->logprobs, "Top-k log-probabilities per token (0-20)");
   c->add_flag("--ignore-eos", a->ignore_eos, "Do not stop at the model's EOS tokens");

@@ -18,6 +18,10 @@ namespace inferdesk::cli {
 
 namespace {
 
+// The longest context an estimate is made for: config.json's own cap on max_position_embeddings
+// (core/model/config.cpp); 2^40 tokens would be a petabyte estimate, not a plan.
+constexpr int64_t kMaxContextTokens = int64_t{1} << 27;
+
 struct InfoArgs {
   std::string model;
   std::string dummy;              // a built-in shape instead of a folder (cmd_info_dummy.cpp)
@@ -58,12 +62,26 @@ Scheme weight_scheme(const ModelInfo& info, const std::string& on_load) {
   return s;
 }
 
-bool has_chat_template(const std::filesystem::path& dir) {
+// Whether the folder has a chat template generate --chat can use: "yes", "no" (none anywhere), or
+// why the one it has cannot be used (a non-string chat_template, a template that does not parse).
+struct ChatTemplateStatus {
+  bool usable = false;
+  std::string problem;  // empty: usable or absent
+};
+
+ChatTemplateStatus chat_template_status(const std::filesystem::path& dir) {
   try {
-    return !chat::load_model_chat_templates(dir).templates.empty();
-  } catch (const Error&) {
-    return false;
+    const chat::ModelChatTemplates t = chat::load_model_chat_templates(dir);
+    for (const chat::NamedTemplate& nt : t.templates) (void)chat::ChatTemplate::parse(nt.source, nt.origin);
+    return {!t.templates.empty(), ""};
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::NotFound) return {};
+    return {false, e.what()};
   }
+}
+
+std::string chat_template_words(const ChatTemplateStatus& s) {
+  return s.usable ? "yes" : s.problem.empty() ? "no" : "unusable (" + s.problem + ")";
 }
 
 int64_t physical_memory() {
@@ -89,7 +107,7 @@ std::string context_warning(int64_t asked, int64_t model_context) {
 }
 
 void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimate& cpu, const MemoryEstimate& gpu,
-                int64_t context, bool chat_template, int64_t ram) {
+                int64_t context, const ChatTemplateStatus& chat_template, int64_t ram) {
   const ModelConfig& c = info.config;
   const std::filesystem::path dir = std::filesystem::absolute(info.dir).lexically_normal();
   const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
@@ -107,7 +125,7 @@ void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimat
               8 * per_param);
   std::printf("on disk %s in %d shard%s; tokenizer: %s; chat template: %s\n", format_bytes(info.size_on_disk).c_str(),
               info.num_shards, info.num_shards == 1 ? "" : "s", info.has_tokenizer ? "yes" : "no",
-              chat_template ? "yes" : "no");
+              chat_template_words(chat_template).c_str());
   std::printf("memory for %ld tokens of context: CPU %s (KV cache %s), ", static_cast<long>(context),
               format_bytes(cpu.total).c_str(), format_bytes(cpu.kv_cache).c_str());
   if (scheme.cuda_runs)
@@ -119,9 +137,9 @@ void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimat
 }
 
 void run_info(const InfoArgs& a) {
-  if (a.context < 0)
-    throw Error(ErrorCode::InvalidArgument,
-                "--context must be a positive number of tokens (leave it out for the model's)");
+  if (a.context < 0 || a.context > kMaxContextTokens)
+    throw Error(ErrorCode::InvalidArgument, "--context must be a number of tokens in 1.." +
+                                                std::to_string(kMaxContextTokens) + " (leave it out for the model's)");
   if (a.model.empty() == a.dummy.empty())
     throw Error(ErrorCode::InvalidArgument, "give exactly one of --model DIR or --dummy SHAPE");
   if (!a.dummy.empty()) {
@@ -142,9 +160,11 @@ void run_info(const InfoArgs& a) {
   const MemoryEstimate cpu = estimate_memory(c, scheme.cpu_bytes, context, DType::F32);
   const MemoryEstimate gpu = estimate_memory(c, scheme.cuda_bytes, context, DType::BF16);
   const int64_t ram = physical_memory();
-  const bool chat_template = has_chat_template(a.model);
+  const ChatTemplateStatus chat_template = chat_template_status(a.model);
   const std::string warning = context_warning(context, info.context_length);
   if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  if (!chat_template.problem.empty())
+    std::fprintf(stderr, "warning: the chat template cannot be used: %s\n", chat_template.problem.c_str());
   if (!a.json) {
     print_info(info, scheme, cpu, gpu, context, chat_template, ram);
     return;
@@ -173,7 +193,9 @@ void run_info(const InfoArgs& a) {
                       {"size_on_disk", info.size_on_disk},
                       {"shards", info.num_shards},
                       {"has_tokenizer", info.has_tokenizer},
-                      {"has_chat_template", chat_template},
+                      {"has_chat_template", chat_template.usable},
+                      {"chat_template_error",
+                       chat_template.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(chat_template.problem)},
                       {"estimate_context", context},
                       {"cpu_estimate", estimate_json(cpu)},
                       {"cuda_estimate", estimate_json(gpu)},

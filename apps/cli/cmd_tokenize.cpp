@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/cli/cli_common.h"
 #include "apps/cli/commands.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/util/error.h"
@@ -36,8 +37,7 @@ struct TokenizeOptions {
 };
 
 std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::NotFound, "cannot open " + path);
+  std::ifstream in = open_input_file(path, "--bench");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -74,8 +74,7 @@ std::string jsonl_string(const std::string& line, const std::string& path, size_
 }
 
 void run_tokenize_jsonl(const Tokenizer& tok, const TokenizeOptions& o) {
-  std::ifstream in(o.input, std::ios::binary);
-  if (!in) throw Error(ErrorCode::NotFound, "cannot open --input " + o.input);
+  std::ifstream in = open_input_file(o.input, "--input");
   EncodeOptions eo;
   eo.add_special_tokens = o.add_special;
   eo.split_special_tokens = o.split_special;
@@ -120,28 +119,6 @@ void run_bench(const Tokenizer& tok, const TokenizeOptions& o) {
   std::printf("%s\n", j.dump().c_str());
 }
 
-std::vector<int32_t> parse_ids(const std::string& s) {
-  std::vector<int32_t> ids;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
-    if (a == std::string::npos) continue;
-    item = item.substr(a, b - a + 1);
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < 0 || v > INT32_MAX)
-      throw Error(ErrorCode::InvalidArgument, "--ids: \"" + item + "\" is not a token id");
-    ids.push_back(static_cast<int32_t>(v));
-  }
-  return ids;
-}
-
 }  // namespace
 
 void register_tokenize(CLI::App& app) {
@@ -177,7 +154,7 @@ void register_tokenize(CLI::App& app) {
   detok->add_flag("--stream", d->stream, "Decode id by id with the incremental decoder");
   detok->callback([d] {
     const Tokenizer t = Tokenizer::from_dir(d->dir);
-    const std::vector<int32_t> ids = parse_ids(d->ids);
+    const std::vector<int32_t> ids = parse_id_list(d->ids, "--ids");
     if (!d->stream) {
       const std::string text = t.decode(ids, d->skip_special);
       std::fwrite(text.data(), 1, text.size(), stdout);

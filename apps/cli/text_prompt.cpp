@@ -58,6 +58,15 @@ bool any_special_token_text(const Tokenizer& tok, const chat::Json& messages) {
 
 }  // namespace
 
+chat::Json parse_template_kwargs(const std::string& text) {
+  if (text.empty()) return chat::Json::object();
+  const chat::Json kwargs = parse_untrusted_ordered_json(text, "--chat-template-kwargs");
+  if (!kwargs.is_object())
+    throw Error(ErrorCode::InvalidArgument,
+                "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
+  return kwargs;
+}
+
 EncodedPrompt encode_prompt(const Tokenizer& tok, const std::filesystem::path& model_dir,
                             const TextPromptOptions& opts) {
   if (opts.chat) return encode_messages(tok, model_dir, chat_messages(opts.system, opts.prompt), opts);
@@ -76,13 +85,7 @@ EncodedPrompt encode_messages(const Tokenizer& tok, const std::filesystem::path&
                                                    ? std::nullopt
                                                    : std::optional<std::string_view>(opts.template_name);
   const chat::ChatTemplate tpl = templates.parse(name, /*has_tools=*/false);
-  chat::Json kwargs = chat::Json::object();
-  if (!opts.chat_template_kwargs.empty()) {
-    kwargs = parse_untrusted_ordered_json(opts.chat_template_kwargs, "--chat-template-kwargs");
-    if (!kwargs.is_object())
-      throw Error(ErrorCode::InvalidArgument,
-                  "--chat-template-kwargs must be a JSON object, e.g. '{\"enable_thinking\": false}'");
-  }
+  const chat::Json kwargs = parse_template_kwargs(opts.chat_template_kwargs);
   auto render = [&](const chat::Json& m) {
     return chat::apply_chat_template(tpl, m, nullptr, /*add_generation_prompt=*/true, templates.bos_token,
                                      templates.eos_token, kwargs);

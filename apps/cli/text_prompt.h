@@ -35,6 +35,10 @@ struct EncodedPrompt {
 // it has none).
 Tokenizer load_tokenizer_for(const std::filesystem::path& model_dir, const std::string& needed_by = "--prompt");
 
+// --chat-template-kwargs: a JSON object ({} when empty); Error(InvalidArgument) or the JSON
+// parser's Format error otherwise.
+chat::Json parse_template_kwargs(const std::string& text);
+
 // Plain prompt: HF tok(text) (special tokens added as the tokenizer's post-processor says).
 // Chat: the model's chat template with [system?, user] and add_generation_prompt, then
 // tokenized without adding special tokens (the template already has them), as transformers'

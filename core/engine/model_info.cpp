@@ -3,12 +3,14 @@
 #include <algorithm>
 
 #include "core/engine/model_loader.h"
+#include "core/io/folder_weights.h"
 #include "core/io/model_folder.h"
 
 namespace inferdesk {
 
 ModelInfo inspect_model_folder(const std::filesystem::path& dir) {
   const ModelFolder folder = ModelFolder::open(dir);
+  validate_model_folder(folder, *make_folder_weights(folder));
   ModelInfo info;
   info.dir = dir;
   info.config = folder.config();
@@ -43,12 +45,9 @@ int64_t backend_weight_bytes(const ModelConfig& c, int64_t params, int64_t store
 double on_load_projection_bytes(LoadQuantization q) {
   switch (q) {
     case LoadQuantization::Fp8:
-    case LoadQuantization::Int8:
-      return 1.0;
-    case LoadQuantization::Int4:
-      return 0.5 + 4.0 / 128.0;  // nibbles and an F32 scale per 128
-    case LoadQuantization::None:
-      break;
+    case LoadQuantization::Int8: return 1.0;
+    case LoadQuantization::Int4: return 0.5 + 4.0 / 128.0;  // nibbles and an F32 scale per 128
+    case LoadQuantization::None: break;
   }
   return 0.0;
 }

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/io/folder_weights.h"
 #include "core/io/json_util.h"
+#include "core/model/model_validation.h"
 #include "core/util/error.h"
 #include "core/util/install_layout.h"
 
@@ -27,6 +29,35 @@ void add_unique(std::vector<int32_t>& out, int64_t id) {
 ModelConfig read_config_file(const std::filesystem::path& path) {
   const std::string text = read_file_bounded(path, kMaxConfigJsonBytes);
   return ModelConfig::from_json(parse_json_strict(text, path.string(), kMaxConfigJsonDepth));
+}
+
+// Whether `t` is stored the way `q`'s format stores quantized weights.
+bool is_quantized_tensor(const HostTensor& t, const QuantConfig& q) {
+  const auto ends_with = [&](const char* suffix) {
+    const std::string_view n = t.name, s = suffix;
+    return n.size() >= s.size() && n.substr(n.size() - s.size()) == s;
+  };
+  switch (q.int_packing) {
+    case IntPacking::Awq:
+    case IntPacking::Gptq:
+    case IntPacking::GptqV2: return ends_with(".qweight");
+    case IntPacking::CtPacked: return ends_with(".weight_packed");
+    case IntPacking::CtInt8: return t.dtype == DType::I8;
+    case IntPacking::None: break;
+  }
+  return t.dtype == DType::F8E4M3;
+}
+
+// A quantization_config over a folder holding no tensor in its format (an "awq" config on BF16
+// weights) describes other weights than these: refused, not silently read as unquantized.
+void check_quantized_tensors_present(const ModelFolder& folder) {
+  const QuantConfig& q = folder.config().quantization;
+  if (!q.quantized()) return;
+  for (const SafetensorsFile& shard : folder.shards())
+    for (const HostTensor& t : shard.tensors())
+      if (is_quantized_tensor(t, q)) return;
+  throw Error(ErrorCode::Format, "config.json's quantization_config says " + q.describe() +
+                                     ", but no tensor of the checkpoint is stored in that format");
 }
 
 }  // namespace
@@ -72,8 +103,8 @@ QuantInfo dummy_int_scheme(LoadQuantization lq) {
 
 LoadQuantization parse_load_quantization(const std::string& name) {
   static const std::pair<const char*, LoadQuantization> kNames[] = {
-      {"none", LoadQuantization::None}, {"fp8", LoadQuantization::Fp8},   {"int8", LoadQuantization::Int8},
-      {"int4", LoadQuantization::Int4}, {"awq", LoadQuantization::Awq},   {"gptq", LoadQuantization::Gptq},
+      {"none", LoadQuantization::None},   {"fp8", LoadQuantization::Fp8},  {"int8", LoadQuantization::Int8},
+      {"int4", LoadQuantization::Int4},   {"awq", LoadQuantization::Awq},  {"gptq", LoadQuantization::Gptq},
       {"w8a16", LoadQuantization::W8A16}, {"w8a8", LoadQuantization::W8A8}};
   for (const auto& [n, q] : kNames)
     if (name == n) return q;
@@ -89,6 +120,13 @@ std::string dummy_scheme_name(LoadQuantization lq, bool quantize_lm_head) {
                                                        : "int4 (round-to-nearest)";
   return std::string(format) + ": " + describe(dummy_int_scheme(lq)) + ", random codes; embeddings BF16, lm_head " +
          (quantize_lm_head ? "quantized too" : "BF16 (as published checkpoints keep it)");
+}
+
+void validate_model_folder(const ModelFolder& folder, WeightSource& weights) {
+  validate_generation_config(folder.generation_config(), folder.config().vocab_size,
+                             (folder.dir() / "generation_config.json").string());
+  check_quantized_tensors_present(folder);
+  validate_model_tensors(folder.config(), weights);
 }
 
 LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
@@ -108,6 +146,7 @@ LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<
                                                                      : IntOnLoad::None;
   const bool on_load = wo.quantize_fp8 || wo.quantize_int != IntOnLoad::None;
   m.weights = make_folder_weights(*m.folder, wo);
+  validate_model_folder(*m.folder, *m.weights);
   m.model = load_model(m.config, *m.weights, *m.backend, progress);
   m.quantization = wo.quantize_fp8                              ? kFp8OnLoadScheme
                    : wo.quantize_int == IntOnLoad::Int8Channel  ? kInt8OnLoadScheme

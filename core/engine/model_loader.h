@@ -43,7 +43,12 @@ struct LoadedModel {
   const ModelConfig& cfg() const { return config; }
 };
 
-// Open a Hugging Face folder and load it on `backend`.
+// What every way into a folder checks before trusting it (core/model/model_validation.h): each
+// tensor the architecture reads against the config, as `weights` would load it, and
+// generation_config.json's token ids. `info`, `generate` and the GUI all go through it.
+void validate_model_folder(const ModelFolder& folder, WeightSource& weights);
+
+// Open a Hugging Face folder, validate it (validate_model_folder) and load it on `backend`.
 LoadedModel load_model_folder(const std::filesystem::path& dir, std::unique_ptr<Backend> backend,
                               const LoadProgress& progress = {}, const LoadOptions& options = {});
 

@@ -5,6 +5,7 @@
 
 #include "core/io/fp8_weights.h"
 #include "core/io/int_weights.h"
+#include "core/model/model_validation.h"
 #include "core/util/error.h"
 
 namespace inferdesk {
@@ -29,9 +30,25 @@ class FolderWeights : public WeightSource {
       Part p = fp8_part(name, rows, cols, *q);
       return attach_scales(backend, backend.load_weight(p.codes, rows, cols), p.scheme, p.scales, name);
     }
-    const HostTensor& t = folder_.get(name, shape);
-    check_dtype(t, name);
-    return backend.load_weight(t, rows, cols);
+    return backend.load_weight(plain(name, shape), rows, cols);
+  }
+  // load()'s decisions without its reads; an integer weight's packed layout is checked as it
+  // converts (read_int_weight), its presence and scheme here.
+  void check(const std::string& name, const std::vector<int64_t>& shape) const override {
+    if (shape.size() == 2 && int_module(name)) {
+      int_scheme(weight_module(name));
+      return;
+    }
+    if (shape.size() == 2 && int_on_load(name)) {
+      check_dtype(folder_.get(name, shape), name);
+      return;
+    }
+    if (scheme_of(name, shape)) {
+      (void)folder_.get(name, shape);
+      if (!options_.quantize_fp8) scale_tensor(name);
+      return;
+    }
+    check_dtype(folder_.get(name, shape), name);
   }
   int64_t nbytes(const std::string& name, const std::vector<int64_t>&) const override {
     const HostTensor* t = folder_.find(name);
@@ -55,9 +72,7 @@ class FolderWeights : public WeightSource {
     std::vector<HostTensor> parts;
     for (size_t i = 0; i < names.size(); ++i) {
       std::vector<int64_t> shape = cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]};
-      const HostTensor& t = folder_.get(names[i], shape);
-      check_dtype(t, names[i]);
-      parts.push_back(t);
+      parts.push_back(plain(names[i], shape));
     }
     int64_t total = 0;
     for (int64_t r : rows) total += r;
@@ -70,6 +85,15 @@ class FolderWeights : public WeightSource {
     HostScales scales;
     QuantInfo scheme;
   };
+
+  // A tensor the backend takes as stored, checked: shape, dtype, and no NaN or infinity (which
+  // would otherwise surface as NaN logits at the first step, naming no tensor).
+  const HostTensor& plain(const std::string& name, const std::vector<int64_t>& shape) const {
+    const HostTensor& t = folder_.get(name, shape);
+    check_dtype(t, name);
+    check_finite(t, name);
+    return t;
+  }
 
   TensorLookup lookup() const {
     return [this](const std::string& n) { return folder_.find(n); };
@@ -95,17 +119,12 @@ class FolderWeights : public WeightSource {
   Buffer load_int(Backend& backend, const std::string& name, int64_t rows, int64_t cols) {
     HostIntWeight h;
     if (options_.quantize_int != IntOnLoad::None) {
-      const HostTensor& src = folder_.get(name, {rows, cols});
+      const HostTensor& src = plain(name, {rows, cols});
       h = options_.quantize_int == IntOnLoad::Int8Channel ? quantize_int8_per_channel(src, rows, cols)
                                                           : quantize_int4_group(src, rows, cols, 128);
     } else {
       const std::string module = weight_module(name);
-      auto q = quant_.scheme_for(module);
-      if (!q || q->scheme != QuantScheme::Int)
-        throw Error(ErrorCode::Format, "tensor '" + packed_name(module) + "' holds integer weights but the " +
-                                           "quantization_config (" + quant_.describe() +
-                                           ") does not quantize module '" + module + "'");
-      h = read_int_weight(quant_.int_packing, *q, module, rows, cols, lookup());
+      h = read_int_weight(quant_.int_packing, int_scheme(module), module, rows, cols, lookup());
     }
     owned_.push_back(std::move(h.codes));
     const HostTensor codes{name,
@@ -114,6 +133,22 @@ class FolderWeights : public WeightSource {
                            reinterpret_cast<const std::byte*>(owned_.back().data()),
                            owned_.back().size()};
     return upload_int_weight(backend, codes, h, name);
+  }
+
+  QuantInfo int_scheme(const std::string& module) const {
+    auto q = quant_.scheme_for(module);
+    if (!q || q->scheme != QuantScheme::Int)
+      throw Error(ErrorCode::Format, "tensor '" + packed_name(module) + "' holds integer weights but the " +
+                                         "quantization_config (" + quant_.describe() + ") does not quantize module '" +
+                                         module + "'");
+    return *q;
+  }
+
+  const HostTensor& scale_tensor(const std::string& name) const {
+    const std::string scale_name = quant_.weight_scale_name(weight_module(name));
+    const HostTensor* s = folder_.find(scale_name);
+    if (!s) throw Error(ErrorCode::Format, "FP8 weight '" + name + "' has no scale tensor '" + scale_name + "'");
+    return *s;
   }
 
   // The FP8 scheme `name` loads with, or nullopt for a plain tensor.
@@ -141,7 +176,7 @@ class FolderWeights : public WeightSource {
     Part p;
     p.scheme = q;
     if (options_.quantize_fp8) {
-      const HostTensor& src = folder_.get(name, {rows, cols});
+      const HostTensor& src = plain(name, {rows, cols});
       QuantizedHost qh = quantize_fp8_per_channel(src, rows, cols);
       owned_.push_back(std::move(qh.codes));
       p.codes = HostTensor{name,
@@ -153,11 +188,9 @@ class FolderWeights : public WeightSource {
       return p;
     }
     p.codes = folder_.get(name, {rows, cols});
+    check_finite(p.codes, name);
     const std::string module = weight_module(name);
-    const std::string scale_name = quant_.weight_scale_name(module);
-    const HostTensor* s = folder_.find(scale_name);
-    if (!s) throw Error(ErrorCode::Format, "FP8 weight '" + name + "' has no scale tensor '" + scale_name + "'");
-    p.scales = read_weight_scales(*s, q, rows, cols);
+    p.scales = read_weight_scales(scale_tensor(name), q, rows, cols);
     if (q.act == ActQuant::Static) {
       const std::string in_name = quant_.input_scale_name(module);
       const HostTensor* in = folder_.find(in_name);
@@ -196,14 +229,7 @@ class FolderWeights : public WeightSource {
   }
 
   void check_dtype(const HostTensor& t, const std::string& name) const {
-    if (t.dtype == DType::F8E4M3 || t.dtype == DType::F8E5M2)
-      throw Error(ErrorCode::Format,
-                  "tensor '" + name + "' is " + dtype_name(t.dtype) +
-                      (quant_.quantized() ? " but is not a linear weight the quantization_config covers"
-                                          : " but config.json has no quantization_config saying how to read it"));
-    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
-      throw Error(ErrorCode::Unsupported,
-                  "tensor '" + name + "' has dtype " + dtype_name(t.dtype) + "; weights must be F32, F16 or BF16");
+    check_plain_weight_dtype(t, name, quant_.quantized());
   }
   const ModelFolder& folder_;
   const QuantConfig& quant_;

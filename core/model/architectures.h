@@ -64,6 +64,9 @@ using ArchitectureLoader = std::unique_ptr<Model> (*)(const ModelConfig& c, Weig
 
 struct Architecture {
   std::string_view model_type;
+  // The transformers class config.json's `architectures` names for this family: another class
+  // there (GPT2LMHeadModel with model_type qwen2) means the weights are not this family's.
+  std::string_view causal_lm_class;
   ConfigDefaults defaults;
   ArchitectureLoader load = nullptr;
 };

@@ -316,6 +316,27 @@ void parse_moe(const json& j, const ConfigDefaults& d, ModelConfig& c) {
               1 << 20);
 }
 
+// architectures[0] names the transformers class the weights were saved from: another family's
+// class under this model_type (GPT2LMHeadModel with qwen2) would be read with the wrong layout.
+void check_architecture(const Architecture& a, const ModelConfig& c) {
+  if (c.architecture.empty() || c.architecture == a.causal_lm_class) return;
+  throw Error(ErrorCode::Unsupported, "field \"architectures\": \"" + c.architecture +
+                                          "\" does not match model_type \"" + std::string(a.model_type) + "\" (a " +
+                                          std::string(a.model_type) + " checkpoint is a " +
+                                          std::string(a.causal_lm_class) + ")");
+}
+
+// Special token ids must name tokens of the vocabulary (an EOS id past it never stops a reply).
+void check_special_tokens(const ModelConfig& c) {
+  auto check = [&](const char* key, int64_t id) {
+    if (id >= 0 && id < c.vocab_size) return;
+    bad(key, "token id " + std::to_string(id) + " is outside the vocabulary (vocab_size " +
+                 std::to_string(c.vocab_size) + ": ids 0.." + std::to_string(c.vocab_size - 1) + ")");
+  };
+  for (int64_t id : c.eos_token_ids) check("eos_token_id", id);
+  if (c.bos_token_id >= 0) check("bos_token_id", c.bos_token_id);
+}
+
 }  // namespace
 
 bool ModelConfig::is_moe_layer(int64_t i) const {
@@ -336,6 +357,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   c.model_type = std::string(a.model_type);
   parse_sizes(j, d, c);
   parse_misc(j, d, c);
+  check_architecture(a, c);
+  check_special_tokens(c);
   parse_rope(j, d, c);
   parse_sliding(j, d, c);
   parse_moe(j, d, c);

@@ -17,6 +17,7 @@ std::unique_ptr<Model> load_llama(const ModelConfig& c, WeightLoader& w) {
 // LlamaConfig
 extern constinit const Architecture kLlama{
     .model_type = "llama",
+    .causal_lm_class = "LlamaForCausalLM",
     .defaults = {.num_key_value_heads = -1,
                  .max_position_embeddings = 2048,
                  .rms_norm_eps = 1e-6,
@@ -30,6 +31,7 @@ extern constinit const Architecture kLlama{
 // MistralConfig: Llama's layers without biases, a sliding window on every layer.
 extern constinit const Architecture kMistral{
     .model_type = "mistral",
+    .causal_lm_class = "MistralForCausalLM",
     .defaults = {.num_key_value_heads = 8,
                  .max_position_embeddings = 131072,
                  .rms_norm_eps = 1e-6,

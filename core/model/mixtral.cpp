@@ -28,6 +28,7 @@ std::unique_ptr<Model> load_mixtral(const ModelConfig& c, WeightLoader& w) {
 // MixtralConfig
 extern constinit const Architecture kMixtral{
     .model_type = "mixtral",
+    .causal_lm_class = "MixtralForCausalLM",
     .defaults = {.num_key_value_heads = 8,
                  .max_position_embeddings = 131072,
                  .rms_norm_eps = 1e-5,

@@ -15,6 +15,7 @@ std::unique_ptr<Model> load_qwen2(const ModelConfig& c, WeightLoader& w) {
 // Qwen2Config
 extern constinit const Architecture kQwen2{
     .model_type = "qwen2",
+    .causal_lm_class = "Qwen2ForCausalLM",
     .defaults = {.num_key_value_heads = 32,
                  .max_position_embeddings = 32768,
                  .rms_norm_eps = 1e-6,

@@ -17,6 +17,7 @@ std::unique_ptr<Model> load_qwen2_moe(const ModelConfig& c, WeightLoader& w) {
 // Qwen2MoeConfig
 extern constinit const Architecture kQwen2Moe{
     .model_type = "qwen2_moe",
+    .causal_lm_class = "Qwen2MoeForCausalLM",
     .defaults = {.num_key_value_heads = 16,
                  .max_position_embeddings = 32768,
                  .rms_norm_eps = 1e-6,

@@ -16,6 +16,7 @@ std::unique_ptr<Model> load_qwen3(const ModelConfig& c, WeightLoader& w) {
 // Qwen3Config
 extern constinit const Architecture kQwen3{
     .model_type = "qwen3",
+    .causal_lm_class = "Qwen3ForCausalLM",
     .defaults = {.num_key_value_heads = 32,
                  .head_dim = 128,
                  .max_position_embeddings = 32768,

@@ -16,6 +16,7 @@ std::unique_ptr<Model> load_qwen3_moe(const ModelConfig& c, WeightLoader& w) {
 // Qwen3MoeConfig
 extern constinit const Architecture kQwen3Moe{
     .model_type = "qwen3_moe",
+    .causal_lm_class = "Qwen3MoeForCausalLM",
     .defaults = {.num_key_value_heads = 4,
                  .max_position_embeddings = 32768,
                  .rms_norm_eps = 1e-6,

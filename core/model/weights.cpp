@@ -139,7 +139,8 @@ class DummyIntWeights : public WeightSource {
     QuantInfo q = q_;
     q.in_features = K;
     if (!backend.supports_quant(q))
-      throw Error(ErrorCode::Unsupported, names[0] + ": the " + backend.name() + " backend does not run " + describe(q));
+      throw Error(ErrorCode::Unsupported,
+                  names[0] + ": the " + backend.name() + " backend does not run " + describe(q));
     std::vector<uint8_t>& codes = codes_.emplace_back(static_cast<size_t>(N * bytes));
     HostScales s{std::vector<float>(static_cast<size_t>(N * G)), N, G};
     std::vector<float> z(q.has_zero_point ? s.values.size() : 0);
@@ -160,8 +161,11 @@ class DummyIntWeights : public WeightSource {
     }
     if (q.bits == 4 && K % 2 == 1)  // the unused high nibble of an odd row's last byte
       for (int64_t n = 0; n < N; ++n) codes[n * bytes + bytes - 1] &= 0x0f;
-    HostTensor host{names[0], q.bits == 4 ? DType::U8 : DType::I8, {N, bytes},
-                    reinterpret_cast<const std::byte*>(codes.data()), codes.size()};
+    HostTensor host{names[0],
+                    q.bits == 4 ? DType::U8 : DType::I8,
+                    {N, bytes},
+                    reinterpret_cast<const std::byte*>(codes.data()),
+                    codes.size()};
     Buffer w = backend.load_weight(host, N, bytes);
     const Buffer scales = backend.load_scales(s.values.data(), N, G);
     const Buffer zeros = z.empty() ? Buffer{} : backend.load_scales(z.data(), N, G);
@@ -209,7 +213,9 @@ Buffer attach_scales(Backend& backend, Buffer w, const QuantInfo& q, const HostS
 }
 
 WeightLoader::WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress)
-    : source_(source), backend_(backend), progress_(std::move(progress)) {}
+    : source_(source), backend_(&backend), progress_(std::move(progress)) {}
+
+WeightLoader::WeightLoader(WeightSource& source) : source_(source) {}
 
 Buffer WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) { return load(name, {rows, cols}); }
 
@@ -219,7 +225,11 @@ Buffer WeightLoader::load(const std::string& name, const std::vector<int64_t>& s
   if (!source_.has(name))
     throw Error(ErrorCode::NotFound,
                 "the checkpoint has no tensor '" + name + "' (expected shape " + shape_str(shape) + ")");
-  Buffer b = source_.load(backend_, name, shape);
+  if (!backend_) {
+    source_.check(name, shape);
+    return {};
+  }
+  Buffer b = source_.load(*backend_, name, shape);
   advance(source_.nbytes(name, shape));
   return b;
 }
@@ -245,7 +255,7 @@ Buffer WeightLoader::stacked(const std::vector<std::string>& names, const std::v
       throw Error(ErrorCode::NotFound,
                   "the checkpoint has no tensor '" + names[i] + "' (expected shape " +
                       shape_str(cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]}) + ")");
-  Buffer b = source_.load_stacked(backend_, names, rows, cols);
+  Buffer b = source_.load_stacked(*backend_, names, rows, cols);
   for (size_t i = 0; i < names.size(); ++i)
     advance(source_.nbytes(names[i], cols > 0 ? std::vector<int64_t>{rows[i], cols} : std::vector<int64_t>{rows[i]}));
   return b;

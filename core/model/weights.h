@@ -24,6 +24,10 @@ class WeightSource {
   virtual bool has(const std::string& name) const = 0;
   // Load `name`, which must have exactly `shape` (1-D or 2-D), as a [rows, cols] backend tensor.
   virtual Buffer load(Backend& backend, const std::string& name, const std::vector<int64_t>& shape) = 0;
+  // Throws what load(name, shape) would for a tensor that is not there as `shape` asks (missing,
+  // mis-shaped, an unusable dtype, an FP8 weight without its scale), without reading its bytes.
+  // The default accepts everything (random weights fit any shape).
+  virtual void check(const std::string& name, const std::vector<int64_t>& shape) const {}
   // Bytes `name` takes in the source, and of all weights (for progress).
   virtual int64_t nbytes(const std::string& name, const std::vector<int64_t>& shape) const = 0;
   virtual int64_t total_bytes() const = 0;
@@ -71,11 +75,15 @@ std::unique_ptr<WeightSource> make_dummy_int_weights(uint64_t seed, int64_t tota
 class WeightLoader {
  public:
   WeightLoader(WeightSource& source, Backend& backend, LoadProgress progress);
+  // A dry run (model_validation.h): each tensor asked is checked (WeightSource::check), none is
+  // loaded, and every Buffer returned is empty.
+  explicit WeightLoader(WeightSource& source);
   bool has(const std::string& name) const { return source_.has(name); }
   Buffer matrix(const std::string& name, int64_t rows, int64_t cols);
   Buffer vector(const std::string& name, int64_t n);
   // Whether the backend wants stacked q/k/v and gate/up weights (Backend::wants_fused_weights).
-  bool stacks_weights() const { return backend_.wants_fused_weights(); }
+  // A dry run checks each part on its own: the same tensors.
+  bool stacks_weights() const { return backend_ && backend_->wants_fused_weights(); }
   // Whether these matrices are to be stacked: the backend wants it and the source can.
   bool stacks(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols) const {
     return stacks_weights() && source_.can_stack(names, rows, cols);
@@ -90,7 +98,7 @@ class WeightLoader {
   Buffer stacked(const std::vector<std::string>& names, const std::vector<int64_t>& rows, int64_t cols);
   void advance(int64_t bytes);
   WeightSource& source_;
-  Backend& backend_;
+  Backend* backend_ = nullptr;  // null: a dry run
   LoadProgress progress_;
   int64_t done_ = 0;
 };

@@ -71,6 +71,7 @@ BpeModel::BpeModel(VocabMap vocab, const std::vector<std::pair<std::string, std:
                    const std::string& where)
     : vocab_(std::move(vocab)), opts_(std::move(opts)), cache_(std::make_unique<Cache>()) {
   constexpr int32_t kMaxId = 1 << 24;  // far above any real vocabulary; bounds the id table
+  if (vocab_.empty()) throw Error(ErrorCode::Tokenizer, where + ": vocab is empty (the tokenizer has no tokens)");
   int32_t max_id = -1;
   for (const auto& [tok, id] : vocab_) {
     if (id < 0 || id >= kMaxId)

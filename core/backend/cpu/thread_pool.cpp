@@ -1,6 +1,9 @@
 #include "core/backend/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -18,17 +21,34 @@ constexpr int kSpinIterations = 4000;
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads > kMaxThreads)
+    throw Error(ErrorCode::InvalidArgument, "CPU threads: " + std::to_string(num_threads) + " is more than " +
+                                                std::to_string(kMaxThreads) + " (this machine has " +
+                                                std::to_string(std::thread::hardware_concurrency()) +
+                                                " hardware threads; 0 uses them all)");
   if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
-  num_threads_ = std::max(1, num_threads);
-  workers_.reserve(num_threads_ - 1);
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  num_threads_ = std::min(kMaxThreads, std::max(1, num_threads));
+  try {
+    workers_.reserve(num_threads_ - 1);
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (const std::exception& e) {
+    // A destructor does not run for a constructor that throws: the threads already started must
+    // be stopped and joined here, or their std::thread destructors call std::terminate.
+    const size_t started = workers_.size() + 1;
+    stop_and_join();
+    throw Error(ErrorCode::OutOfMemory, "cannot start CPU thread " + std::to_string(started) + " of " +
+                                            std::to_string(num_threads_) + " (" + e.what() + "); use fewer threads");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_and_join(); }
+
+void ThreadPool::stop_and_join() {
   stop_.store(true, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::run_job(int index) {

@@ -19,7 +19,12 @@ namespace inferdesk::cpu {
 
 class ThreadPool {
  public:
-  // num_threads <= 0: one per hardware thread.
+  // The most threads a pool takes: above any machine's hardware threads today, low enough that a
+  // typo (--threads 100000) is refused before thousands of 8 MiB stacks are mapped.
+  static constexpr int kMaxThreads = 1024;
+
+  // num_threads <= 0: one per hardware thread. Error(InvalidArgument) above kMaxThreads;
+  // Error(OutOfMemory) when the system cannot start one of them (those started are joined first).
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -36,6 +41,7 @@ class ThreadPool {
   static void split(int64_t n, int64_t align, int thread, int num_threads, int64_t* begin, int64_t* end);
 
  private:
+  void stop_and_join();
   void worker_loop(int index);
   void run_job(int index);
 

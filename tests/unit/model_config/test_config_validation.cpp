@@ -260,8 +260,41 @@ TEST(ConfigErrors, UnknownModelTypeListsSupported) {
   expect_error(j, ErrorCode::Unsupported, {"hidden_act", "gelu_pytorch_tanh"});
 }
 
+// An EOS id past the vocabulary never ends a reply; a BOS id past it fails the first step.
+TEST(ConfigTokens, SpecialTokenIdsMustLieInTheVocabulary) {
+  json j = base("qwen2");  // vocab_size 1000
+  j["eos_token_id"] = int64_t{1} << 40;
+  expect_error(j, ErrorCode::Format, {"eos_token_id", "1099511627776", "vocab_size 1000"});
+  j["eos_token_id"] = {2, 1000};
+  expect_error(j, ErrorCode::Format, {"eos_token_id", "1000", "0..999"});
+  j["eos_token_id"] = 999;
+  j["bos_token_id"] = 1000000;
+  expect_error(j, ErrorCode::Format, {"bos_token_id", "1000000"});
+  j["bos_token_id"] = 0;
+  EXPECT_NO_THROW(ModelConfig::from_json(j));
+}
+
+// architectures[0] is the class the weights were saved from: another family's is refused.
+TEST(ConfigFamily, ArchitecturesMustNameTheFamilysClass) {
+  json j = base("qwen2");
+  j["architectures"] = {"GPT2LMHeadModel"};
+  expect_error(j, ErrorCode::Unsupported, {"GPT2LMHeadModel", "qwen2", "Qwen2ForCausalLM"});
+  j["architectures"] = {"LlamaForCausalLM"};
+  expect_error(j, ErrorCode::Unsupported, {"LlamaForCausalLM"});
+  j["architectures"] = {"Qwen2ForCausalLM"};
+  EXPECT_NO_THROW(ModelConfig::from_json(j));
+  j["architectures"] = json::array();
+  EXPECT_NO_THROW(ModelConfig::from_json(j));
+  for (const char* t : {"llama", "mistral", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+    json k = base(t);
+    k["architectures"] = {"GPT2LMHeadModel"};
+    expect_error(k, ErrorCode::Unsupported, {"GPT2LMHeadModel", t});
+  }
+}
+
 TEST(ConfigTokens, EosIntListNullAndBosNull) {
   json j = base("qwen2");
+  j["vocab_size"] = 151936;
   j["eos_token_id"] = {151645, 151643};
   j["bos_token_id"] = nullptr;
   ModelConfig c = ModelConfig::from_json(j);
