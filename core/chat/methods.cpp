@@ -5,6 +5,7 @@
 #include "core/chat/builtins.h"
 #include "core/chat/interp.h"
 #include "core/chat/pystr.h"
+#include "core/chat/work.h"
 
 namespace inferdesk::chat {
 
@@ -58,8 +59,9 @@ std::string ArgReader::str_or(size_t index, std::string fallback) const {
 
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::List: return v.as_list();
+    case Value::Kind::List: WorkMeter::charge_items(v.as_list()); return v.as_list();
     case Value::Kind::Dict: {
+      WorkMeter::charge(v.as_dict().size());
       std::vector<Value> keys;
       keys.reserve(v.as_dict().size());
       for (const auto& kv : v.as_dict().items()) keys.push_back(kv.first);
@@ -68,6 +70,7 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::String: {
       std::vector<Value> chars;
       const std::string& s = v.as_string();
+      WorkMeter::charge(s.size());  // one small string per character
       for (size_t pos = 0; pos < s.size();) {
         const size_t start = pos;
         py::next_cp(s, pos);
@@ -89,8 +92,9 @@ bool contains(const Value& container, const Value& item) {
       if (!item.is_string()) {
         throw_type_error("'in <string>' requires string as left operand, not " + item.type_name());
       }
-      return container.as_string().find(item.as_string()) != std::string::npos;
+      return py::find_sub(container.as_string(), item.as_string()) != std::string::npos;
     case Value::Kind::List:
+      WorkMeter::charge(container.as_list().size());
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& v) { return v == item; });
     case Value::Kind::Dict: return container.as_dict().find(item) != nullptr;
@@ -279,7 +283,7 @@ Value str_join(Interp& interp, const Value& sep, const ArgReader& r) {
 
 Value partition(const std::string& s, const std::string& sep, bool from_right) {
   if (sep.empty()) throw EvalError(EvalErrorKind::Value, "empty separator");
-  const size_t hit = from_right ? s.rfind(sep) : s.find(sep);
+  const size_t hit = from_right ? py::rfind_sub(s, sep) : py::find_sub(s, sep);
   Value::List parts;
   if (hit == std::string::npos) {
     parts = from_right ? Value::List{Value::string(""), Value::string(""), Value::string(s)}

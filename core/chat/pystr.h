@@ -51,6 +51,10 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
 std::vector<std::string> splitlines(std::string_view s, bool keepends);
 std::string replace(std::string_view s, std::string_view old, std::string_view repl, int64_t count);
 int64_t count(std::string_view s, std::string_view sub);
+// s.find(sub, from) / s.rfind(sub, from), in linear time also for long needles: std::string_view's
+// search is O(len(s) * len(sub)) at worst, minutes for a hostile template's 1 MB needle.
+size_t find_sub(std::string_view s, std::string_view sub, size_t from = 0);
+size_t rfind_sub(std::string_view s, std::string_view sub, size_t from = std::string_view::npos);
 // Code-point index of the first/last occurrence, or -1.
 int64_t find(std::string_view s, std::string_view sub);
 int64_t rfind(std::string_view s, std::string_view sub);
