@@ -115,6 +115,14 @@ void WorkMeter::exceeded() const {
               "string growth); fix the template, or raise RenderLimits::max_work_steps if it is legitimate");
 }
 
+void WorkMeter::check_list_size(uint64_t n) {
+  const WorkMeter* m = current_;
+  if (m && n > m->max_list_bytes_ / sizeof(Value)) {
+    limit_error("a list of " + std::to_string(n) + " items exceeds the size limit of " +
+                std::to_string(m->max_list_bytes_) + " bytes");
+  }
+}
+
 void WorkMeter::charge_items(const Value::List& items) {
   size_t bytes = 0;
   for (const Value& v : items) bytes += v.is_string() ? v.as_string().size() : 0;
@@ -136,7 +144,7 @@ std::string Interp::render(const Body& body, std::vector<std::pair<std::string, 
   for (auto& [name, value] : context) ctx->vars[name] = std::move(value);
   auto root = child_of(ctx);
   std::string out;
-  WorkMeter meter(options_.limits.max_work_steps);
+  WorkMeter meter(options_.limits.max_work_steps, options_.limits.max_output_bytes);
   struct Record {  // the count also when the render fails
     const WorkMeter& meter;
     uint64_t& steps;

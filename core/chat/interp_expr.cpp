@@ -34,6 +34,7 @@ Value repeat(const Value& seq, int64_t times, const Interp& interp) {
     const auto t = static_cast<uint64_t>(times);
     interp.check_size(t > SIZE_MAX / unit ? SIZE_MAX : unit * static_cast<size_t>(t));
     if (!seq.is_string()) {
+      WorkMeter::check_list_size(t > UINT64_MAX / unit ? UINT64_MAX : t * unit);
       // A list's strings are copied by value: [big] * n costs n copies of big, in time and memory.
       size_t bytes = 0;
       for (const Value& v : seq.as_list()) bytes += v.is_string() ? v.as_string().size() : 0;
@@ -72,7 +73,7 @@ Value add(const Value& a, const Value& b, const Interp& interp) {
     return Value::string(std::move(left), safe);
   }
   if (a.is_sequence_list() && b.is_sequence_list() && a.is_tuple() == b.is_tuple()) {
-    interp.check_size(a.as_list().size() + b.as_list().size());
+    WorkMeter::check_list_size(a.as_list().size() + b.as_list().size());
     WorkMeter::charge_items(a.as_list());
     WorkMeter::charge_items(b.as_list());
     Value::List out = a.as_list();

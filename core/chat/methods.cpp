@@ -70,7 +70,8 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::String: {
       std::vector<Value> chars;
       const std::string& s = v.as_string();
-      WorkMeter::charge(s.size());  // one small string per character
+      WorkMeter::check_list_size(s.size());  // at most one item per byte
+      WorkMeter::charge(s.size());           // one small string per character
       for (size_t pos = 0; pos < s.size();) {
         const size_t start = pos;
         py::next_cp(s, pos);

@@ -18,8 +18,12 @@ class WorkMeter {
   static constexpr size_t kBytesPerStep = 64;  // more than a node costs in memcpy or compare time
   static constexpr uint64_t kCallSteps = 8;    // a macro call also builds a scope and binds arguments
 
-  // Installs this meter for the current thread until it is destroyed.
-  explicit WorkMeter(uint64_t limit) : limit_(limit), previous_(current_) { current_ = this; }
+  // Installs this meter for the current thread until it is destroyed. A list may hold up to
+  // max_list_bytes of Values (the output bound: a Value is tens of bytes, so items count by size).
+  WorkMeter(uint64_t limit, size_t max_list_bytes)
+      : limit_(limit), max_list_bytes_(max_list_bytes), previous_(current_) {
+    current_ = this;
+  }
   ~WorkMeter() { current_ = previous_; }
   WorkMeter(const WorkMeter&) = delete;
   WorkMeter& operator=(const WorkMeter&) = delete;
@@ -35,12 +39,15 @@ class WorkMeter {
   static void charge_bytes(size_t bytes) { charge(bytes / kBytesPerStep); }
   // Copying a list copies its items and, by value, the strings among them.
   static void charge_items(const Value::List& items);
+  // Throws a Limit error when a list of n items would exceed the size bound (before building it).
+  static void check_list_size(uint64_t n);
 
  private:
   [[noreturn]] void exceeded() const;
 
   uint64_t used_ = 0;
   uint64_t limit_;
+  size_t max_list_bytes_;
   WorkMeter* previous_;
   static inline thread_local WorkMeter* current_ = nullptr;
 };

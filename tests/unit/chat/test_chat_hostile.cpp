@@ -106,6 +106,10 @@ TEST(ChatHostile, SuperLinearTemplatesHitALimit) {
       "{% set x = 'a' * 1000000 %}{% set l = [x] * 1000000 %}{{ l | length }}",
       // a loop over every character of a 30 MB string
       "{% set s = 'a' * 30000000 %}{% for c in s %}{% endfor %}",
+      // lists of 19M and 10M items (a Value is tens of bytes: gigabytes)
+      "{{ ([0] * 19000000) | length }}",
+      "{{ ([0] * 5000000 + [1] * 5000000) | length }}",
+      "{% for c in 'a' * 5000000 %}{% endfor %}",
   };
   for (const char* source : cases) {
     const auto start = Clock::now();
