@@ -318,16 +318,24 @@ bool str_strip_split(Interp& interp, const Value& self, std::string_view name, C
     *out = str(py::strip(s, r.str_opt(0), name != "rstrip", name != "lstrip"));
   } else if (name == "split" || name == "rsplit") {
     ArgReader r(fn, args, {"sep", "maxsplit"});
+    // Splits at most `cap` times, so a string of separators cannot become millions of strings
+    // before the list size check; results under the cap are those of an unlimited split.
+    const size_t cap = interp.max_text_bytes() / sizeof(Value);
+    int64_t maxsplit = r.int_or(1, -1);
+    const bool capped = maxsplit < 0 || static_cast<uint64_t>(maxsplit) >= cap;
+    if (capped) maxsplit = static_cast<int64_t>(cap);
     try {
-      auto parts = name == "split" ? py::split(s, r.str_opt(0), r.int_or(1, -1))
-                                   : py::rsplit(s, r.str_opt(0), r.int_or(1, -1));
+      auto parts = name == "split" ? py::split(s, r.str_opt(0), maxsplit) : py::rsplit(s, r.str_opt(0), maxsplit);
+      if (capped) WorkMeter::check_list_size(parts.size());
       *out = str_list(std::move(parts), safe);
     } catch (const std::invalid_argument&) {
       throw EvalError(EvalErrorKind::Value, "empty separator");
     }
   } else if (name == "splitlines") {
     ArgReader r(fn, args, {"keepends"});
-    *out = str_list(py::splitlines(s, r.bool_or(0, false)), safe);
+    auto lines = py::splitlines(s, r.bool_or(0, false), interp.max_text_bytes() / sizeof(Value));
+    WorkMeter::check_list_size(lines.size());
+    *out = str_list(std::move(lines), safe);
   } else if (name == "partition" || name == "rpartition") {
     ArgReader r(fn, args, {"sep"});
     if (!r.has(0)) throw_type_error(fn + "() takes exactly one argument (0 given)");

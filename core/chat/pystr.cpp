@@ -481,7 +481,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
   return out;
 }
 
-std::vector<std::string> splitlines(std::string_view s, bool keepends) {
+std::vector<std::string> splitlines(std::string_view s, bool keepends, size_t max_lines) {
   const std::u32string cps = decode(s);
   std::vector<std::string> out;
   size_t start = 0;
@@ -490,6 +490,7 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
     size_t end = i + 1;
     if (cps[i] == '\r' && i + 1 < cps.size() && cps[i + 1] == '\n') end = i + 2;
     out.push_back(encode(std::u32string_view(cps).substr(start, (keepends ? end : i) - start)));
+    if (out.size() > max_lines) return out;
     start = end;
     i = end - 1;
   }

@@ -48,7 +48,8 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
 // sep == nullopt: split on whitespace runs. maxsplit < 0: no limit. Empty sep throws std::invalid_argument.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
 std::vector<std::string> rsplit(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
-std::vector<std::string> splitlines(std::string_view s, bool keepends);
+// Stops after max_lines + 1 lines (the caller's size limit then refuses the list).
+std::vector<std::string> splitlines(std::string_view s, bool keepends, size_t max_lines = SIZE_MAX);
 std::string replace(std::string_view s, std::string_view old, std::string_view repl, int64_t count);
 int64_t count(std::string_view s, std::string_view sub);
 // s.find(sub, from) / s.rfind(sub, from), in linear time also for long needles: std::string_view's

@@ -110,6 +110,10 @@ TEST(ChatHostile, SuperLinearTemplatesHitALimit) {
       "{{ ([0] * 19000000) | length }}",
       "{{ ([0] * 5000000 + [1] * 5000000) | length }}",
       "{% for c in 'a' * 5000000 %}{% endfor %}",
+      // 10M-item results of split (a 20 MB string of separators)
+      "{{ ('a b ' * 5000000).split() | length }}",
+      "{{ ('a,' * 10000000).rsplit(',') | length }}",
+      "{{ ('a\n' * 10000000).splitlines() | length }}",
   };
   for (const char* source : cases) {
     const auto start = Clock::now();
