@@ -112,7 +112,8 @@ Interp::~Interp() {
 void WorkMeter::exceeded() const {
   limit_error("chat template exceeded its work limit of " + std::to_string(limit_) +
               " steps: it computes far more than a chat prompt needs (a runaway macro recursion, loop or "
-              "string growth); fix the template, or raise RenderLimits::max_work_steps if it is legitimate");
+              "string growth); fix or replace the template (code embedding the renderer can raise "
+              "RenderLimits::max_work_steps)");
 }
 
 void WorkMeter::check_list_size(uint64_t n) {
