@@ -94,6 +94,13 @@ template <typename J>
 std::string render_impl(const std::string& name, const Body& body, const J& context, const RenderOptions& options) {
   try {
     Interp interp(options);
+    struct Report {  // the cost also when the render fails
+      const Interp& interp;
+      RenderStats* stats;
+      ~Report() {
+        if (stats) stats->work_steps = interp.work_steps();
+      }
+    } report{interp, options.stats};
     return interp.render(body, context_values(context, name));
   } catch (const EvalError& e) {
     throw to_template_error(e, name);

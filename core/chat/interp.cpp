@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/chat/builtins.h"
+#include "core/chat/work.h"
 
 namespace inferdesk::chat {
 
@@ -108,7 +109,29 @@ Interp::~Interp() {
   }
 }
 
+void WorkMeter::exceeded() const {
+  limit_error("chat template exceeded its work limit of " + std::to_string(limit_) +
+              " steps: it computes far more than a chat prompt needs (a runaway macro recursion, loop or "
+              "string growth); fix or replace the template (code embedding the renderer can raise "
+              "RenderLimits::max_work_steps)");
+}
+
+void WorkMeter::check_list_size(uint64_t n) {
+  const WorkMeter* m = current_;
+  if (m && n > m->max_list_bytes_ / sizeof(Value)) {
+    limit_error("a list of " + std::to_string(n) + " items exceeds the size limit of " +
+                std::to_string(m->max_list_bytes_) + " bytes");
+  }
+}
+
+void WorkMeter::charge_items(const Value::List& items) {
+  size_t bytes = 0;
+  for (const Value& v : items) bytes += v.is_string() ? v.as_string().size() : 0;
+  charge(items.size() + bytes / kBytesPerStep);
+}
+
 Interp::DepthGuard::DepthGuard(Interp& in) : in_(in) {
+  WorkMeter::charge(1);
   if (++in_.eval_depth_ > kMaxEvalDepth) {
     --in_.eval_depth_;
     limit_error("template evaluation nested too deeply");
@@ -122,6 +145,12 @@ std::string Interp::render(const Body& body, std::vector<std::pair<std::string, 
   for (auto& [name, value] : context) ctx->vars[name] = std::move(value);
   auto root = child_of(ctx);
   std::string out;
+  WorkMeter meter(options_.limits.max_work_steps, options_.limits.max_output_bytes);
+  struct Record {  // the count also when the render fails
+    const WorkMeter& meter;
+    uint64_t& steps;
+    ~Record() { steps = meter.used(); }
+  } record{meter, work_steps_};
   exec(body, root, out);
   return out;
 }
@@ -135,6 +164,7 @@ void Interp::check_size(size_t size) const {
 
 void Interp::append(std::string& out, std::string_view text) const {
   check_size(out.size() + text.size());
+  WorkMeter::charge_bytes(text.size());
   out.append(text);
 }
 
@@ -308,6 +338,7 @@ Value Interp::invoke_macro(const MacroDef& def, const ScopePtr& closure, CallArg
     limit_error("macro call depth limit of " + std::to_string(options_.limits.max_call_depth) + " reached in '" +
                 def.name + "'");
   }
+  WorkMeter::charge(WorkMeter::kCallSteps);
   struct CallGuard {
     uint32_t& d;
     explicit CallGuard(uint32_t& depth) : d(depth) { ++d; }

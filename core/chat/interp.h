@@ -47,6 +47,7 @@ class Interp {
   void check_size(size_t size) const;
   size_t max_text_bytes() const { return options_.limits.max_output_bytes; }
   std::tm now() const;
+  uint64_t work_steps() const { return work_steps_; }
   // Objects that may end up in reference cycles; cleared when the render ends.
   void track(const std::shared_ptr<Object>& obj) { objects_.push_back(obj); }
 
@@ -77,6 +78,7 @@ class Interp {
   Value eval_compare(const Expr& e, const ScopePtr& scope);
   CallArgs eval_args(const CallSpec& spec, const ScopePtr& scope);
 
+  // Every guarded frame is one step of work (work.h).
   struct DepthGuard {
     explicit DepthGuard(Interp& in);
     ~DepthGuard() { --in_.eval_depth_; }
@@ -85,6 +87,7 @@ class Interp {
 
   const RenderOptions& options_;
   uint64_t iterations_ = 0;
+  uint64_t work_steps_ = 0;  // what the last render's meter counted
   uint32_t call_depth_ = 0;
   uint32_t eval_depth_ = 0;  // nested eval/exec frames: bounded so the C++ stack cannot run out
   std::vector<std::weak_ptr<Object>> objects_;

@@ -5,6 +5,7 @@
 #include "core/chat/builtins.h"
 #include "core/chat/interp.h"
 #include "core/chat/pystr.h"
+#include "core/chat/work.h"
 
 namespace inferdesk::chat {
 
@@ -32,6 +33,14 @@ Value repeat(const Value& seq, int64_t times, const Interp& interp) {
     // unit * times without overflow: anything past SIZE_MAX / unit is over any limit anyway.
     const auto t = static_cast<uint64_t>(times);
     interp.check_size(t > SIZE_MAX / unit ? SIZE_MAX : unit * static_cast<size_t>(t));
+    if (!seq.is_string()) {
+      WorkMeter::check_list_size(t > UINT64_MAX / unit ? UINT64_MAX : t * unit);
+      // A list's strings are copied by value: [big] * n costs n copies of big, in time and memory.
+      size_t bytes = 0;
+      for (const Value& v : seq.as_list()) bytes += v.is_string() ? v.as_string().size() : 0;
+      if (bytes > 0) interp.check_size(t > SIZE_MAX / bytes ? SIZE_MAX : bytes * static_cast<size_t>(t));
+      WorkMeter::charge(t > UINT64_MAX / unit ? UINT64_MAX : t * (unit + bytes / WorkMeter::kBytesPerStep));
+    }
   }
   if (seq.is_string()) {
     const std::string& s = seq.as_string();
@@ -64,8 +73,10 @@ Value add(const Value& a, const Value& b, const Interp& interp) {
     return Value::string(std::move(left), safe);
   }
   if (a.is_sequence_list() && b.is_sequence_list() && a.is_tuple() == b.is_tuple()) {
+    WorkMeter::check_list_size(a.as_list().size() + b.as_list().size());
+    WorkMeter::charge_items(a.as_list());
+    WorkMeter::charge_items(b.as_list());
     Value::List out = a.as_list();
-    interp.check_size(out.size() + b.as_list().size());
     out.insert(out.end(), b.as_list().begin(), b.as_list().end());
     return Value::list(std::move(out), a.is_tuple());
   }
@@ -193,7 +204,10 @@ bool compare_op(CmpOp op, const Value& a, const Value& b) {
 Value Interp::eval(const Expr& e, const ScopePtr& scope) {
   DepthGuard guard(*this);
   try {
-    return eval_inner(e, scope);
+    Value v = eval_inner(e, scope);
+    // Strings are held by value: every result was copied or built at a cost that grows with it.
+    if (v.is_string()) WorkMeter::charge_bytes(v.as_string().size());
+    return v;
   } catch (EvalError& err) {
     if (!err.has_pos()) err.set_pos(e.pos.line, e.pos.col);
     throw;
@@ -305,6 +319,7 @@ Value Interp::eval_getitem(const Expr& e, const ScopePtr& scope) {
     const auto& items = obj.as_list();
     Value::List out;
     for (size_t i : py::slice_indices(items.size(), start, stop, step)) out.push_back(items[i]);
+    WorkMeter::charge_items(out);
     return Value::list(std::move(out), obj.is_tuple());
   }
   const std::string& s = obj.as_string();

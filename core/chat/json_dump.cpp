@@ -120,6 +120,7 @@ class Dumper {
         if (o_.indent) newline(level + 1);
       }
       dump(items[i], level + 1);
+      check();  // numbers too: lists sharing their halves hold 2^n of them
     }
     if (o_.indent) newline(level);
     out.push_back(']');
@@ -148,6 +149,7 @@ class Dumper {
       append_escaped(out, key_string(kv->first), o_.ensure_ascii);
       out += o_.key_separator;
       dump(kv->second, level + 1);
+      check();
     }
     if (o_.indent) newline(level);
     out.push_back('}');

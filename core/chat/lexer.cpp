@@ -1,6 +1,5 @@
 #include "core/chat/lexer.h"
 
-#include <algorithm>
 #include <charconv>
 
 #include "core/chat/pystr.h"
@@ -47,12 +46,7 @@ bool is_name_char(char c) { return is_name_start(c) || is_digit_ascii(c); }
 
 class Lexer {
  public:
-  explicit Lexer(std::string_view src) : src_(src) {
-    line_starts_.push_back(0);
-    for (size_t i = 0; i < src.size(); ++i) {
-      if (src[i] == '\n') line_starts_.push_back(i + 1);
-    }
-  }
+  explicit Lexer(std::string_view src) : src_(src) {}
 
   std::vector<Token> run() {
     while (pos_ < src_.size()) {
@@ -91,10 +85,22 @@ class Lexer {
     throw SyntaxError(message, t.line, t.col);
   }
 
-  void set_pos(Token& t, size_t offset) const {
-    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - 1;
-    t.line = static_cast<uint32_t>(it - line_starts_.begin()) + 1;
-    t.col = static_cast<uint32_t>(py::cp_length(src_.substr(*it, offset - *it))) + 1;
+  // Tokens are placed in source order, so line and column advance from the previous token: linear
+  // in the source however long its lines (recounting from the line start was quadratic).
+  void set_pos(Token& t, size_t offset) {
+    if (offset < cursor_.offset) cursor_ = {};  // only an error can point back; recount from the start
+    for (size_t i = cursor_.offset; i < offset; ++i) {
+      const auto b = static_cast<unsigned char>(src_[i]);
+      if (b == '\n') {
+        ++cursor_.line;
+        cursor_.col = 1;
+      } else if ((b & 0xC0) != 0x80) {  // a code point starts here
+        ++cursor_.col;
+      }
+    }
+    cursor_.offset = offset;
+    t.line = cursor_.line;
+    t.col = cursor_.col;
   }
 
   size_t find_tag(size_t from) const {
@@ -511,7 +517,10 @@ class Lexer {
   std::string_view src_;
   size_t pos_ = 0;
   bool line_starting_ = true;
-  std::vector<size_t> line_starts_;
+  struct Cursor {
+    size_t offset = 0;
+    uint32_t line = 1, col = 1;
+  } cursor_;
   std::vector<Token> out_;
 };
 

@@ -5,6 +5,7 @@
 #include "core/chat/builtins.h"
 #include "core/chat/interp.h"
 #include "core/chat/pystr.h"
+#include "core/chat/work.h"
 
 namespace inferdesk::chat {
 
@@ -58,8 +59,9 @@ std::string ArgReader::str_or(size_t index, std::string fallback) const {
 
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::List: return v.as_list();
+    case Value::Kind::List: WorkMeter::charge_items(v.as_list()); return v.as_list();
     case Value::Kind::Dict: {
+      WorkMeter::charge(v.as_dict().size());
       std::vector<Value> keys;
       keys.reserve(v.as_dict().size());
       for (const auto& kv : v.as_dict().items()) keys.push_back(kv.first);
@@ -68,6 +70,8 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::String: {
       std::vector<Value> chars;
       const std::string& s = v.as_string();
+      WorkMeter::check_list_size(s.size());  // at most one item per byte
+      WorkMeter::charge(s.size());           // one small string per character
       for (size_t pos = 0; pos < s.size();) {
         const size_t start = pos;
         py::next_cp(s, pos);
@@ -89,8 +93,9 @@ bool contains(const Value& container, const Value& item) {
       if (!item.is_string()) {
         throw_type_error("'in <string>' requires string as left operand, not " + item.type_name());
       }
-      return container.as_string().find(item.as_string()) != std::string::npos;
+      return py::find_sub(container.as_string(), item.as_string()) != std::string::npos;
     case Value::Kind::List:
+      WorkMeter::charge(container.as_list().size());
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& v) { return v == item; });
     case Value::Kind::Dict: return container.as_dict().find(item) != nullptr;
@@ -279,7 +284,7 @@ Value str_join(Interp& interp, const Value& sep, const ArgReader& r) {
 
 Value partition(const std::string& s, const std::string& sep, bool from_right) {
   if (sep.empty()) throw EvalError(EvalErrorKind::Value, "empty separator");
-  const size_t hit = from_right ? s.rfind(sep) : s.find(sep);
+  const size_t hit = from_right ? py::rfind_sub(s, sep) : py::find_sub(s, sep);
   Value::List parts;
   if (hit == std::string::npos) {
     parts = from_right ? Value::List{Value::string(""), Value::string(""), Value::string(s)}
@@ -313,16 +318,24 @@ bool str_strip_split(Interp& interp, const Value& self, std::string_view name, C
     *out = str(py::strip(s, r.str_opt(0), name != "rstrip", name != "lstrip"));
   } else if (name == "split" || name == "rsplit") {
     ArgReader r(fn, args, {"sep", "maxsplit"});
+    // Splits at most `cap` times, so a string of separators cannot become millions of strings
+    // before the list size check; results under the cap are those of an unlimited split.
+    const size_t cap = interp.max_text_bytes() / sizeof(Value);
+    int64_t maxsplit = r.int_or(1, -1);
+    const bool capped = maxsplit < 0 || static_cast<uint64_t>(maxsplit) >= cap;
+    if (capped) maxsplit = static_cast<int64_t>(cap);
     try {
-      auto parts = name == "split" ? py::split(s, r.str_opt(0), r.int_or(1, -1))
-                                   : py::rsplit(s, r.str_opt(0), r.int_or(1, -1));
+      auto parts = name == "split" ? py::split(s, r.str_opt(0), maxsplit) : py::rsplit(s, r.str_opt(0), maxsplit);
+      if (capped) WorkMeter::check_list_size(parts.size());
       *out = str_list(std::move(parts), safe);
     } catch (const std::invalid_argument&) {
       throw EvalError(EvalErrorKind::Value, "empty separator");
     }
   } else if (name == "splitlines") {
     ArgReader r(fn, args, {"keepends"});
-    *out = str_list(py::splitlines(s, r.bool_or(0, false)), safe);
+    auto lines = py::splitlines(s, r.bool_or(0, false), interp.max_text_bytes() / sizeof(Value));
+    WorkMeter::check_list_size(lines.size());
+    *out = str_list(std::move(lines), safe);
   } else if (name == "partition" || name == "rpartition") {
     ArgReader r(fn, args, {"sep"});
     if (!r.has(0)) throw_type_error(fn + "() takes exactly one argument (0 given)");

@@ -6,7 +6,14 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/chat/work.h"
+
 namespace inferdesk::chat::py {
+
+namespace {
+// Per-code-point work (decoding, case mapping) costs about four times a memcpy of the same bytes.
+constexpr size_t kPerCodePointBytes = WorkMeter::kBytesPerStep / 4;
+}  // namespace
 
 // ---------------------------------------------------------------- UTF-8
 
@@ -53,6 +60,7 @@ char32_t next_cp(std::string_view s, size_t& pos) {
 }
 
 std::u32string decode(std::string_view s) {
+  WorkMeter::charge(s.size() / kPerCodePointBytes);
   std::u32string out;
   out.reserve(s.size());
   for (size_t pos = 0; pos < s.size();) out.push_back(next_cp(s, pos));
@@ -303,6 +311,7 @@ void append_lower(std::string& out, const std::u32string& cps, size_t i) {
 bool is_cased(char32_t c) { return is_upper_cp(c) || is_lower_cp(c); }
 
 std::string upper(std::string_view s) {
+  WorkMeter::charge(s.size() / kPerCodePointBytes);
   std::string out;
   out.reserve(s.size());
   if (is_ascii(s)) {
@@ -314,6 +323,7 @@ std::string upper(std::string_view s) {
 }
 
 std::string lower(std::string_view s) {
+  WorkMeter::charge(s.size() / kPerCodePointBytes);
   std::string out;
   out.reserve(s.size());
   if (is_ascii(s)) {
@@ -407,7 +417,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     if (sep->empty()) throw std::invalid_argument("empty separator");
     size_t start = 0;
     while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-      const size_t hit = s.find(*sep, start);
+      const size_t hit = find_sub(s, *sep, start);
       if (hit == std::string_view::npos) break;
       out.emplace_back(s.substr(start, hit - start));
       start = hit + sep->size();
@@ -442,7 +452,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
     size_t end = s.size();
     while (static_cast<int64_t>(out.size()) < maxsplit) {
       if (end < sep->size()) break;
-      const size_t hit = s.rfind(*sep, end - sep->size());
+      const size_t hit = rfind_sub(s, *sep, end - sep->size());
       if (hit == std::string_view::npos) break;
       out.emplace_back(s.substr(hit + sep->size(), end - hit - sep->size()));
       end = hit;
@@ -471,7 +481,7 @@ std::vector<std::string> rsplit(std::string_view s, const std::optional<std::str
   return out;
 }
 
-std::vector<std::string> splitlines(std::string_view s, bool keepends) {
+std::vector<std::string> splitlines(std::string_view s, bool keepends, size_t max_lines) {
   const std::u32string cps = decode(s);
   std::vector<std::string> out;
   size_t start = 0;
@@ -480,6 +490,7 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
     size_t end = i + 1;
     if (cps[i] == '\r' && i + 1 < cps.size() && cps[i + 1] == '\n') end = i + 2;
     out.push_back(encode(std::u32string_view(cps).substr(start, (keepends ? end : i) - start)));
+    if (out.size() > max_lines) return out;
     start = end;
     i = end - 1;
   }
@@ -509,7 +520,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
   size_t start = 0;
   int64_t done = 0;
   while (count < 0 || done < count) {
-    const size_t hit = s.find(old, start);
+    const size_t hit = find_sub(s, old, start);
     if (hit == std::string_view::npos) break;
     out.append(s.substr(start, hit - start));
     out.append(repl);
@@ -520,20 +531,62 @@ std::string replace(std::string_view s, std::string_view old, std::string_view r
   return out;
 }
 
+namespace {
+
+// Knuth-Morris-Pratt over characters read through hay(i) and sub(i) (forward or reversed): O(n + m).
+template <typename Hay, typename Sub>
+size_t kmp_search(size_t n, Hay hay, size_t m, Sub sub) {
+  std::vector<size_t> fail(m, 0);
+  for (size_t i = 1, k = 0; i < m; ++i) {
+    while (k > 0 && sub(i) != sub(k)) k = fail[k - 1];
+    if (sub(i) == sub(k)) ++k;
+    fail[i] = k;
+  }
+  for (size_t i = 0, k = 0; i < n; ++i) {
+    while (k > 0 && hay(i) != sub(k)) k = fail[k - 1];
+    if (hay(i) == sub(k)) ++k;
+    if (k == m) return i + 1 - m;
+  }
+  return std::string_view::npos;
+}
+
+// Needles up to this long use std::string_view's search: at most this many compares per position.
+constexpr size_t kShortNeedle = 32;
+
+}  // namespace
+
+size_t find_sub(std::string_view s, std::string_view sub, size_t from) {
+  if (sub.size() <= kShortNeedle || from > s.size()) return s.find(sub, from);
+  const std::string_view hay = s.substr(from);
+  const size_t hit = kmp_search(
+      hay.size(), [&](size_t i) { return hay[i]; }, sub.size(), [&](size_t i) { return sub[i]; });
+  return hit == std::string_view::npos ? hit : hit + from;
+}
+
+size_t rfind_sub(std::string_view s, std::string_view sub, size_t from) {
+  if (sub.size() <= kShortNeedle) return s.rfind(sub, from);
+  if (sub.size() > s.size()) return std::string_view::npos;
+  const std::string_view hay = s.substr(0, std::min(from, s.size() - sub.size()) + sub.size());
+  const size_t n = hay.size(), m = sub.size();
+  const size_t hit = kmp_search(
+      n, [&](size_t i) { return hay[n - 1 - i]; }, m, [&](size_t i) { return sub[m - 1 - i]; });
+  return hit == std::string_view::npos ? hit : n - hit - m;
+}
+
 int64_t count(std::string_view s, std::string_view sub) {
   if (sub.empty()) return static_cast<int64_t>(cp_length(s)) + 1;
   int64_t n = 0;
-  for (size_t pos = s.find(sub); pos != std::string_view::npos; pos = s.find(sub, pos + sub.size())) ++n;
+  for (size_t pos = find_sub(s, sub); pos != std::string_view::npos; pos = find_sub(s, sub, pos + sub.size())) ++n;
   return n;
 }
 
 int64_t find(std::string_view s, std::string_view sub) {
-  const size_t hit = s.find(sub);
+  const size_t hit = find_sub(s, sub);
   return hit == std::string_view::npos ? -1 : static_cast<int64_t>(cp_length(s.substr(0, hit)));
 }
 
 int64_t rfind(std::string_view s, std::string_view sub) {
-  const size_t hit = s.rfind(sub);
+  const size_t hit = rfind_sub(s, sub);
   return hit == std::string_view::npos ? -1 : static_cast<int64_t>(cp_length(s.substr(0, hit)));
 }
 

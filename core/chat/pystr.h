@@ -48,9 +48,14 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
 // sep == nullopt: split on whitespace runs. maxsplit < 0: no limit. Empty sep throws std::invalid_argument.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
 std::vector<std::string> rsplit(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit);
-std::vector<std::string> splitlines(std::string_view s, bool keepends);
+// Stops after max_lines + 1 lines (the caller's size limit then refuses the list).
+std::vector<std::string> splitlines(std::string_view s, bool keepends, size_t max_lines = SIZE_MAX);
 std::string replace(std::string_view s, std::string_view old, std::string_view repl, int64_t count);
 int64_t count(std::string_view s, std::string_view sub);
+// s.find(sub, from) / s.rfind(sub, from), in linear time also for long needles: std::string_view's
+// search is O(len(s) * len(sub)) at worst, minutes for a hostile template's 1 MB needle.
+size_t find_sub(std::string_view s, std::string_view sub, size_t from = 0);
+size_t rfind_sub(std::string_view s, std::string_view sub, size_t from = std::string_view::npos);
 // Code-point index of the first/last occurrence, or -1.
 int64_t find(std::string_view s, std::string_view sub);
 int64_t rfind(std::string_view s, std::string_view sub);

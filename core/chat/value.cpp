@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/chat/pystr.h"
+#include "core/chat/work.h"
 
 namespace inferdesk::chat {
 
@@ -204,6 +205,7 @@ std::string Value::type_name() const {
 
 bool operator==(const Value& a, const Value& b) {
   using K = Value::Kind;
+  WorkMeter::charge(1);  // lists sharing their halves compare in exponential time otherwise
   if (a.is_number() && b.is_number()) {
     if (a.kind() != K::Float && b.kind() != K::Float) return a.as_int() == b.as_int();
     return a.as_float() == b.as_float();
@@ -212,7 +214,7 @@ bool operator==(const Value& a, const Value& b) {
   switch (a.kind()) {
     case K::Undefined:
     case K::None: return true;
-    case K::String: return a.as_string() == b.as_string();
+    case K::String: WorkMeter::charge_bytes(a.as_string().size()); return a.as_string() == b.as_string();
     case K::List: {
       if (a.flag_ != b.flag_ || a.flag_ == static_cast<uint8_t>(Value::View::Values)) return false;
       const auto& x = a.as_list();
@@ -241,6 +243,7 @@ bool operator==(const Value& a, const Value& b) {
 
 int compare(const Value& a, const Value& b, const char* op) {
   using K = Value::Kind;
+  WorkMeter::charge(1);  // sorting costs n log n of these
   if (a.is_number() && b.is_number()) {
     if (a.kind() != K::Float && b.kind() != K::Float) {
       const int64_t x = a.as_int(), y = b.as_int();

@@ -3,6 +3,8 @@
 
 #include <pcre2.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <cstdio>
 
@@ -105,12 +107,16 @@ std::string quote_literal(std::string_view literal) {
 struct Regex::Impl {
   pcre2_code* code = nullptr;
   bool jit = false;
+  std::string where;    // "<file>: pre_tokenizer.pattern", for match-time errors
+  std::string pattern;  // as the file spells it
   ~Impl() {
     if (code) pcre2_code_free(code);
   }
 };
 
 Regex::Regex(std::string_view pattern, const std::string& where) : impl_(std::make_unique<Impl>()) {
+  impl_->where = where;
+  impl_->pattern = pattern;
   const std::string translated = translate_pattern(pattern);
   int err = 0;
   PCRE2_SIZE offset = 0;
@@ -126,6 +132,24 @@ Regex::Regex(std::string_view pattern, const std::string& where) : impl_(std::ma
 }
 
 Regex::~Regex() = default;
+
+Error Regex::match_error(int rc, const std::string& pcre_message) const {
+  // Quote the pattern (JSON-escaped, as in the file), cut where a message line would become unreadable.
+  constexpr size_t kMaxShown = 200;
+  std::string shown = nlohmann::json(impl_->pattern).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (shown.size() > kMaxShown) {
+    size_t cut = kMaxShown;
+    while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;  // whole code points
+    shown = shown.substr(0, cut) + "...\" (" + std::to_string(impl_->pattern.size()) + " bytes)";
+  }
+  std::string advice = ": the pattern is malformed or backtracks catastrophically on this text";
+  if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) {
+    advice = ": the pattern backtracks catastrophically on this text (nested repeats such as (a+)+)";
+  }
+  return Error(ErrorCode::Tokenizer, impl_->where + ": regex " + shown + " failed: " + pcre_message + advice +
+                                         "; replace the pattern in the tokenizer.json with the one from the "
+                                         "model's original repository, or one without nested repeats");
+}
 
 void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
@@ -150,7 +174,7 @@ void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t
       pcre2_match_data_free(md);
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof msg);
-      throw Error(ErrorCode::Tokenizer, std::string("tokenizer regex match failed: ") + reinterpret_cast<char*>(msg));
+      throw match_error(rc, reinterpret_cast<char*>(msg));
     }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     out.emplace_back(ov[0], ov[1]);

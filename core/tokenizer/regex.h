@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/util/error.h"
+
 namespace inferdesk::tok {
 
 class Regex {
@@ -21,10 +23,13 @@ class Regex {
   Regex& operator=(const Regex&) = delete;
 
   // Appends the [start, end) byte ranges of all non-overlapping matches in `text` (valid UTF-8),
-  // left to right; an empty match advances by one character. Thread-safe.
+  // left to right; an empty match advances by one character. Thread-safe. A match that fails (PCRE2's
+  // match limit on a catastrophic pattern) throws Error(Tokenizer) naming `where` and the pattern.
   void find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const;
 
  private:
+  Error match_error(int rc, const std::string& pcre_message) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

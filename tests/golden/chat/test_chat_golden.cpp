@@ -62,7 +62,11 @@ class ChatGolden : public ::testing::Test {
 };
 
 TEST_F(ChatGolden, EveryTemplateMatchesTransformers) {
-  const RenderOptions options = fixed_clock(reference_["meta"]);
+  RenderOptions options = fixed_clock(reference_["meta"]);
+  RenderStats stats;
+  options.stats = &stats;
+  uint64_t max_steps = 0;
+  std::string max_pair;
   const Json& tool_sets = conversations_["tool_sets"];
   size_t pairs = 0, matched = 0, both_raised = 0;
   std::vector<std::string> failures;
@@ -97,6 +101,10 @@ TEST_F(ChatGolden, EveryTemplateMatchesTransformers) {
         } catch (const Error& e) {
           error = e.what();
         }
+        if (stats.work_steps > max_steps) {
+          max_steps = stats.work_steps;
+          max_pair = id + " / " + name;
+        }
       }
       if (want.contains("error")) {
         if (!error.empty()) {
@@ -124,6 +132,51 @@ TEST_F(ChatGolden, EveryTemplateMatchesTransformers) {
                                 << report.str();
   EXPECT_GT(pairs, 1500u);  // 96 templates x 17 conversations when the shared data is complete
   std::printf("%zu of %zu pairs identical to transformers (%zu of them raise in both)\n", matched, pairs, both_raised);
+  // The work budget leaves real templates a wide margin (core/chat/README.md records the figures).
+  std::printf("most work: %llu steps (%s)\n", static_cast<unsigned long long>(max_steps), max_pair.c_str());
+  EXPECT_LT(max_steps * 100, RenderLimits{}.max_work_steps) << max_pair;
+}
+
+// A long chat (256 messages of 4 KB, 1 MB of text: about twice the largest supported context) stays
+// under half the work limit with every template. Work grows with the data a template copies,
+// quadratically where a template rebuilds the prompt by concatenation (Reka-Edge), as in jinja2.
+TEST_F(ChatGolden, LongChatsStayFarUnderTheWorkLimit) {
+  Json chat = Json::array({Json{{"role", "system"}, {"content", std::string(4096, 's')}}});
+  for (int i = 0; i < 255; ++i) {
+    chat.push_back(Json{{"role", i % 2 ? "assistant" : "user"}, {"content", std::string(4096, 'a' + i % 26)}});
+  }
+  RenderOptions options = fixed_clock(reference_["meta"]);
+  RenderStats stats;
+  options.stats = &stats;
+  uint64_t max_steps = 0;
+  std::string max_id;
+  size_t rendered = 0;
+  for (const Json& entry : reference_["templates"]) {
+    const std::string id = entry["id"].get<std::string>();
+    const std::string select = entry["select"].is_null() ? "default" : entry["select"].get<std::string>();
+    std::optional<ChatTemplate> tpl;
+    try {
+      for (const NamedTemplate& t : read_chat_template_file(shared_ / entry["path"].get<std::string>())) {
+        if (t.name == select) tpl = ChatTemplate::parse(t.source, id);
+      }
+    } catch (const Error&) {
+    }
+    if (!tpl) continue;
+    try {
+      apply_chat_template(*tpl, chat, nullptr, true, std::string("<s>"), std::string("</s>"), Json::object(), options);
+      ++rendered;
+    } catch (const TemplateError& e) {
+      EXPECT_NE(e.kind(), TemplateError::Kind::Limit) << id << ": " << e.what();  // others may refuse the chat
+    }
+    if (stats.work_steps > max_steps) {
+      max_steps = stats.work_steps;
+      max_id = id;
+    }
+  }
+  EXPECT_GT(rendered, 50u);
+  std::printf("long chat: %zu templates rendered, most work %llu steps (%s)\n", rendered,
+              static_cast<unsigned long long>(max_steps), max_id.c_str());
+  EXPECT_LT(max_steps * 2, RenderLimits{}.max_work_steps) << max_id;
 }
 
 }  // namespace

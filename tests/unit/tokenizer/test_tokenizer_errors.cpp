@@ -219,3 +219,26 @@ TEST(TokenizerErrors, CorruptedFilesNeverEscapeAsOtherExceptions) {
 }
 
 }  // namespace
+
+// A pre-tokenizer regex that backtracks catastrophically fails with the file, the pattern and what
+// to do, not PCRE2's bare "match limit exceeded".
+TEST(TokenizerErrors, CatastrophicRegexNamesTheFileAndPattern) {
+  json j = synthetic_tokenizer();
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a+)+$"}}}, {"behavior", "Isolated"}};
+  const Tokenizer tok = Tokenizer::from_json(j.dump(), "", "", "bad/tokenizer.json");
+  const std::string text = std::string(40, 'a') + "b";
+  expect_error([&] { tok.encode(text, false); }, ErrorCode::Tokenizer, "bad/tokenizer.json");
+  expect_error([&] { tok.encode(text, false); }, ErrorCode::Tokenizer, "(a+)+$");
+  expect_error([&] { tok.encode(text, false); }, ErrorCode::Tokenizer, "match limit");
+  expect_error([&] { tok.encode(text, false); }, ErrorCode::Tokenizer, "replace the pattern");
+  // A long pattern is shortened in the message.
+  j["pre_tokenizer"]["pattern"]["Regex"] = "(a+)+$|" + std::string(1000, 'x');
+  const Tokenizer long_tok = Tokenizer::from_json(j.dump(), "", "", "bad/tokenizer.json");
+  try {
+    long_tok.encode(text, false);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 600u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(a+)+$|xxx"), std::string::npos) << e.what();
+  }
+}
