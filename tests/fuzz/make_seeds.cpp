@@ -37,7 +37,8 @@ std::vector<fs::path> files_under(const fs::path& dir, const std::string& suffix
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string n = it->path().filename().string();
-    if (it->is_regular_file() && n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (it->is_regular_file() && n.size() >= suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
       out.push_back(it->path());
   }
   std::sort(out.begin(), out.end());
@@ -52,7 +53,7 @@ std::string flat_name(const fs::path& file, const fs::path& root) {
 }
 
 size_t dtype_bytes(const std::string& dtype) {
-  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"I64", 8}, {"U64", 8}, {"F32", 4}, {"I32", 4},
+  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"I64", 8}, {"U64", 8},  {"F32", 4}, {"I32", 4},
                                                       {"U32", 4}, {"F16", 2}, {"BF16", 2}, {"I16", 2}, {"U16", 2}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 1 : it->second;
@@ -117,7 +118,8 @@ void config_seeds(const fs::path& golden, const fs::path& shared, const fs::path
       const std::string text = read_file(f);
       if (text.size() > 65536) continue;
       write_seed(out, "model_config", flat_name(f, root), text);
-      if (text.find("quantization_config") != std::string::npos) write_seed(out, "quant_config", flat_name(f, root), text);
+      if (text.find("quantization_config") != std::string::npos)
+        write_seed(out, "quant_config", flat_name(f, root), text);
     }
   }
 }

@@ -32,7 +32,7 @@ Json context_of(const Json& conv, const Json& tool_sets) {
   ctx["messages"] = conv.value("messages", Json::array());
   const Json tools = conv.value("tools", Json());
   ctx["tools"] = tools.is_string() && tool_sets.contains(tools.get<std::string>()) ? tool_sets[tools.get<std::string>()]
-                                                                                    : Json();
+                                                                                   : Json();
   ctx["add_generation_prompt"] = conv.value("add_generation_prompt", true);
   ctx["bos_token"] = "<s>";
   ctx["eos_token"] = "</s>";
@@ -70,14 +70,21 @@ void chat_and_server_seeds(const fs::path& source, const fs::path& shared, const
     write_seed(out, "server_request", name + ".http", http_post("/v1/chat/completions", body.dump()));
     ++i;
   }
-  const Json completion = {{"model", "fuzz-model"}, {"prompt", {"Hello", "World"}}, {"n", 2}, {"max_tokens", 8},
-                           {"logprobs", 2},         {"echo", true},               {"stop", {"\n"}}};
+  const Json completion = {{"model", "fuzz-model"},
+                           {"prompt", {"Hello", "World"}},
+                           {"n", 2},
+                           {"max_tokens", 8},
+                           {"logprobs", 2},
+                           {"echo", true},
+                           {"stop", {"\n"}}};
   write_seed(out, "server_request", "completion.http", http_post("/v1/completions", completion.dump()));
   const Json ids = {{"prompt", {1, 2, 3}}, {"max_tokens", 4}, {"temperature", 0.5}, {"seed", 7}};
   write_seed(out, "server_request", "completion_ids.json", ids.dump());
-  write_seed(out, "server_request", "tokenize.http", http_post("/tokenize", R"({"prompt":"Hi there","return_token_strs":true})"));
+  write_seed(out, "server_request", "tokenize.http",
+             http_post("/tokenize", R"({"prompt":"Hi there","return_token_strs":true})"));
   write_seed(out, "server_request", "detokenize.http", http_post("/detokenize", R"({"tokens":[9707,1052]})"));
-  write_seed(out, "server_request", "models.http", "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-fuzz\r\n\r\n");
+  write_seed(out, "server_request", "models.http",
+             "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-fuzz\r\n\r\n");
 }
 
 void tokenizer_text_seeds(const fs::path& source, const fs::path& out) {
@@ -105,18 +112,27 @@ void tokenizer_text_seeds(const fs::path& source, const fs::path& out) {
 
 void hub_seeds(const fs::path& out) {
   const std::string sha = "0123456789abcdef0123456789abcdef01234567";
-  write_seed(out, "hub_response", "search.json",
-             R"([{"id":"org/model","downloads":12,"likes":3,"gated":false,"private":false,"pipeline_tag":"text-generation","library_name":"transformers","config":{"model_type":"llama","architectures":["LlamaForCausalLM"]}},{"id":"a/b","gated":"manual"}])");
-  write_seed(out, "hub_response", "info.json",
-             R"({"id":"org/model","sha":")" + sha + R"(","gated":"auto","private":false,"disabled":false,"downloads":5,"likes":1,"tags":["license:apache-2.0","llama"],"cardData":{"license":"mit"},"config":{"model_type":"qwen2","architectures":["Qwen2ForCausalLM"]},"siblings":[{"rfilename":"config.json"},{"rfilename":"model.safetensors"}],"safetensors":{"parameters":{"BF16":494032768},"total":494032768},"usedStorage":988097824,"lastModified":"2024-09-19T00:00:00.000Z","pipeline_tag":"text-generation","library_name":"transformers"})");
+  write_seed(
+      out, "hub_response", "search.json",
+      R"([{"id":"org/model","downloads":12,"likes":3,"gated":false,"private":false,"pipeline_tag":"text-generation","library_name":"transformers","config":{"model_type":"llama","architectures":["LlamaForCausalLM"]}},{"id":"a/b","gated":"manual"}])");
+  write_seed(
+      out, "hub_response", "info.json",
+      R"({"id":"org/model","sha":")" + sha +
+          R"(","gated":"auto","private":false,"disabled":false,"downloads":5,"likes":1,"tags":["license:apache-2.0","llama"],"cardData":{"license":"mit"},"config":{"model_type":"qwen2","architectures":["Qwen2ForCausalLM"]},"siblings":[{"rfilename":"config.json"},{"rfilename":"model.safetensors"}],"safetensors":{"parameters":{"BF16":494032768},"total":494032768},"usedStorage":988097824,"lastModified":"2024-09-19T00:00:00.000Z","pipeline_tag":"text-generation","library_name":"transformers"})");
   write_seed(out, "hub_response", "tree.json",
-             R"([{"type":"file","path":"config.json","size":659,"oid":")" + sha + R"("},{"type":"directory","path":"sub","oid":")" + sha + R"("},{"type":"file","path":"model.safetensors","size":988097824,"oid":")" + sha + R"(","lfs":{"oid":")" + sha + sha.substr(0, 24) + R"(","size":988097824,"pointerSize":135}}])");
-  write_seed(out, "hub_response", "gated.txt",
-             "{\"error\":\"Access to model org/model is restricted.\"}\n%%FILE headers\nHTTP/1.1 401 Unauthorized\nX-Error-Code: GatedRepo\nX-Error-Message: Access restricted\n");
-  write_seed(out, "hub_response", "ratelimit.txt",
-             "{\"error\":\"rate limited\"}\n%%FILE headers\nHTTP/1.1 429 Too Many Requests\nRetry-After: 30\nETag: W/\"abc-123\"\n");
-  write_seed(out, "hub_response", "notfound.txt",
-             "Entry not found\n%%FILE headers\nHTTP/1.1 404 Not Found\nX-Error-Code: EntryNotFound\nLink: <https://huggingface.co/api/models/x/tree/main?cursor=abc>; rel=\"next\"\n");
+             R"([{"type":"file","path":"config.json","size":659,"oid":")" + sha +
+                 R"("},{"type":"directory","path":"sub","oid":")" + sha +
+                 R"("},{"type":"file","path":"model.safetensors","size":988097824,"oid":")" + sha +
+                 R"(","lfs":{"oid":")" + sha + sha.substr(0, 24) + R"(","size":988097824,"pointerSize":135}}])");
+  write_seed(
+      out, "hub_response", "gated.txt",
+      "{\"error\":\"Access to model org/model is restricted.\"}\n%%FILE headers\nHTTP/1.1 401 Unauthorized\nX-Error-Code: GatedRepo\nX-Error-Message: Access restricted\n");
+  write_seed(
+      out, "hub_response", "ratelimit.txt",
+      "{\"error\":\"rate limited\"}\n%%FILE headers\nHTTP/1.1 429 Too Many Requests\nRetry-After: 30\nETag: W/\"abc-123\"\n");
+  write_seed(
+      out, "hub_response", "notfound.txt",
+      "Entry not found\n%%FILE headers\nHTTP/1.1 404 Not Found\nX-Error-Code: EntryNotFound\nLink: <https://huggingface.co/api/models/x/tree/main?cursor=abc>; rel=\"next\"\n");
 }
 
 }  // namespace

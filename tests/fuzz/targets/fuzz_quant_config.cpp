@@ -17,10 +17,18 @@ namespace {
 
 // Module names of a small MoE decoder, as the loader asks about them.
 const char* const kModules[] = {
-    "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj",    "model.layers.0.self_attn.v_proj",
-    "model.layers.0.self_attn.o_proj", "model.layers.0.mlp.gate_proj",       "model.layers.0.mlp.up_proj",
-    "model.layers.1.mlp.down_proj",    "model.layers.1.mlp.experts.7.w1",    "model.layers.1.mlp.gate",
-    "lm_head",                         "model.embed_tokens",                 "model.layers.12.mlp.shared_expert.up_proj",
+    "model.layers.0.self_attn.q_proj",
+    "model.layers.0.self_attn.k_proj",
+    "model.layers.0.self_attn.v_proj",
+    "model.layers.0.self_attn.o_proj",
+    "model.layers.0.mlp.gate_proj",
+    "model.layers.0.mlp.up_proj",
+    "model.layers.1.mlp.down_proj",
+    "model.layers.1.mlp.experts.7.w1",
+    "model.layers.1.mlp.gate",
+    "lm_head",
+    "model.embed_tokens",
+    "model.layers.12.mlp.shared_expert.up_proj",
 };
 
 }  // namespace
