@@ -40,7 +40,7 @@ while IFS=$'\t' read -r name bin max_len dicts; do
   if INFERDESK_SHARED_DIR="$shared" "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -malloc_limit_mb=2048 -max_len="$max_len" -dict="$dict" -artifact_prefix="$run/artifacts/$name/" \
       -print_final_stats=1 "${dirs[@]}" >"$run/$name.log" 2>&1; then
-    grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$run/$name.log" | tr '\n' ' '
+    grep -aE '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$run/$name.log" | tr '\n' ' '
     echo
   else
     status=1
