@@ -71,8 +71,9 @@ ScratchDir::ScratchDir() {
 }
 
 ScratchDir& ScratchDir::get() {
-  static ScratchDir dir;
-  return dir;
+  // Never destroyed: the atexit handler above still reads it after static destructors ran.
+  static ScratchDir* dir = new ScratchDir;
+  return *dir;
 }
 
 void ScratchDir::clear() {
