@@ -22,7 +22,9 @@ PKGS=(build-essential cmake ninja-build pkg-config git ca-certificates
       # the server tests' real clients: curl, and the official openai SDK (from npm) under node
       curl
       # tools/lint: clang-format (format.sh) and Universal Ctags for function lengths (size_report.sh)
-      clang-format universal-ctags)
+      clang-format universal-ctags
+      # tests/fuzz (scripts/fuzz.sh): clang 14 and its runtimes (libFuzzer, ASan, UBSan)
+      clang-14 libclang-rt-14-dev)
 # Node.js 18+ with npm: Debian's packages, unless a node and npm are already there (a NodeSource
 # nodejs bundles npm and conflicts with Debian's npm package).
 if ! { command -v node && command -v npm; } >/dev/null 2>&1; then
