@@ -100,7 +100,39 @@ bench::Api resolve_endpoint(std::string& endpoint) {
   return endpoint.find("chat/completions") != std::string::npos ? bench::Api::Chat : bench::Api::Completions;
 }
 
-std::vector<bench::BenchRequest> build_requests(BenchServeArgs& a, const Tokenizer* tok) {
+// `count` requests (conversations for multi-turn) of the random, prefix or multi-turn dataset.
+std::vector<bench::BenchRequest> draw_requests(const BenchServeArgs& a, const Tokenizer* tok,
+                                               const bench::BodyOptions& bo, uint64_t seed, int32_t count) {
+  if (a.dataset == "random") {
+    if (!tok && bo.api == bench::Api::Completions && a.range_ratio == 0 && a.random_prefix_len == 0) {
+      bench::RandomWorkload w = a.work;  // the token-id form the server tests use, unchanged
+      w.num_requests = count;
+      w.seed = seed;
+      w.stream = bo.stream;
+      w.ignore_eos = bo.ignore_eos;
+      try {
+        return bench::random_completions(w);
+      } catch (const std::invalid_argument& e) {
+        throw Error(ErrorCode::InvalidArgument, e.what());
+      }
+    }
+    bench::RandomDataset d{count, a.work.input_len,    a.work.output_len,  a.range_ratio, a.random_prefix_len,
+                           seed,  a.work.token_id_min, a.work.token_id_max};
+    return bench::make_requests(bench::sample_random(d, tok), bo);
+  }
+  if (a.dataset == "prefix") {
+    // A warm-up shorter than the prefix count gets one request per prefix.
+    const int32_t prefixes = count < a.work.num_requests ? std::min(a.num_prefixes, count) : a.num_prefixes;
+    bench::PrefixDataset d{
+        count, prefixes, a.prefix_len, a.suffix_len, a.work.output_len, seed, a.work.token_id_min, a.work.token_id_max};
+    return bench::make_requests(bench::sample_prefix(d, tok), bo);
+  }
+  bench::MultiTurnDataset d{count, a.turns, a.work.input_len, a.work.output_len, seed};
+  return bench::multiturn_requests(d, *tok, bo);
+}
+
+// Each point's prompts (and the warm-up's) drawn apart: see bench::RequestSource.
+bench::RequestSource build_source(BenchServeArgs& a, const Tokenizer* tok, size_t points) {
   bench::BodyOptions bo;
   bo.api = resolve_endpoint(a.load.endpoint);
   bo.model = a.work.model;
@@ -111,39 +143,32 @@ std::vector<bench::BenchRequest> build_requests(BenchServeArgs& a, const Tokeniz
     if (!tok) throw Error(ErrorCode::InvalidArgument, std::string("--dataset ") + what + " needs --tokenizer DIR");
     return tok;
   };
-  if (a.dataset == "random") {
-    if (!tok && bo.api == bench::Api::Completions && a.range_ratio == 0 && a.random_prefix_len == 0) {
-      a.work.stream = bo.stream;  // the token-id form the server tests use, unchanged
-      a.work.ignore_eos = bo.ignore_eos;
-      try {
-        return bench::random_completions(a.work);
-      } catch (const std::invalid_argument& e) {
-        throw Error(ErrorCode::InvalidArgument, e.what());
-      }
-    }
-    bench::RandomDataset d{a.work.num_requests, a.work.input_len, a.work.output_len, a.range_ratio,
-                           a.random_prefix_len, a.work.seed, a.work.token_id_min, a.work.token_id_max};
-    return bench::make_requests(bench::sample_random(d, tok), bo);
-  }
+  const int32_t n = a.work.num_requests, warmup = std::max(0, a.warmup);
   if (a.dataset == "sharegpt") {
-    bench::ShareGptOptions o{a.work.num_requests, a.sharegpt_output_len, a.work.seed};
-    return bench::make_requests(bench::load_sharegpt(a.dataset_path, *need_tok("sharegpt"), o), bo);
-  }
-  if (a.dataset == "prefix") {
-    bench::PrefixDataset d{a.work.num_requests, a.num_prefixes, a.prefix_len, a.suffix_len, a.work.output_len,
-                           a.work.seed, a.work.token_id_min, a.work.token_id_max};
-    return bench::make_requests(bench::sample_prefix(d, tok), bo);
+    // One file for every point: enough conversations for all of them, each sent once.
+    const int64_t want = warmup + static_cast<int64_t>(n) * static_cast<int64_t>(points);
+    bench::ShareGptOptions o{static_cast<int32_t>(std::min<int64_t>(want, INT32_MAX)), a.sharegpt_output_len,
+                             a.work.seed};
+    auto pool = bench::make_requests(bench::load_sharegpt(a.dataset_path, *need_tok("sharegpt"), o), bo);
+    return bench::pool_source(std::move(pool), n, warmup, a.work.seed);
   }
   if (a.dataset == "multiturn") {
-    bench::MultiTurnDataset d{a.work.num_requests, a.turns, a.work.input_len, a.work.output_len, a.work.seed};
+    need_tok("multiturn");
     a.load.endpoint = bench::endpoint_path(bench::Api::Chat);
-    return bench::multiturn_requests(d, *need_tok("multiturn"), bo);
+  } else if (a.dataset != "random" && a.dataset != "prefix") {
+    throw Error(ErrorCode::InvalidArgument,
+                "--dataset: '" + a.dataset + "' is not random, sharegpt, prefix or multiturn");
   }
-  throw Error(ErrorCode::InvalidArgument, "--dataset: '" + a.dataset + "' is not random, sharegpt, prefix or multiturn");
+  if (a.dataset == "prefix" && n < a.num_prefixes)
+    throw Error(ErrorCode::InvalidArgument, "shared-prefix dataset: fewer requests than prefixes");
+  draw_requests(a, tok, bo, a.work.seed, std::min(n, 1));  // bad options fail before any load
+  return bench::seeded_source(a.work.seed, n, warmup, [a, tok, bo](uint64_t seed, int32_t count) {
+    return draw_requests(a, tok, bo, seed, count);
+  });
 }
 
-nlohmann::ordered_json point_json(const BenchServeArgs& a, const bench::PointResult& p,
-                                  const std::vector<bench::BenchRequest>& requests, const Tokenizer* tok) {
+nlohmann::ordered_json point_json(const BenchServeArgs& a, const bench::PointResult& p, const Tokenizer* tok) {
+  const std::vector<bench::BenchRequest>& requests = p.requests;
   bench::RunInfo info;
   info.date = bench::now_date();
   info.backend = a.in_process ? "inferdesk-in-process" : "openai";
@@ -156,6 +181,8 @@ nlohmann::ordered_json point_json(const BenchServeArgs& a, const bench::PointRes
   info.request_rate = p.request_rate;
   info.burstiness = p.burstiness;
   info.max_concurrency = p.max_concurrency;
+  info.prompt_seed = p.prompt_seed;
+  info.prompt_note = p.prompt_note;
   nlohmann::ordered_json j = bench::result_json(info, p.run, requests, p.summary, bench::output_lengths(p.run, tok, nullptr));
   j["url"] = a.load.base_url + a.load.endpoint;  // kept from the first edition's JSON
   j["input_len"] = a.work.input_len;
@@ -176,7 +203,7 @@ void run_bench_serve(BenchServeArgs a) {
   if (a.in_process && a.model_dir.empty()) throw Error(ErrorCode::InvalidArgument, "--in-process needs --model-dir");
   if (a.in_process && !tok) tok = Tokenizer::from_dir(a.model_dir);
   const Tokenizer* t = tok ? &*tok : nullptr;
-  const std::vector<bench::BenchRequest> requests = build_requests(a, t);
+  const bench::RequestSource source = build_source(a, t, bench::point_count(spec.sweep));
   spec.summary.tokenizer = t;
   spec.load = a.load;
   std::unique_ptr<Engine> engine;
@@ -188,9 +215,9 @@ void run_bench_serve(BenchServeArgs a) {
     throw Error(ErrorCode::Io,
                 a.load.base_url + "/health did not answer 200 within " + std::to_string(a.wait_ready_s) + " s");
   }
-  const std::vector<bench::PointResult> points = bench::run_benchmark(driver, requests, spec);
+  const std::vector<bench::PointResult> points = bench::run_benchmark(driver, source, spec);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const auto& p : points) all.push_back(point_json(a, p, requests, t));
+  for (const auto& p : points) all.push_back(point_json(a, p, t));
   const nlohmann::ordered_json out = all.size() == 1 ? all[0] : all;
   if (a.save_result && a.result_file.empty()) a.result_file = "inferdesk-bench-" + bench::now_date() + ".json";
   if (!a.result_file.empty()) bench::write_json_file(a.result_file, out);
@@ -199,6 +226,8 @@ void run_bench_serve(BenchServeArgs a) {
   } else {
     for (const auto& p : points) std::cout << (points.size() > 1 ? "[" + p.label + "]\n" : "") << bench::to_text(p.summary);
   }
+  for (const auto& p : points)
+    if (!p.prompt_note.empty()) std::cerr << "bench-serve: " << p.label << ": " << p.prompt_note << "\n";
   for (const auto& p : points)
     if (p.summary.failed > 0) exit_status() = 1;
 }
@@ -221,7 +250,10 @@ void register_bench_serve(CLI::App& app) {
   c->add_option("--request-rate", a->load.request_rate, "Requests per second (inf: all at once)");
   c->add_option("--burstiness", a->load.burstiness, "Gamma shape of arrivals (1: Poisson)")->default_val(1.0);
   c->add_option("--max-concurrency", a->load.max_concurrency, "Requests in flight at most (0: no cap)");
-  c->add_option("--seed", a->work.seed, "Prompts and arrivals");
+  c->add_option("--seed", a->work.seed,
+                "Prompts and arrivals. Each sweep point and the warm-up draw their own prompts from it; "
+                "two runs with one seed send the same prompts (the same on every engine), so restart a "
+                "server with prefix caching, or change the seed, between runs on one engine");
   c->add_option("--percentiles", a->percentiles, "Comma-separated percentiles")->default_val("99");
   c->add_option("--timeout", a->load.timeout_s, "Seconds per request")->default_val(600);
   c->add_option("--wait-ready", a->wait_ready_s, "Wait up to this many seconds for /health first");

@@ -1,8 +1,10 @@
 #include "core/bench/benchmark.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 
 #include "core/util/error.h"
 
@@ -76,9 +78,56 @@ std::vector<double> guidellm_rates(double sync_rate, double max_rate, int32_t po
 
 namespace {
 
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+uint64_t point_seed(uint64_t seed, int32_t point) {
+  // The point is mixed on its own first: (seed, p + 1) and (seed + 1, p) must not collide.
+  return splitmix64(seed ^ splitmix64(static_cast<uint64_t>(static_cast<int64_t>(point))));
+}
+
+RequestSource seeded_source(uint64_t seed, int32_t per_point, int32_t warmup, DrawRequests make) {
+  return [seed, per_point, warmup, make = std::move(make)](int32_t point) {
+    const uint64_t s = point_seed(seed, point);
+    return RequestSet{make(s, point == kWarmupPoint ? warmup : per_point), s, {}};
+  };
+}
+
+RequestSource pool_source(std::vector<BenchRequest> pool, int32_t per_point, int32_t warmup, uint64_t seed) {
+  auto shared = std::make_shared<const std::vector<BenchRequest>>(std::move(pool));
+  return [shared, per_point, warmup, seed](int32_t point) {
+    RequestSet set{{}, seed, {}};
+    const std::vector<BenchRequest>& all = *shared;
+    if (all.empty()) return set;
+    const size_t n = static_cast<size_t>(std::max(0, point == kWarmupPoint ? warmup : per_point));
+    const size_t first = point == kWarmupPoint
+                             ? 0
+                             : static_cast<size_t>(std::max(0, warmup)) + static_cast<size_t>(point) * n;
+    for (size_t i = 0; i < n; ++i) set.requests.push_back(all[(first + i) % all.size()]);
+    if (first + n > all.size())
+      set.note = "the dataset has " + std::to_string(all.size()) + " usable prompts and this point needs prompts " +
+                 std::to_string(first + 1) + " to " + std::to_string(first + n) + ": prompts repeat";
+    return set;
+  };
+}
+
+size_t point_count(const Sweep& s) {
+  return s.kind == Sweep::Kind::None       ? 1
+         : s.kind == Sweep::Kind::Guidellm ? static_cast<size_t>(std::max(0, s.guidellm_points))
+                                           : s.values.size();
+}
+
+namespace {
+
 struct Runner {
   const Driver& driver;
-  const std::vector<BenchRequest>& requests;
+  const RequestSource& source;
   const BenchmarkSpec& spec;
   const ProgressCallback& progress;
   const std::atomic<bool>* cancel;
@@ -95,6 +144,8 @@ struct Runner {
     o.max_concurrency = concurrency;
     o.cancel = cancel;
     const size_t point = out.size();
+    RequestSet set = source(static_cast<int32_t>(point));
+    const std::vector<BenchRequest>& requests = set.requests;
     size_t done = 0;
     o.on_request_done = [&, point](size_t i, const RequestResult& r) {
       ++done;
@@ -106,13 +157,19 @@ struct Runner {
     p.request_rate = rate;
     p.burstiness = burstiness;
     p.max_concurrency = concurrency;
+    p.prompt_seed = set.prompt_seed;
+    p.prompt_note = std::move(set.note);
     p.run = driver(o, requests);
     p.summary = summarize(p.run, requests, spec.summary);
+    p.requests = std::move(set.requests);
     out.push_back(std::move(p));
   }
 
+  // The warm-up's own set, never measured: its prompts are not among any point's.
   void warm_up() {
-    if (spec.warmup <= 0 || requests.empty()) return;
+    if (spec.warmup <= 0 || cancelled()) return;
+    const std::vector<BenchRequest> requests = source(kWarmupPoint).requests;
+    if (requests.empty()) return;
     LoadOptions o = spec.load;
     o.request_rate = std::numeric_limits<double>::infinity();
     o.max_concurrency = 1;
@@ -143,14 +200,11 @@ struct Runner {
 
 }  // namespace
 
-std::vector<PointResult> run_benchmark(const Driver& driver, const std::vector<BenchRequest>& requests,
-                                       const BenchmarkSpec& spec, const ProgressCallback& progress,
-                                       const std::atomic<bool>* cancel) {
-  Runner r{driver, requests, spec, progress, cancel, 1, {}};
+std::vector<PointResult> run_benchmark(const Driver& driver, const RequestSource& source, const BenchmarkSpec& spec,
+                                       const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+  Runner r{driver, source, spec, progress, cancel, 1, {}};
   const Sweep& s = spec.sweep;
-  r.points = s.kind == Sweep::Kind::None       ? 1
-             : s.kind == Sweep::Kind::Guidellm ? static_cast<size_t>(s.guidellm_points)
-                                               : s.values.size();
+  r.points = point_count(s);
   r.warm_up();
   switch (s.kind) {
     case Sweep::Kind::None:

@@ -2,8 +2,10 @@
 // point of a sweep (a list of concurrencies, a list of request rates, or guidellm's sweep:
 // a synchronous run, a throughput run at the concurrency cap, then rates evenly spaced between
 // the two measured request rates, the synchronous one excluded), each summarized with vLLM's
-// definitions. The same request list is sent at every point and to every target: a driver is
-// run_load (any OpenAI-compatible server) or the in-process engine (engine_target.h).
+// definitions. Each point (and the warm-up) sends prompts of its own, drawn from a RequestSource,
+// so a server's prefix cache never serves one point a prompt an earlier point sent; the same seed
+// gives the same prompts on every target. A driver is run_load (any OpenAI-compatible server) or
+// the in-process engine (engine_target.h).
 #pragma once
 
 #include <atomic>
@@ -30,11 +32,35 @@ struct Sweep {
 // Error(InvalidArgument) naming what is wrong.
 Sweep parse_sweep(const std::string& spec);
 
+// The prompts of one point, or of the warm-up.
+struct RequestSet {
+  std::vector<BenchRequest> requests;
+  uint64_t prompt_seed = 0;  // the seed they were drawn with (kept in the result files)
+  std::string note;          // why prompts repeat, when they do (a dataset file too small); "" else
+};
+constexpr int32_t kWarmupPoint = -1;
+// Called once per point, in order (0, 1, ...), and with kWarmupPoint for the warm-up.
+using RequestSource = std::function<RequestSet(int32_t point)>;
+
+// The seed of a point's prompts: a splitmix64 mix of (seed, point), so points never share a
+// stream and a seed names the same prompts everywhere.
+uint64_t point_seed(uint64_t seed, int32_t point);
+// A workload generator: `count` requests drawn with `seed`.
+using DrawRequests = std::function<std::vector<BenchRequest>(uint64_t seed, int32_t count)>;
+// Each point's prompts: make(point_seed(seed, point), per_point); the warm-up's: `warmup` of them.
+RequestSource seeded_source(uint64_t seed, int32_t per_point, int32_t warmup, DrawRequests make);
+// For a fixed pool (a dataset file, shuffled once by `seed`): the warm-up takes the first `warmup`
+// requests, point p the next `per_point` after those of point p - 1. A pool too small wraps
+// around, and the RequestSet's note says prompts repeat.
+RequestSource pool_source(std::vector<BenchRequest> pool, int32_t per_point, int32_t warmup, uint64_t seed);
+// The points a sweep runs (guidellm: at most; it stops early when nothing succeeds).
+size_t point_count(const Sweep& s);
+
 struct BenchmarkSpec {
   LoadOptions load;  // the point's rate / concurrency replace these where a sweep sets them
   Sweep sweep;
   SummaryOptions summary;
-  int32_t warmup = 0;  // the first requests of the list sent first, one at a time, not measured
+  int32_t warmup = 0;  // requests of the warm-up set sent first, one at a time, not measured
 };
 
 struct PointResult {
@@ -42,6 +68,9 @@ struct PointResult {
   double request_rate = 0;
   double burstiness = 1;
   int32_t max_concurrency = 0;
+  std::vector<BenchRequest> requests;  // what this point sent
+  uint64_t prompt_seed = 0;
+  std::string prompt_note;  // RequestSet::note
   LoadResult run;
   BenchSummary summary;
 };
@@ -56,8 +85,8 @@ using ProgressCallback = std::function<void(const BenchmarkProgress&)>;
 
 // Cancel (any thread) stops the point in flight and skips the rest; the points run so far are
 // returned. Runs on the calling thread; progress is called there.
-std::vector<PointResult> run_benchmark(const Driver& driver, const std::vector<BenchRequest>& requests,
-                                       const BenchmarkSpec& spec, const ProgressCallback& progress = {},
+std::vector<PointResult> run_benchmark(const Driver& driver, const RequestSource& source, const BenchmarkSpec& spec,
+                                       const ProgressCallback& progress = {},
                                        const std::atomic<bool>* cancel = nullptr);
 
 // Rates guidellm's sweep runs between a synchronous and a throughput rate: `points - 2` rates

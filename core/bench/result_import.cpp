@@ -119,6 +119,9 @@ ImportedResult parse_vllm_result(const Json& j) {
   r.info.request_rate = number(j, "request_rate", where, std::numeric_limits<double>::infinity());
   r.info.burstiness = number(j, "burstiness", where, 1);
   r.info.max_concurrency = static_cast<int32_t>(number(j, "max_concurrency", where));
+  if (auto seed = j.find("prompt_seed"); seed != j.end() && seed->is_number_unsigned())
+    r.info.prompt_seed = seed->get<uint64_t>();
+  r.info.prompt_note = text(j, "prompt_note");
   BenchSummary& s = r.summary;
   s.completed = static_cast<int64_t>(number(j, "completed", where));
   s.failed = static_cast<int64_t>(number(j, "failed", where));

@@ -51,6 +51,8 @@ nlohmann::ordered_json result_json(const RunInfo& info, const LoadResult& run, c
   j["request_rate"] = rate_json(info.request_rate);
   j["burstiness"] = info.burstiness;
   j["max_concurrency"] = info.max_concurrency > 0 ? nlohmann::ordered_json(info.max_concurrency) : nullptr;
+  if (info.prompt_seed) j["prompt_seed"] = *info.prompt_seed;
+  if (!info.prompt_note.empty()) j["prompt_note"] = info.prompt_note;
   const nlohmann::ordered_json summary = to_json(s);  // named: items() must not outlive a temporary
   for (const auto& [k, v] : summary.items()) j[k] = v;
   const std::vector<int64_t> ins = input_lengths(run, requests);

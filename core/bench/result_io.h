@@ -25,6 +25,10 @@ struct RunInfo {
   double request_rate = 0;  // inf: all at once
   double burstiness = 1;
   int32_t max_concurrency = 0;  // 0: none
+  // The seed the point's prompts were drawn with ("prompt_seed"; files of other tools: none) and
+  // why its prompts repeat when they do ("prompt_note").
+  std::optional<uint64_t> prompt_seed;
+  std::string prompt_note;
 };
 
 std::string now_date();  // the current local time in RunInfo::date's format

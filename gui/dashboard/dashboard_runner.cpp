@@ -47,6 +47,8 @@ DashboardPoint point_of(const bench::PointResult& p, double offset) {
   point.summary = bench::to_json(p.summary);
   point.summary["max_concurrency"] = p.max_concurrency;
   point.summary["label"] = p.label;
+  point.summary["prompt_seed"] = p.prompt_seed;
+  if (!p.prompt_note.empty()) point.summary["prompt_note"] = p.prompt_note;
   for (const auto& r : p.run.requests) point.requests.push_back(record_of(r));
   return point;
 }
@@ -104,7 +106,7 @@ bool DashboardRunner::start(const RunTarget& target, const WorkloadSpec& workloa
           emit self->progress(point, points, done, total);
         });
       };
-      const auto points = bench::run_benchmark(driver, prep.requests, prep.spec, on_progress, cancel.get());
+      const auto points = bench::run_benchmark(driver, prep.source, prep.spec, on_progress, cancel.get());
       double at = 0;
       for (const auto& p : points) {
         run.points.push_back(point_of(p, at));

@@ -1,6 +1,6 @@
 // DashboardRunner: runs a workload against one target on a worker thread and reports back on
 // the GUI thread. The one place that knows how a run is made: prepare_benchmark (workload.h)
-// builds the requests once, core/bench's run_benchmark sends them at every point of the sweep
+// builds a request source, core/bench's run_benchmark draws each point's own prompts from it
 // (its progress callback drives the live progress and plot, its cancel flag is Stop), and each
 // point's summary and raw per-request records become a DashboardPoint.
 #pragma once

@@ -106,9 +106,9 @@ QString validate(const WorkloadSpec& w) {
 
 namespace {
 
-std::vector<bench::BenchRequest> make_workload_requests(const WorkloadSpec& w, int n, const bench::BodyOptions& bo,
-                                                        const Tokenizer* tok) {
-  const uint64_t seed = w.seed;
+// n requests (conversations for multi-turn) drawn with `seed`; ShareGPT: n from the file.
+std::vector<bench::BenchRequest> make_workload_requests(const WorkloadSpec& w, int n, uint64_t seed,
+                                                        const bench::BodyOptions& bo, const Tokenizer* tok) {
   switch (w.dataset) {
     case Dataset::Random: {
       bench::RandomDataset d{n, w.input_len, w.output_len, w.range_ratio, 0, seed, 10, std::max(11, w.token_id_max)};
@@ -158,7 +158,20 @@ PreparedBenchmark prepare_benchmark(const WorkloadSpec& w, const std::string& mo
   bo.api = chat ? bench::Api::Chat : bench::Api::Completions;
   bo.model = model;
   bo.ignore_eos = w.ignore_eos;
-  p.requests = make_workload_requests(w, std::max(1, n), bo, p.tokenizer.get());
+  n = std::max(1, n);
+  const int warmup = std::max(0, w.warmup);
+  const Tokenizer* tok = p.tokenizer.get();
+  if (w.dataset == Dataset::ShareGpt) {  // one file: enough conversations for each point its own
+    const int64_t want = warmup + int64_t(n) * int64_t(bench::point_count(p.spec.sweep));
+    auto pool = make_workload_requests(w, int(std::min<int64_t>(want, INT32_MAX)), w.seed, bo, tok);
+    p.source = bench::pool_source(std::move(pool), n, warmup, w.seed);
+    return p;
+  }
+  make_workload_requests(w, 1, w.seed, bo, tok);  // a workload that cannot be built fails here, not mid-run
+  // The tokenizer is shared so the source stays valid however long the caller keeps it.
+  p.source = bench::seeded_source(w.seed, n, warmup, [w, bo, keep = p.tokenizer](uint64_t seed, int32_t count) {
+    return make_workload_requests(w, count, seed, bo, keep.get());
+  });
   return p;
 }
 

@@ -66,7 +66,7 @@ QString validate(const WorkloadSpec& w);
 // run_benchmark's inputs. tokenizer: the folder's, loaded here (may stay null).
 struct PreparedBenchmark {
   std::shared_ptr<const Tokenizer> tokenizer;
-  std::vector<bench::BenchRequest> requests;
+  bench::RequestSource source;  // each point's prompts (and the warm-up's), drawn apart
   bench::BenchmarkSpec spec;
 };
 // Throws Error (InvalidArgument for a workload that cannot be built, NotFound / Io / Format for

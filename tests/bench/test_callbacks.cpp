@@ -24,6 +24,11 @@ std::vector<bench::BenchRequest> requests(size_t n) {
   return r;
 }
 
+bench::RequestSource source(int32_t per_point, int32_t warmup) {
+  return bench::seeded_source(0, per_point, warmup,
+                              [](uint64_t, int32_t count) { return requests(static_cast<size_t>(count)); });
+}
+
 TEST(Callbacks, OnRequestDoneRunsOncePerRequestWithItsIndexAndResult) {
   MockServer mock([](const MockRequest& r) { return slow_stream(1 + static_cast<int>(r.index % 3), 0.002); });
   bench::LoadOptions o;
@@ -78,7 +83,7 @@ TEST(Callbacks, RunBenchmarkReportsProgressPerPointAndStopsOnCancel) {
   spec.sweep = bench::parse_sweep("concurrency:1,2,4");
   spec.warmup = 2;
   std::vector<bench::BenchmarkProgress> seen;
-  const auto points = bench::run_benchmark(bench::http_driver(), requests(6), spec,
+  const auto points = bench::run_benchmark(bench::http_driver(), source(6, spec.warmup), spec,
                                            [&](const bench::BenchmarkProgress& p) { seen.push_back(p); });
   ASSERT_EQ(points.size(), 3u);
   EXPECT_EQ(seen.size(), 18u);  // warm-up requests are not reported
@@ -89,7 +94,7 @@ TEST(Callbacks, RunBenchmarkReportsProgressPerPointAndStopsOnCancel) {
   EXPECT_LE(points[0].run.max_concurrent, 1);
   EXPECT_EQ(mock.served().size(), 20u);  // 2 warm-up + 3 x 6
   std::atomic<bool> cancel{true};
-  EXPECT_TRUE(bench::run_benchmark(bench::http_driver(), requests(6), spec, {}, &cancel).empty());
+  EXPECT_TRUE(bench::run_benchmark(bench::http_driver(), source(6, spec.warmup), spec, {}, &cancel).empty());
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ TEST(Results, SaveThenLoadGivesTheSameSummaryAndRawTimestamps) {
   info.model_id = "tiny";
   info.num_prompts = 3;
   info.request_rate = std::numeric_limits<double>::infinity();
+  info.prompt_seed = 0xfedcba9876543210ULL;  // above INT64_MAX: kept as unsigned
   const auto j = bench::result_json(info, run, reqs, s, bench::output_lengths(run, nullptr, nullptr));
   for (const char* key : {"date", "backend", "model_id", "tokenizer_id", "num_prompts", "request_rate", "burstiness",
                           "max_concurrency", "duration", "completed", "total_input_tokens", "total_output_tokens",
@@ -68,6 +69,7 @@ TEST(Results, SaveThenLoadGivesTheSameSummaryAndRawTimestamps) {
                           "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "mean_ttft_ms",
                           "median_tpot_ms", "std_itl_ms", "p99_e2el_ms", "p90_ttft_ms", "inferdesk_raw"})
     EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["prompt_seed"], 0xfedcba9876543210ULL);
   EXPECT_EQ(j["request_rate"], "inf");
   EXPECT_EQ(j["errors"][2], "HTTP 500");
   EXPECT_EQ(j["input_lens"][0], 10);
@@ -80,6 +82,7 @@ TEST(Results, SaveThenLoadGivesTheSameSummaryAndRawTimestamps) {
   EXPECT_EQ(r.tool, "inferdesk");
   EXPECT_EQ(r.info.model_id, "tiny");
   EXPECT_TRUE(std::isinf(r.info.request_rate));
+  EXPECT_EQ(r.info.prompt_seed, 0xfedcba9876543210ULL);
   EXPECT_EQ(r.summary.completed, 2);
   EXPECT_EQ(r.summary.failed, 1);
   EXPECT_TRUE(r.summary.has_goodput);
@@ -99,6 +102,7 @@ TEST(Results, ImportsVllmSavedResults) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].tool, "vllm");
   EXPECT_FALSE(r[0].raw.has_value());
+  EXPECT_FALSE(r[0].info.prompt_seed.has_value());  // vLLM does not record one
   EXPECT_EQ(r[0].info.backend, "openai");
   EXPECT_EQ(r[0].info.max_concurrency, 16);
   EXPECT_EQ(r[0].summary.completed, 2);

@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <set>
+
 #include "core/store/store.h"
 #include "gui/chat/chat_session.h"
 #include "gui/chat/conversation_model.h"
@@ -280,6 +282,25 @@ class TestDashboard : public QObject {
     session.setProvider(nullptr);
   }
 
+  void everyPointAndTheWarmupGetTheirOwnPrompts() {
+    WorkloadSpec w;
+    w.sweep = SweepKind::Concurrency;
+    w.sweep_values = "1, 2";
+    w.requests_per_point = 3;
+    w.warmup = 2;
+    w.seed = 11;
+    const PreparedBenchmark prep = prepare_benchmark(w, "tiny", {50});
+    std::set<std::string> bodies;
+    for (int32_t point : {inferdesk::bench::kWarmupPoint, 0, 1}) {
+      const inferdesk::bench::RequestSet set = prep.source(point);
+      QCOMPARE(set.requests.size(), size_t(point == inferdesk::bench::kWarmupPoint ? 2 : 3));
+      QCOMPARE(set.prompt_seed, inferdesk::bench::point_seed(11, point));
+      for (const auto& r : set.requests) bodies.insert(r.body);
+    }
+    QCOMPARE(bodies.size(), size_t(8));
+    QCOMPARE(prepare_benchmark(w, "tiny", {50}).source(1).requests[0].body, prep.source(1).requests[0].body);
+  }
+
   void shareGptConcurrencySweepWithATokenizer() {
     QTemporaryDir dir;
     WorkloadSpec w;
@@ -315,6 +336,10 @@ class TestDashboard : public QObject {
       QCOMPARE(summary_value(p.summary, "request_goodput"), summary_value(p.summary, "request_throughput"));
     }
     QCOMPARE(run.workload.value("dataset", std::string()), std::string("sharegpt"));
+    // 6 conversations for 1 warm-up + 2 x 6 requests: both points repeat prompts and say so.
+    for (const auto& p : run.points)
+      QVERIFY(p.summary.value("prompt_note", std::string()).find("repeat") != std::string::npos);
+    QCOMPARE(run.points[1].summary.value("prompt_seed", uint64_t(0)), uint64_t(7));
     QVERIFY(run.points[1].offset_s >= summary_value(run.points[0].summary, "duration") - 1e-9);
     // A file that is not there: the run fails with the reason, nothing is measured.
     w.sharegpt_path = dir.filePath("missing.json");
