@@ -52,7 +52,7 @@ DashboardPage::DashboardPage(AppContext& ctx, QWidget* parent) : QWidget(parent)
   connect(endpoints_, &EndpointPanel::errorMessage, this, &DashboardPage::errorMessage);
   connect(results_, &ResultsView::errorMessage, this, &DashboardPage::errorMessage);
   connect(runner_, &DashboardRunner::progress, this, [this](int point, int points, int done, int total) {
-    // One bar over the whole sweep: every point sends the same requests.
+    // One bar over the whole sweep: every point sends as many requests (prompts of its own).
     progress_->setMaximum(std::max(1, points * total));
     progress_->setValue(point * total + done);
     progress_->setFormat(tr("point %1 of %2 \u00b7 %3 / %4 requests").arg(point + 1).arg(points).arg(done).arg(total));
