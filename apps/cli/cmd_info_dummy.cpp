@@ -1,9 +1,7 @@
 // inferdesk-cli info --dummy SHAPE: a built-in shape's scheme, bits per weight and memory estimate
 // for the weights `bench --dummy SHAPE --quantization X` would make, without making them.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +12,7 @@
 #include "core/util/error.h"
 #include "core/util/install_layout.h"
 #include "core/util/json_guard.h"
+#include "core/util/regular_file.h"
 
 namespace inferdesk::cli {
 
@@ -22,11 +21,14 @@ namespace {
 ModelConfig read_shape(const std::string& shape) {
   std::filesystem::path path = shape;
   if (!std::filesystem::exists(path)) path = default_shapes_dir(executable_path()) / (shape + ".json");
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::NotFound, "unknown model shape '" + shape + "' (looked for " + path.string() + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  return ModelConfig::from_json(parse_untrusted_json(text.str(), path.string()));
+  std::string text;
+  try {
+    text = read_regular_file(path, uint64_t{16} << 20);  // a FIFO here is refused, not waited on
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::NotFound) throw;
+    throw Error(ErrorCode::NotFound, "unknown model shape '" + shape + "' (looked for " + path.string() + ")");
+  }
+  return ModelConfig::from_json(parse_untrusted_json(text, path.string()));
 }
 
 // Parameters of the projections (q/k/v/o, gate/up/down, experts' w1/w2/w3): what the integer and
@@ -70,7 +72,7 @@ void run_info_dummy(const std::string& shape, const std::string& quantization, b
                                           (c.tie_word_embeddings ? 0.0 : 2.0 * static_cast<double>(head))
                                     : 0.0;
   const auto weights = static_cast<int64_t>(static_cast<double>(params.total - proj) * 2.0 + proj * per + head_extra);
-  const std::string name = lq == LoadQuantization::None ? "none (BF16)"
+  const std::string name = lq == LoadQuantization::None  ? "none (BF16)"
                            : lq == LoadQuantization::Fp8 ? "fp8 e4m3 per-channel, dynamic per-token activations"
                                                          : dummy_scheme_name(lq, lm_head);
   const int64_t ctx = context > 0 ? context : c.max_position_embeddings;

@@ -1,8 +1,8 @@
 #include "core/chat/model_templates.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+
+#include "core/util/regular_file.h"
 
 namespace inferdesk::chat {
 
@@ -13,19 +13,8 @@ namespace {
 constexpr uintmax_t kMaxFileBytes = uintmax_t{64} << 20;  // tokenizer_config.json can hold ~1 MB of added tokens
 
 std::string read_file(const fs::path& file) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(file, ec);
-  if (ec) throw Error(ErrorCode::NotFound, "cannot read " + file.string() + ": " + ec.message());
-  if (size > kMaxFileBytes) {
-    throw Error(ErrorCode::Format, file.string() + " is " + std::to_string(size) + " bytes; chat template files over " +
-                                       std::to_string(kMaxFileBytes) + " bytes are refused");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ErrorCode::Io, "cannot open " + file.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (!in.good() && !in.eof()) throw Error(ErrorCode::Io, "error reading " + file.string());
-  return ss.str();
+  // Through RegularFile: a FIFO or a device named tokenizer_config.json is refused, not waited on.
+  return read_regular_file(file, kMaxFileBytes);
 }
 
 Json read_json(const fs::path& file) { return parse_json_text(read_file(file), file.string()); }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/hostile_folder.h"
@@ -45,6 +47,17 @@ TEST(CliHostile, HugeThreadCountIsAClearErrorNotAnAbort) {
   expect_refused(generate_ids("--threads 100000"), "1024");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
   expect_refused(generate_ids("--threads -3"), "--threads");
+}
+
+// A FIFO given as `info --dummy`'s shape file is refused at once, not waited on for a writer.
+TEST(CliHostile, FifoShapeFileIsRefusedWithoutBlocking) {
+  const std::string fifo = test::cli_temp_path("shape-fifo.json");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_refused("info --dummy " + fifo, "FIFO");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  std::filesystem::remove(fifo);
 }
 
 TEST(CliHostile, NegativeSeedIsRefused) { expect_refused(generate_ids("--seed -1"), "--seed"); }
