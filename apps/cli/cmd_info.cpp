@@ -62,25 +62,7 @@ Scheme weight_scheme(const ModelInfo& info, const std::string& on_load) {
   return s;
 }
 
-// Whether the folder has a chat template generate --chat can use: "yes", "no" (none anywhere), or
-// why the one it has cannot be used (a non-string chat_template, a template that does not parse).
-struct ChatTemplateStatus {
-  bool usable = false;
-  std::string problem;  // empty: usable or absent
-};
-
-ChatTemplateStatus chat_template_status(const std::filesystem::path& dir) {
-  try {
-    const chat::ModelChatTemplates t = chat::load_model_chat_templates(dir);
-    for (const chat::NamedTemplate& nt : t.templates) (void)chat::ChatTemplate::parse(nt.source, nt.origin);
-    return {!t.templates.empty(), ""};
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::NotFound) return {};
-    return {false, e.what()};
-  }
-}
-
-std::string chat_template_words(const ChatTemplateStatus& s) {
+std::string chat_template_words(const chat::ChatTemplateStatus& s) {
   return s.usable ? "yes" : s.problem.empty() ? "no" : "unusable (" + s.problem + ")";
 }
 
@@ -107,7 +89,7 @@ std::string context_warning(int64_t asked, int64_t model_context) {
 }
 
 void print_info(const ModelInfo& info, const Scheme& scheme, const MemoryEstimate& cpu, const MemoryEstimate& gpu,
-                int64_t context, const ChatTemplateStatus& chat_template, int64_t ram) {
+                int64_t context, const chat::ChatTemplateStatus& chat_template, int64_t ram) {
   const ModelConfig& c = info.config;
   const std::filesystem::path dir = std::filesystem::absolute(info.dir).lexically_normal();
   const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
@@ -160,7 +142,7 @@ void run_info(const InfoArgs& a) {
   const MemoryEstimate cpu = estimate_memory(c, scheme.cpu_bytes, context, DType::F32);
   const MemoryEstimate gpu = estimate_memory(c, scheme.cuda_bytes, context, DType::BF16);
   const int64_t ram = physical_memory();
-  const ChatTemplateStatus chat_template = chat_template_status(a.model);
+  const chat::ChatTemplateStatus chat_template = chat::chat_template_status(a.model);
   const std::string warning = context_warning(context, info.context_length);
   if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   if (!chat_template.problem.empty())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/chat/chat_template.h"
 #include "core/util/regular_file.h"
 
 namespace inferdesk::chat {
@@ -144,6 +145,17 @@ const NamedTemplate& ModelChatTemplates::select(std::optional<std::string_view> 
 ChatTemplate ModelChatTemplates::parse(std::optional<std::string_view> name, bool has_tools) const {
   const NamedTemplate& t = select(name, has_tools);
   return ChatTemplate::parse(t.source, t.origin);
+}
+
+ChatTemplateStatus chat_template_status(const std::filesystem::path& model_dir) {
+  try {
+    const ModelChatTemplates t = load_model_chat_templates(model_dir);
+    for (const NamedTemplate& nt : t.templates) (void)ChatTemplate::parse(nt.source, nt.origin);
+    return {!t.templates.empty(), ""};
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::NotFound) return {};
+    return {false, e.what()};
+  }
 }
 
 }  // namespace inferdesk::chat

@@ -41,6 +41,15 @@ std::vector<NamedTemplate> read_chat_template_file(const std::filesystem::path& 
 // Reads the model folder. Error(NotFound) when it has no chat template anywhere.
 ModelChatTemplates load_model_chat_templates(const std::filesystem::path& model_dir);
 
+// Whether a folder has a chat template a chat can use: usable; absent (problem empty); or why the
+// one it has cannot be used (a non-string chat_template, a template that does not parse). One
+// answer for `info` and the model manager.
+struct ChatTemplateStatus {
+  bool usable = false;
+  std::string problem;  // empty: usable or absent
+};
+ChatTemplateStatus chat_template_status(const std::filesystem::path& model_dir);
+
 // "content" of an AddedToken object, or the string itself; nullopt for null / other shapes.
 std::optional<std::string> special_token_content(const Json& value);
 

@@ -1,5 +1,6 @@
 #include "gui/models/model_facts.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -30,7 +31,8 @@ QString ModelFacts::toJson() const {
                       {"experts_per_token", experts_per_token},
                       {"num_shards", num_shards},
                       {"has_tokenizer", has_tokenizer},
-                      {"has_chat_template", has_chat_template}};
+                      {"has_chat_template", has_chat_template},
+                      {"chat_template_problem", chat_template_problem}};
   return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
 
@@ -60,6 +62,7 @@ std::optional<ModelFacts> ModelFacts::fromJson(const QString& json) {
   f.num_shards = i32("num_shards");
   f.has_tokenizer = o.value("has_tokenizer").toBool();
   f.has_chat_template = o.value("has_chat_template").toBool();
+  f.chat_template_problem = o.value("chat_template_problem").toString();
   return f;
 }
 
@@ -87,12 +90,16 @@ ModelFacts inspect_model_facts(const QString& path) {
   f.experts_per_token = static_cast<int>(info.config.num_experts_per_tok);
   f.num_shards = info.num_shards;
   f.has_tokenizer = info.has_tokenizer;
-  try {
-    f.has_chat_template = !chat::load_model_chat_templates(dir).templates.empty();
-  } catch (const std::exception&) {
-    f.has_chat_template = false;  // none, or unreadable: shown as "no"
-  }
+  const chat::ChatTemplateStatus t = chat::chat_template_status(dir);  // the check info makes
+  f.has_chat_template = t.usable;
+  f.chat_template_problem = QString::fromStdString(t.problem);
   return f;
+}
+
+QString chatTemplateWords(const ModelFacts& f, const QString& none) {
+  if (f.has_chat_template) return QCoreApplication::translate("ModelFacts", "yes");
+  if (f.chat_template_problem.isEmpty()) return none;
+  return QCoreApplication::translate("ModelFacts", "unusable (%1)").arg(f.chat_template_problem);
 }
 
 QString format_bytes(qint64 bytes) {

@@ -27,6 +27,7 @@ struct ModelFacts {
   int num_shards = 0;
   bool has_tokenizer = false;
   bool has_chat_template = false;
+  QString chat_template_problem;  // why the folder's template cannot be used (empty: usable or none)
 
   bool is_moe() const { return num_experts > 0; }
   QString toJson() const;
@@ -41,6 +42,10 @@ ModelFacts inspect_model_facts(const QString& path);
 
 // "1.50 GiB", "512 MiB", "12.0 KiB", "100 B".
 QString format_bytes(qint64 bytes);
+
+// "yes", `none` when the folder has no template, or "unusable (why)" (a template that does not
+// parse, a chat_template that is not a string): what the model table and the details say.
+QString chatTemplateWords(const ModelFacts& f, const QString& none);
 // "7.62 B", "494 M", "1.2 K", "12".
 QString format_count(qint64 n);
 

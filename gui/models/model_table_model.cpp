@@ -50,7 +50,7 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
     case DType: return f.dtype;
     case Context: return QString::number(f.context_length);
     case SizeOnDisk: return format_bytes(f.size_on_disk);
-    case ChatTemplate: return f.has_chat_template ? tr("yes") : tr("no");
+    case ChatTemplate: return chatTemplateWords(f, tr("no"));
     default: return {};
   }
 }

@@ -300,7 +300,7 @@ void ModelsPage::showDetails() {
                           .arg(f.num_layers)
                           .arg(f.context_length)
                           .arg(format_bytes(f.size_on_disk), f.has_tokenizer ? tr("yes") : tr("no"),
-                               f.has_chat_template ? tr("yes") : tr("no (prompts are plain text)"))
+                               chatTemplateWords(f, tr("no (prompts are plain text)")))
                           .arg(f.quantization.isEmpty() ? tr("none") : f.quantization.toHtmlEscaped()));
     // A quantized folder loads as published: quantizing it again is not offered.
     const bool quantized = !f.quantization.isEmpty() && f.quantization != "none";

@@ -122,6 +122,25 @@ class TestModelManager : public QObject {
     QVERIFY(!r.facts.has_tokenizer);
   }
 
+  // A template that does not parse is shown as unusable, with why, not as "no" (nor "yes").
+  void showsAChatTemplateThatCannotBeUsed() {
+    test::TempStores s(nullptr);
+    ModelManager mm(*s.ctx);
+    QTemporaryDir dir;
+    for (const char* name : {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json"})
+      QVERIFY(QFile::copy(fixture("tiny-chat") + "/" + name, dir.filePath(name)));
+    std::ofstream(dir.filePath("tokenizer_config.json").toStdString()) << R"({"chat_template": "{% if %}"})";
+    const AddModelResult r = mm.addFolder(dir.path());
+    QVERIFY2(r.ok, qPrintable(r.error));
+    QVERIFY(!r.facts.has_chat_template);
+    QVERIFY(!r.facts.chat_template_problem.isEmpty());
+    const QString shown = cell(mm.table(), 0, ModelTableModel::ChatTemplate);
+    QVERIFY2(shown.startsWith("unusable ("), qPrintable(shown));
+    const auto back = ModelFacts::fromJson(r.facts.toJson());
+    QVERIFY(back.has_value());
+    QCOMPARE(back->chat_template_problem, r.facts.chat_template_problem);
+  }
+
   void refusesABrokenFolder() {
     test::TempStores s(nullptr);
     ModelManager mm(*s.ctx);
