@@ -80,8 +80,9 @@ std::vector<SafetensorsOut> plan(const ModelFolder& src, const AwqResult& awq, i
 void write_config(const ModelFolder& src, const fs::path& dir) {
   nlohmann::json cfg = parse_json_lenient(read_file_bounded(src.dir() / "config.json", kMaxConfigJsonBytes),
                                           (src.dir() / "config.json").string());
-  cfg["quantization_config"] = {{"bits", 4},          {"group_size", kAwqGroup}, {"modules_to_not_convert", nullptr},
-                                {"quant_method", "awq"}, {"version", "gemm"},      {"zero_point", true}};
+  cfg["quantization_config"] = {
+      {"bits", 4},         {"group_size", kAwqGroup}, {"modules_to_not_convert", nullptr}, {"quant_method", "awq"},
+      {"version", "gemm"}, {"zero_point", true}};
   std::ofstream c(dir / "config.json");
   c << cfg.dump(2);
   c.close();
@@ -126,11 +127,11 @@ AwqExportResult export_awq_folder(const ModelFolder& src, const AwqResult& awq, 
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   try {
-    write_safetensors(tmp / "model.safetensors", tensors, [&](int64_t done) {
-      return !options.progress || options.progress(done, result.bytes);
-    });
+    write_safetensors(tmp / "model.safetensors", tensors,
+                      [&](int64_t done) { return !options.progress || options.progress(done, result.bytes); });
     write_config(src, tmp);
     copy_small_files(src.dir(), tmp);
+    src.check_unchanged();  // a source shard cut short while read: what was written holds zeros
     fs::rename(tmp, out);
   } catch (...) {
     std::error_code ec;

@@ -48,11 +48,12 @@ TEST(AwqMath, ScaleSearchBeatsRoundToNearestWithOutliers) {
     for (int64_t n = 0; n < w.rows; ++n) w.at(n, c) /= 50.0f;
   }
   const ScaleSearchResult r = search_awq_scales(x, {&w});
-  const double rtn_sym = output_mse(x, dequantized(quantize_int4_group(
-                                           HostTensor{"w", DType::F32, {64, 256},
-                                                      reinterpret_cast<const std::byte*>(w.v.data()), w.v.size() * 4},
-                                           64, 256)),
-                                    w);
+  const double rtn_sym = output_mse(
+      x,
+      dequantized(quantize_int4_group(
+          HostTensor{"w", DType::F32, {64, 256}, reinterpret_cast<const std::byte*>(w.v.data()), w.v.size() * 4}, 64,
+          256)),
+      w);
   std::printf("output MSE: AWQ %.4g (ratio %.2f), asymmetric unscaled %.4g, symmetric RTN %.4g\n", r.loss, r.ratio,
               r.loss_unscaled, rtn_sym);
   EXPECT_GT(r.ratio, 0.0);
@@ -76,12 +77,12 @@ TEST(AwqPack, RoundTripsThroughTheAwqReader) {
   const Matrix w = random_matrix(24, 256, 4);
   const HostIntWeight h = awq_quantize(w);
   const AwqPacked p = pack_awq(h);
-  const HostTensor qw{"m.qweight", DType::I32, {256, 3}, reinterpret_cast<const std::byte*>(p.qweight.data()),
-                      p.qweight.size()};
-  const HostTensor qz{"m.qzeros", DType::I32, {2, 3}, reinterpret_cast<const std::byte*>(p.qzeros.data()),
-                      p.qzeros.size()};
-  const HostTensor sc{"m.scales", DType::F16, {2, 24}, reinterpret_cast<const std::byte*>(p.scales.data()),
-                      p.scales.size()};
+  const HostTensor qw{
+      "m.qweight", DType::I32, {256, 3}, reinterpret_cast<const std::byte*>(p.qweight.data()), p.qweight.size()};
+  const HostTensor qz{
+      "m.qzeros", DType::I32, {2, 3}, reinterpret_cast<const std::byte*>(p.qzeros.data()), p.qzeros.size()};
+  const HostTensor sc{
+      "m.scales", DType::F16, {2, 24}, reinterpret_cast<const std::byte*>(p.scales.data()), p.scales.size()};
   const HostIntWeight back = read_int_weight(IntPacking::Awq, h.scheme, "m", 24, 256, [&](const std::string& n) {
     return n == qw.name ? &qw : n == qz.name ? &qz : n == sc.name ? &sc : nullptr;
   });
@@ -100,7 +101,10 @@ TEST(AwqFolder, WriteThenReadGivesTheSameWeights) {
   o.max_tokens = 64;
   o.make_backend = [] { return make_cpu_backend(2); };
   int calls = 0;
-  o.progress = [&](double f) { EXPECT_LE(f, 1.0); return ++calls > 0; };
+  o.progress = [&](double f) {
+    EXPECT_LE(f, 1.0);
+    return ++calls > 0;
+  };
   const AwqResult r = awq_quantize_model(dir, some_ids(64, 480), o);
   EXPECT_GT(calls, 2);
   ASSERT_EQ(r.linears.size(), 14u);  // 7 projections x 2 layers
@@ -164,6 +168,23 @@ void expect_code(const std::function<void()>& f, ErrorCode code, const std::stri
     EXPECT_EQ(e.code(), code) << e.what();
     EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
   }
+}
+
+// A source shard cut short during the export (a download or another quantization rewriting it):
+// the weights read from it are zeros, so the export fails with the file named and leaves no folder.
+TEST(AwqFolder, SourceTruncatedWhileExportingLeavesNoFolder) {
+  const fs::path src = temp_path("shrunk-src"), out = temp_path("shrunk-out");
+  fs::remove_all(src);
+  fs::copy(test::golden_models_dir() / "tiny-chat", src, fs::copy_options::recursive);
+  AwqOptions o;
+  o.max_tokens = 32;
+  o.make_backend = [] { return make_cpu_backend(2); };
+  const AwqResult r = awq_quantize_model(src, some_ids(32, 480), o);
+  const ModelFolder folder = ModelFolder::open(src);
+  fs::resize_file(src / "model.safetensors", 4096);  // the header survives, the weights do not
+  expect_code([&] { export_awq_folder(folder, r, out); }, ErrorCode::Io, "model.safetensors");
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(src);
 }
 
 TEST(AwqFolder, BadInputsAreTypedErrors) {
