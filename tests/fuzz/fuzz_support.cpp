@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <system_error>
+#include "core/util/json_guard.h"
 
 namespace inferdesk::fuzz {
 namespace fs = std::filesystem;
@@ -101,6 +102,14 @@ std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::optional<nlohmann::json> parse_config_json(const uint8_t* data, size_t size) {
+  try {
+    return parse_untrusted_json(std::string_view(reinterpret_cast<const char*>(data), size), "config.json");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace inferdesk::fuzz

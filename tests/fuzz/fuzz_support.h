@@ -5,9 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
 
@@ -54,6 +57,10 @@ std::filesystem::path shared_dir();
 
 // Reads a whole file; empty when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
+
+// The input as JSON the way a model folder's config.json is read (lenient about duplicate keys,
+// so the parsers after it see more shapes); nullopt when it is not JSON, a typed error already.
+std::optional<nlohmann::json> parse_config_json(const uint8_t* data, size_t size);
 
 // Runs `f` and swallows inferdesk::Error: a typed error is the expected end of a hostile input.
 // Anything else (another exception, a crash, a sanitizer report) escapes and is a finding.

@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/io/json_util.h"
 #include "core/model/quant_config.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -35,13 +34,9 @@ const char* const kModules[] = {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace inferdesk;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  nlohmann::json j;
-  try {
-    j = parse_json_lenient(text, "config.json");
-  } catch (const Error&) {
-    return 0;
-  }
+  const std::optional<nlohmann::json> parsed = fuzz::parse_config_json(data, size);
+  if (!parsed) return 0;
+  const nlohmann::json& j = *parsed;
   const nlohmann::json& qc = j.is_object() && j.contains("quantization_config") ? j["quantization_config"] : j;
   fuzz::expect_typed_errors([&] {
     const QuantConfig config = QuantConfig::from_json(qc);
